@@ -1,0 +1,1 @@
+"""Runnable benchmarks (`python -m benchmarks ...`): they print JSON and are never tests."""

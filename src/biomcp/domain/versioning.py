@@ -1,0 +1,82 @@
+"""Record versions (spec 01, Metadata Store invariants).
+
+A record is stored once per PMID with a version that starts at 1 and grows by one whenever its
+content hash changes or PubMed's LastRevised (LR) date advances; a replay of an unchanged
+record is skipped. The content hash covers what a reader of the record would see, not when it
+was fetched: title, abstract (labels and text), journal, publication types, MeSH, keywords,
+dates, identifiers, authors, languages and notices. EDAT is excluded (it never changes for a
+PMID) and LR is excluded (it is compared on its own, and a revision that changes nothing
+visible still bumps the version because the spec says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from biomcp.domain.records import PubMedRecord
+
+__all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "decide_version"]
+
+#: Bumped when the hashed fields change, so stored hashes from an older scheme are recognized.
+HASH_SCHEME = "v1"
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def content_hash(record: PubMedRecord) -> str:
+    """`v1:` + SHA-256 of the canonical JSON of the record's content (module docstring)."""
+    content = asdict(record)
+    content.pop("edat")
+    content.pop("lr")
+    payload = json.dumps(_canonical(content), sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return f"{HASH_SCHEME}:{digest}"
+
+
+class UpsertAction(StrEnum):
+    INSERT = "insert"
+    UPDATE = "update"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVersion:
+    """What the store holds for a PMID: its version, content hash and LR."""
+
+    version: int
+    content_hash: str
+    lr: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDecision:
+    action: UpsertAction
+    version: int
+    reason: str
+
+
+def decide_version(
+    stored: StoredVersion | None, new_hash: str, new_lr: datetime | None
+) -> VersionDecision:
+    """Insert a new PMID at version 1; update (version + 1) when the hash differs or LR moved
+    forward; skip otherwise. An LR that moves backward (an older copy replayed) never bumps."""
+    if stored is None:
+        return VersionDecision(UpsertAction.INSERT, 1, "new record")
+    if new_hash != stored.content_hash:
+        return VersionDecision(UpsertAction.UPDATE, stored.version + 1, "content changed")
+    if new_lr is not None and (stored.lr is None or new_lr > stored.lr):
+        return VersionDecision(UpsertAction.UPDATE, stored.version + 1, "LR advanced")
+    return VersionDecision(UpsertAction.SKIP, stored.version, "unchanged")
