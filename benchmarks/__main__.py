@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from benchmarks import domain
+from benchmarks import domain, parse
 
-BENCHMARKS = {"domain": domain}
+BENCHMARKS = {"domain": domain, "parse": parse}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from biomcp.adapters.entrez import ParsedArticleSet, PubMedXmlError, parse_pubmed_articles
+from biomcp.adapters.entrez import ParsedArticleSet, parse_pubmed_articles
 from biomcp.domain.records import (
     AbstractSection,
     Author,
@@ -21,6 +21,7 @@ from biomcp.domain.records import (
     PubDate,
     PubMedRecord,
 )
+from biomcp.ports.entrez import EntrezRequestError, EntrezResponseError
 from tests.conftest import SHARED_DATA, shared_data_path
 
 pytestmark = pytest.mark.unit
@@ -497,15 +498,15 @@ def test_a_leading_newline_before_the_xml_declaration_is_tolerated() -> None:
 # --------------------------------------------------------------------------- not article sets
 
 
-def test_truncated_einfo_response_raises_pubmed_xml_error() -> None:
-    with pytest.raises(PubMedXmlError, match="not well-formed"):
+def test_truncated_einfo_response_raises_a_response_error() -> None:
+    with pytest.raises(EntrezResponseError, match="not well-formed"):
         parse_pubmed_articles(_shared("biopython/einfo4.xml"))
 
 
 def test_article_set_cut_halfway_raises_instead_of_returning_a_partial_set() -> None:
     raw = _shared("biopython/pubmed1.xml")
 
-    with pytest.raises(PubMedXmlError, match="truncated"):
+    with pytest.raises(EntrezResponseError, match="truncated"):
         parse_pubmed_articles(raw[: len(raw) * 2 // 3])
 
 
@@ -519,7 +520,7 @@ def test_article_set_cut_halfway_raises_instead_of_returning_a_partial_set() -> 
     ids=["html", "xhtml"],
 )
 def test_html_error_page_raises_with_its_title(page: bytes) -> None:
-    with pytest.raises(PubMedXmlError, match=r"HTML page.*502 Bad Gateway"):
+    with pytest.raises(EntrezResponseError, match=r"HTML page.*502 Bad Gateway"):
         parse_pubmed_articles(page)
 
 
@@ -530,7 +531,7 @@ def test_efetch_error_payload_raises_with_ncbi_text() -> None:
         b"</eFetchResult>\n"
     )
 
-    with pytest.raises(PubMedXmlError, match=r"Cannot retrieve history data\. query_key: 1"):
+    with pytest.raises(EntrezRequestError, match=r"Cannot retrieve history data\. query_key: 1"):
         parse_pubmed_articles(payload)
 
 
@@ -543,12 +544,12 @@ def test_efetch_error_payload_raises_with_ncbi_text() -> None:
     ],
 )
 def test_real_ncbi_error_payloads_raise_with_ncbi_text(relative: str, message: str) -> None:
-    with pytest.raises(PubMedXmlError, match=re.escape(message)):
+    with pytest.raises(EntrezRequestError, match=re.escape(message)):
         _parse_shared(relative)
 
 
 def test_error_element_inside_an_article_set_is_fatal_only_without_articles() -> None:
-    with pytest.raises(PubMedXmlError, match="UID=123: cannot get document summary"):
+    with pytest.raises(EntrezRequestError, match="UID=123: cannot get document summary"):
         parse_pubmed_articles(_article_set("<ERROR>UID=123: cannot get document summary</ERROR>"))
 
     parsed = parse_pubmed_articles(_article_set(_article("5") + "<ERROR>partial failure</ERROR>"))
@@ -566,13 +567,13 @@ def test_error_element_inside_an_article_set_is_fatal_only_without_articles() ->
     ],
 )
 def test_other_eutilities_documents_are_not_article_sets(relative: str) -> None:
-    with pytest.raises(PubMedXmlError, match="expected a <PubmedArticleSet> document"):
+    with pytest.raises(EntrezResponseError, match="expected a <PubmedArticleSet> document"):
         _parse_shared(relative)
 
 
 @pytest.mark.parametrize("payload", [b"", b"   \n", b"PMID- 123\nTI  - medline text", b"\x00\xff"])
 def test_empty_or_non_xml_input_raises(payload: bytes) -> None:
-    with pytest.raises(PubMedXmlError):
+    with pytest.raises(EntrezResponseError):
         parse_pubmed_articles(payload)
 
 
@@ -598,7 +599,7 @@ def test_external_entity_payload_is_refused_without_reading_the_file(
         doctype = f'<!DOCTYPE PubmedArticleSet [<!ENTITY % xxe SYSTEM "{uri}"> %xxe;]>'
         body = _article("1")
 
-    with pytest.raises(PubMedXmlError, match="declares its own entities") as caught:
+    with pytest.raises(EntrezResponseError, match="declares its own entities") as caught:
         parse_pubmed_articles(_article_set(body, doctype))
     assert "TOP-SECRET" not in str(caught.value)
 
@@ -606,7 +607,7 @@ def test_external_entity_payload_is_refused_without_reading_the_file(
 def test_etc_passwd_external_entity_is_refused() -> None:
     doctype = '<!DOCTYPE PubmedArticleSet [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
 
-    with pytest.raises(PubMedXmlError) as caught:
+    with pytest.raises(EntrezResponseError) as caught:
         parse_pubmed_articles(_article_set(_article("1", "&xxe;"), doctype))
     assert "root:" not in str(caught.value)
 
@@ -621,7 +622,7 @@ def test_billion_laughs_payload_is_refused_without_expansion(depth: int) -> None
 
     # libxml2 itself stops the deep payload ("entity amplification"); the shallow one parses
     # without expansion and is refused by the parser's own entity check. Either way: refused.
-    with pytest.raises(PubMedXmlError) as caught:
+    with pytest.raises(EntrezResponseError) as caught:
         parse_pubmed_articles(_article_set(_article("1", f"&lol{depth};"), doctype))
     assert "lollollol" not in str(caught.value)
     assert time.perf_counter() - started < 1.0

@@ -2,11 +2,10 @@
 
 The parser is defensive on two fronts:
 
-* **Safety.** lxml is configured never to resolve entities, never to touch the network and never
-  to load a DTD, so the remote DTDs named in NCBI's DOCTYPE lines are not fetched, external
-  entities (XXE) are not read and nested entities (billion laughs) are not expanded. A document
-  that declares its own entities in an internal DTD subset is refused outright: NCBI never sends
-  one, so such a document is hostile or broken.
+* **Safety.** The document is read by `xmlsafe.parse_document`: no entity is resolved, no DTD
+  loaded, nothing fetched, and a document declaring its own entities is refused. What is not a
+  PubmedArticleSet at all raises the port's errors (`EntrezResponseError`, or for NCBI's
+  `<ERROR>` payloads `EntrezRequestError` / `EntrezUnavailableError`).
 * **Faithfulness without fragility.** Every `PubmedArticle` is parsed on its own: an article
   without a PMID (or with an invalid one) is skipped and reported in `problems`; a bad optional
   field (an impossible date, say) is dropped, reported, and the record is kept.
@@ -18,14 +17,14 @@ document order with every run of whitespace collapsed to one space.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from lxml import etree
 
+from biomcp.adapters.entrez.xmlsafe import MATHML_NS, parse_document
 from biomcp.domain.records import (
     AbstractSection,
     Author,
@@ -39,27 +38,17 @@ from biomcp.domain.records import (
     utc,
 )
 
-__all__ = ["ParsedArticleSet", "PubMedXmlError", "parse_pubmed_articles"]
+__all__ = ["ParsedArticleSet", "parse_pubmed_articles"]
 
-MATHML_NS = "http://www.w3.org/1998/Math/MathML"
-_XLINK_NS = "http://www.w3.org/1999/xlink"
+_ROOTS = frozenset({"PubmedArticleSet"})
 
 _T = TypeVar("_T")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _NOTICE_KINDS = {kind.value: kind for kind in NoticeKind}
 _ORCID = re.compile(r"(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
-_UNDEFINED_PREFIX = re.compile(r"Namespace prefix ([A-Za-z_][\w.-]*) (?:on|for) ")
-_ROOT_START = re.compile(rb"<PubmedArticleSet(?=[\s/>])")
-_HTML_SNIFF = re.compile(rb"<\s*(?:!doctype\s+html|html[\s>])", re.IGNORECASE)
-_HTML_TITLE = re.compile(rb"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 # MathML annotations carry the formula again in another notation (TeX, content MathML).
 _MATHML_ANNOTATIONS = (f"{{{MATHML_NS}}}annotation", f"{{{MATHML_NS}}}annotation-xml")
-
-
-class PubMedXmlError(Exception):
-    """The input is not a PubmedArticleSet at all: malformed or truncated XML, an HTML page,
-    an NCBI `<ERROR>` payload, another E-utilities document, or a document declaring entities."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,25 +69,6 @@ class ParsedArticleSet:
     problems: tuple[str, ...] = ()
 
 
-_local = threading.local()
-
-
-def _parser() -> etree.XMLParser:
-    """The hardened parser, one per thread (lxml parsers must not be shared between threads)."""
-    parser: etree.XMLParser | None = getattr(_local, "parser", None)
-    if parser is None:
-        parser = etree.XMLParser(
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            dtd_validation=False,
-            huge_tree=False,
-            remove_comments=True,
-        )
-        _local.parser = parser
-    return parser
-
-
 def parse_pubmed_articles(xml: bytes) -> ParsedArticleSet:
     """Parse an EFetch `db=pubmed retmode=xml` response.
 
@@ -109,8 +79,15 @@ def parse_pubmed_articles(xml: bytes) -> ParsedArticleSet:
         The records, the book and deleted PMIDs, and the problems met along the way.
 
     Raises:
-        PubMedXmlError: when the input is not a PubmedArticleSet at all. Nothing else escapes:
-            a bad article is skipped and reported in `problems`, the others are kept.
+        EntrezResponseError: the input is not a PubmedArticleSet at all: empty, malformed or
+            truncated XML, an HTML page, another E-utilities document, a document declaring
+            entities.
+        EntrezRequestError, EntrezUnavailableError: NCBI sent an `<ERROR>` payload instead of
+            articles (classified by `xmlsafe.classify_ncbi_error`). An `<ERROR>` inside a set
+            that also holds articles is only reported in `problems`.
+
+        Nothing else escapes: a bad article is skipped and reported in `problems`, the others
+        are kept.
     """
     root = _parse_document(xml)
     records: list[PubMedRecord] = []
@@ -149,49 +126,9 @@ def parse_pubmed_articles(xml: bytes) -> ParsedArticleSet:
 
 
 def _parse_document(xml: bytes) -> etree._Element:
-    if isinstance(xml, bytearray | memoryview):
-        xml = bytes(xml)
-    if not isinstance(xml, bytes):
-        raise PubMedXmlError(f"expected the response body as bytes, got {type(xml).__name__}")
-    if xml[:1].isspace():
-        xml = xml.lstrip()  # a stray newline before `<?xml` is a fatal error to libxml2
-    if not xml:
-        raise PubMedXmlError("empty response: no XML at all")
-    try:
-        root = _fromstring(xml)
-    except etree.XMLSyntaxError as exc:
-        prefixes = _undefined_prefixes(exc)
-        patched = _declare_prefixes(xml, prefixes) if prefixes else None
-        if patched is None:
-            raise _syntax_error(xml, exc) from exc
-        try:
-            root = _fromstring(patched)
-        except (etree.LxmlError, ValueError) as again:
-            raise _syntax_error(xml, again) from again
-        xml = patched
-    except (etree.LxmlError, ValueError) as exc:
-        raise _syntax_error(xml, exc) from exc
-
-    if _declares_entities(root):
-        raise PubMedXmlError(
-            "document declares its own entities (internal DTD subset): refused, NCBI never "
-            "sends them and they are the vehicle of XXE and entity-expansion attacks"
-        )
-    tag = root.tag
-    if tag != "PubmedArticleSet":
-        error = _first_error_text(root)
-        if error is not None:
-            raise PubMedXmlError(f"NCBI returned an error instead of articles: {error}")
-        if isinstance(tag, str) and tag.lower().endswith("html"):
-            raise PubMedXmlError(f"received an HTML page, not PubMed XML{_html_title(xml)}")
-        raise PubMedXmlError(f"expected a <PubmedArticleSet> document, got <{tag}>")
-    if root.find("ERROR") is not None and not any(
-        root.find(tag) is not None
-        for tag in ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
-    ):
-        error = _first_error_text(root) or "(empty ERROR element)"
-        raise PubMedXmlError(f"NCBI returned an error instead of articles: {error}")
-    if b"MathML" in xml:
+    root = parse_document(xml, expected_roots=_ROOTS, what="a <PubmedArticleSet> document")
+    raw = bytes(xml) if isinstance(xml, bytearray | memoryview) else xml
+    if b"MathML" in raw or b"mml:" in raw:  # `mml:` may have been bound by parse_document
         _tidy_mathml(root)
     return root
 
@@ -217,60 +154,6 @@ def _tidy_mathml(root: etree._Element) -> None:
             and parent.tag.startswith(f"{{{MATHML_NS}}}")
         ):
             node.tail = None
-
-
-def _fromstring(xml: bytes) -> etree._Element:
-    return etree.fromstring(xml, _parser())
-
-
-def _undefined_prefixes(exc: etree.XMLSyntaxError) -> list[str]:
-    """Prefixes used without a declaration (e.g. `mml:` when the DTD was meant to bind it)."""
-    found: list[str] = []
-    for entry in cast("Iterable[Any]", exc.error_log):
-        match = _UNDEFINED_PREFIX.search(entry.message)
-        if match and match.group(1) not in found and match.group(1) != "xmlns":
-            found.append(match.group(1))
-    return found
-
-
-def _declare_prefixes(xml: bytes, prefixes: Iterable[str]) -> bytes | None:
-    """Bind undeclared prefixes on the root element, as NCBI's DTD would (None: cannot)."""
-    match = _ROOT_START.search(xml)
-    if match is None:
-        return None
-    namespaces = {"mml": MATHML_NS, "xlink": _XLINK_NS}
-    declarations = b"".join(
-        f' xmlns:{p}="{namespaces.get(p, "urn:x-biomcp:undeclared:" + p)}"'.encode("ascii")
-        for p in prefixes
-    )
-    return xml[: match.end()] + declarations + xml[match.end() :]
-
-
-def _syntax_error(xml: bytes, exc: Exception) -> PubMedXmlError:
-    if _HTML_SNIFF.search(xml[:2048]):
-        return PubMedXmlError(f"received an HTML page, not PubMed XML{_html_title(xml)}")
-    return PubMedXmlError(f"not well-formed XML (truncated or corrupted response?): {exc}")
-
-
-def _html_title(xml: bytes) -> str:
-    match = _HTML_TITLE.search(xml[:65536])
-    if match is None:
-        return ""
-    title = " ".join(match.group(1).decode("utf-8", "replace").split())[:200]
-    return f": {title!r}" if title else ""
-
-
-def _declares_entities(root: etree._Element) -> bool:
-    dtd = root.getroottree().docinfo.internalDTD
-    return dtd is not None and any(True for _ in cast("Any", dtd).iterentities())
-
-
-def _first_error_text(root: etree._Element) -> str | None:
-    """The first non-blank `<ERROR>` text anywhere in the document (eSpell sends empty ones)."""
-    for error in root.iter("ERROR"):
-        if text := _text(error):
-            return text
-    return None
 
 
 # --------------------------------------------------------------------------- article level
@@ -524,6 +407,9 @@ def _pmcid(pubmed_data: etree._Element | None) -> str | None:
     return None
 
 
+_AUTHOR_NAME_TAGS = frozenset({"LastName", "ForeName", "Initials", "CollectiveName"})
+
+
 def _authors(art: etree._Element) -> tuple[Author, ...]:
     """Article/AuthorList authors. Entries flagged `ValidYN="N"` are ones PubMed itself does not
     display (misspelled names kept for searching) and are left out."""
@@ -534,12 +420,22 @@ def _authors(art: etree._Element) -> tuple[Author, ...]:
         for node in author_list.iterfind("Author"):
             if node.get("ValidYN", "Y") == "N":
                 continue
+            names: dict[str, str | None] = {}
+            affiliations: list[str] = []
+            for child in node:  # one pass over the children instead of a find() per field
+                tag = child.tag
+                if tag == "AffiliationInfo":
+                    affiliation = _text(child.find("Affiliation"))
+                    if affiliation:
+                        affiliations.append(affiliation)
+                elif tag in _AUTHOR_NAME_TAGS and tag not in names:
+                    names[tag] = _text(child)
             author = Author(
-                last_name=_text(node.find("LastName")),
-                fore_name=_text(node.find("ForeName")),
-                initials=_text(node.find("Initials")),
-                collective_name=_text(node.find("CollectiveName")),
-                affiliations=_texts(node.iterfind("AffiliationInfo/Affiliation")),
+                last_name=names.get("LastName"),
+                fore_name=names.get("ForeName"),
+                initials=names.get("Initials"),
+                collective_name=names.get("CollectiveName"),
+                affiliations=tuple(affiliations),
                 orcid=_orcid(node),
             )
             if author.last_name or author.fore_name or author.collective_name:
@@ -576,8 +472,11 @@ def _text(node: etree._Element | None) -> str | None:
     None when absent or blank."""
     if node is None:
         return None
-    text = " ".join("".join(cast("Iterable[str]", node.itertext())).split())
-    return text or None
+    # Most elements hold plain text: skip the itertext generator for them (a hot path).
+    raw = node.text if len(node) == 0 else "".join(cast("Iterable[str]", node.itertext()))
+    if not raw:
+        return None
+    return " ".join(raw.split()) or None
 
 
 def _texts(nodes: Iterable[etree._Element]) -> tuple[str, ...]:

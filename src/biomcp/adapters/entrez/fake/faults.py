@@ -1,0 +1,221 @@
+"""Scriptable failures for the fake E-utilities server.
+
+A `FaultInjector` decides, request by request, whether to answer normally or with a fault:
+
+* `429`: HTTP 429 with NCBI's JSON body and a `Retry-After` header (seconds, may be fractional);
+* `500`, `502`, `503`: the HTTP error with a small HTML page;
+* `slow`: wait `delay` seconds, then answer normally;
+* `truncated`: the normal answer cut at half its length, status 200;
+* `html`: an NCBI-like HTML error page with status 200;
+* `ncbi_error`: the endpoint's root element holding an `<ERROR>`, status 200.
+
+Two modes, usable together: a fixed `sequence` consumed by the next requests (optionally only
+those to one endpoint), and a seeded `random` mode failing each request with a probability.
+The sequence is consulted first. All methods are thread-safe: tests script faults from their
+own thread while the server answers from its own.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, cast
+
+__all__ = ["ENDPOINTS", "FAULT_KINDS", "Fault", "FaultInjector", "FaultKind"]
+
+FaultKind = Literal["429", "500", "502", "503", "slow", "truncated", "html", "ncbi_error"]
+FAULT_KINDS: tuple[FaultKind, ...] = (
+    "429", "500", "502", "503", "slow", "truncated", "html", "ncbi_error",
+)  # fmt: skip
+ENDPOINTS = ("esearch", "efetch", "esummary", "elink", "einfo")
+
+_HTTP_TITLES = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault. `retry_after` (seconds) is sent with 429s; `delay` (seconds) is how long a
+    `slow` answer waits."""
+
+    kind: FaultKind
+    retry_after: float = 1.0
+    delay: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {FAULT_KINDS}")
+        if self.retry_after < 0 or self.delay < 0:
+            raise ValueError("retry_after and delay must be >= 0")
+
+    @classmethod
+    def of(
+        cls, spec: Fault | str | int | Mapping[str, Any], *, retry_after: float = 1.0,
+        delay: float = 1.0,
+    ) -> Fault:  # fmt: skip
+        """A fault from a `Fault`, a kind (`"429"`, `429`, `"slow"`), or a mapping such as
+        `{"kind": "429", "retry_after": 0.2}`; the keyword defaults fill what is not given.
+
+        Raises:
+            ValueError: for an unknown kind or a negative duration.
+        """
+        if isinstance(spec, Fault):
+            return spec
+        if isinstance(spec, str | int):
+            return cls(cast("FaultKind", str(spec).strip()), retry_after, delay)
+        unknown = set(spec) - {"kind", "retry_after", "delay"}
+        if unknown:
+            raise ValueError(f"unknown fault option(s): {sorted(unknown)}")
+        return cls(
+            cast("FaultKind", str(spec["kind"]).strip()),
+            float(spec.get("retry_after", retry_after)),
+            float(spec.get("delay", delay)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class FaultInjector:
+    """The fault plan of one server. `retry_after` and `delay` are the defaults for faults
+    given by kind alone."""
+
+    def __init__(self, *, retry_after: float = 1.0, delay: float = 1.0) -> None:
+        self.retry_after = retry_after
+        self.delay = delay
+        self._lock = threading.Lock()
+        self._queue: deque[Fault] = deque()
+        self._endpoint: str | None = None
+        self._probability = 0.0
+        self._kinds: tuple[Fault, ...] = ()
+        self._rng = random.Random()  # noqa: S311 - reproducible test faults, not secrets
+
+    def sequence(
+        self,
+        faults: Iterable[Fault | str | int | Mapping[str, Any]],
+        *,
+        endpoint: str | None = None,
+    ) -> None:
+        """Fail the next requests with `faults`, in order, one each (replacing any sequence
+        not yet consumed). With `endpoint` ("efetch", "esearch"...), only requests to that
+        endpoint consume the sequence; the others are answered normally.
+
+        Raises:
+            ValueError: for an unknown fault kind or endpoint.
+        """
+        parsed = [self._fault(f) for f in faults]
+        target = _endpoint(endpoint)
+        with self._lock:
+            self._queue = deque(parsed)
+            self._endpoint = target
+
+    def random(
+        self,
+        probability: float,
+        kinds: Iterable[Fault | str | int | Mapping[str, Any]] = ("429", "503"),
+        seed: int | None = None,
+    ) -> None:
+        """Fail each request with `probability`, with a kind drawn uniformly from `kinds`;
+        `seed` makes the draws reproducible.
+
+        Raises:
+            ValueError: for a probability outside [0, 1], no kinds, or an unknown kind.
+        """
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"probability must be within [0, 1], got {probability}")
+        parsed = tuple(self._fault(k) for k in kinds)
+        if probability > 0 and not parsed:
+            raise ValueError("random faults need at least one kind")
+        with self._lock:
+            self._probability = probability
+            self._kinds = parsed
+            self._rng = random.Random(seed)  # noqa: S311 - reproducible test faults
+
+    def clear(self) -> None:
+        """No faults any more: every request is answered normally."""
+        with self._lock:
+            self._queue.clear()
+            self._endpoint = None
+            self._probability = 0.0
+            self._kinds = ()
+
+    @property
+    def pending(self) -> int:
+        """How many faults of the sequence are still to be served."""
+        with self._lock:
+            return len(self._queue)
+
+    def describe(self) -> dict[str, Any]:
+        """The current plan, as the admin endpoint reports it."""
+        with self._lock:
+            return {
+                "sequence": [f.as_dict() for f in self._queue],
+                "endpoint": self._endpoint,
+                "probability": self._probability,
+                "kinds": [f.as_dict() for f in self._kinds],
+            }
+
+    def next_fault(self, endpoint: str) -> Fault | None:
+        """The fault for the next request to `endpoint`, or None to answer normally."""
+        with self._lock:
+            if self._queue and self._endpoint in (None, endpoint):
+                return self._queue.popleft()
+            if self._probability > 0 and self._rng.random() < self._probability:
+                return self._rng.choice(self._kinds)
+        return None
+
+    def _fault(self, spec: Fault | str | int | Mapping[str, Any]) -> Fault:
+        return Fault.of(spec, retry_after=self.retry_after, delay=self.delay)
+
+
+def _endpoint(name: str | None) -> str | None:
+    if name is None:
+        return None
+    short = name.strip().removesuffix(".fcgi")
+    if short not in ENDPOINTS:
+        raise ValueError(f"unknown endpoint {name!r}; expected one of {ENDPOINTS}")
+    return short
+
+
+# --------------------------------------------------------------------------- fault bodies
+
+
+def retry_after_header(seconds: float) -> str:
+    """`1` for whole seconds, `0.2` otherwise (the client reads either)."""
+    return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
+
+
+def rate_limit_body() -> bytes:
+    """NCBI's answer to a client over its request budget."""
+    body = {"error": "API rate limit exceeded", "api-key": "127.0.0.1", "count": "4", "limit": "3"}
+    return json.dumps(body).encode() + b"\n"
+
+
+def http_error_page(status: int) -> bytes:
+    """The small HTML page a proxy in front of E-utilities sends with a 5xx."""
+    title = _HTTP_TITLES.get(status, "Error")
+    return (
+        f"<html><head><title>{status} {title}</title></head><body><center><h1>{status} {title}"
+        f"</h1></center><hr><center>nginx</center></body></html>\n"
+    ).encode()
+
+
+def html_error_page() -> bytes:
+    """An NCBI-style HTML error page, the kind NCBI sends with status 200 when overloaded."""
+    return (
+        b'<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
+        b'"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n'
+        b'<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" lang="en">\n'
+        b"<head><title>NCBI - WWW Error Blocked Diagnostic</title></head>\n"
+        b"<body><h1>Error</h1><p>The server is temporarily unable to service your request. "
+        b"Please try again later.</p></body>\n</html>\n"
+    )
+
+
+NCBI_ERROR_MESSAGE = (
+    "Search Backend failed: Exception:\nThe backend is temporarily unavailable, "
+    "please try again later."
+)

@@ -1,0 +1,214 @@
+"""Deterministic synthetic PubMed articles for tests and offline demos.
+
+The articles are small but valid `PubmedArticle` elements in NCBI's shape, built from a few
+fixed vocabularies so that searches over them are meaningful ("asthma[mh]", "randomized
+controlled trial[pt]", "2021[dp]"...). The output is bytes of a whole `PubmedArticleSet`, ready
+for `FakeCorpus.from_xml_bytes` or to be written to a file.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from xml.sax.saxutils import escape
+
+__all__ = ["generate_articles"]
+
+_HEADER = (
+    '<?xml version="1.0" ?>\n'
+    '<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
+    '"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
+    "<PubmedArticleSet>\n"
+)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# (condition words in text, MeSH descriptor, descriptor UI)
+_CONDITIONS = (
+    ("asthma", "Asthma", "D001249"),
+    ("type 2 diabetes", "Diabetes Mellitus, Type 2", "D003924"),
+    ("hypertension", "Hypertension", "D006973"),
+    ("breast cancer", "Breast Neoplasms", "D001943"),
+    ("COVID-19", "COVID-19", "D000086382"),
+    ("Alzheimer disease", "Alzheimer Disease", "D000544"),
+    ("ischemic stroke", "Ischemic Stroke", "D000083242"),
+    ("obesity", "Obesity", "D009765"),
+    ("major depression", "Depressive Disorder, Major", "D003865"),
+    ("sepsis", "Sepsis", "D018805"),
+    ("heart failure", "Heart Failure", "D006333"),
+    ("chronic kidney disease", "Renal Insufficiency, Chronic", "D051436"),
+)
+_INTERVENTIONS = (
+    ("metformin", "Metformin", "D008687"),
+    ("aspirin", "Aspirin", "D001241"),
+    ("vitamin D supplementation", "Vitamin D", "D014807"),
+    ("exercise training", "Exercise Therapy", "D005081"),
+    ("cognitive behavioural therapy", "Cognitive Behavioral Therapy", "D015928"),
+    ("inhaled corticosteroids", "Adrenal Cortex Hormones", "D000305"),
+    ("statin therapy", "Hydroxymethylglutaryl-CoA Reductase Inhibitors", "D019161"),
+    ("mediterranean diet", "Diet, Mediterranean", "D055088"),
+)
+_OUTCOMES = (
+    "mortality",
+    "hospital readmission",
+    "quality of life",
+    "blood pressure",
+    "glycated haemoglobin",
+    "symptom burden",
+    "inflammatory markers",
+    "functional decline",
+)
+# (publication type, UI, title lead) - weights below make RCTs common but not dominant.
+_DESIGNS = (
+    ("Randomized Controlled Trial", "D016449", "A randomized controlled trial of"),
+    ("Meta-Analysis", "D017418", "A meta-analysis of"),
+    ("Review", "D016454", "A review of"),
+    ("Observational Study", "D064888", "An observational study of"),
+    ("Clinical Trial", "D016430", "A clinical trial of"),
+    (None, None, "Effects of"),
+)
+_DESIGN_WEIGHTS = (3, 1, 2, 2, 1, 5)
+_JOURNALS = (
+    ("The New England journal of medicine", "N Engl J Med", "0028-4793", "1533-4406"),
+    ("Lancet (London, England)", "Lancet", "0140-6736", "1474-547X"),
+    ("BMJ (Clinical research ed.)", "BMJ", "0959-8138", "1756-1833"),
+    ("PloS one", "PLoS One", None, "1932-6203"),
+    ("Scientific reports", "Sci Rep", None, "2045-2322"),
+    ("Journal of clinical medicine", "J Clin Med", "2077-0383", "2077-0383"),
+    ("Nutrients", "Nutrients", None, "2072-6643"),
+    ("Frontiers in immunology", "Front Immunol", None, "1664-3224"),
+)
+_LAST_NAMES = (
+    "Smith", "Garcia", "Chen", "Müller", "Okafor", "Rossi", "Tanaka", "Kowalski",
+    "Nguyen", "Johansson", "Haddad", "Silva", "Patel", "Novak", "Dubois", "Kim",
+)  # fmt: skip
+_FORE_NAMES = (
+    "Anna", "Ben", "Carla", "David", "Elena", "Farid", "Grace", "Hiro",
+    "Ines", "Jonas", "Kwame", "Lena", "Marco", "Nadia", "Omar", "Priya",
+)  # fmt: skip
+_CITIES = ("Boston, MA, USA", "Lyon, France", "Kyoto, Japan", "Lagos, Nigeria", "Milan, Italy")
+
+
+def generate_articles(
+    n: int, *, start: date, end: date, seed: int = 0, pmid_start: int = 30000000
+) -> bytes:
+    """A `PubmedArticleSet` of `n` synthetic articles, deterministic for a given `seed`.
+
+    PMIDs run from `pmid_start` upwards; Entrez dates are spread evenly over the days of
+    [`start`, `end`] (later PMIDs never have earlier dates), each with a random hour and minute.
+    About one article in five is a randomized controlled trial; every article is tagged
+    Humans or Animals in MeSH, has a title, a one- or two-section abstract, a journal with an
+    ISSN, one to three authors, a DateRevised and a DOI.
+
+    Raises:
+        ValueError: when `n` is negative or `end` is before `start`.
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if end < start:
+        raise ValueError(f"end {end} is before start {start}")
+    rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
+    days = (end - start).days + 1
+    parts = [_HEADER]
+    for i in range(n):
+        day = start + timedelta(days=i * days // n)
+        parts.append(_article(rng, pmid_start + i, day))
+    parts.append("</PubmedArticleSet>\n")
+    return "".join(parts).encode("utf-8")
+
+
+def _article(rng: random.Random, pmid: int, edat: date) -> str:
+    condition, cond_mesh, cond_ui = rng.choice(_CONDITIONS)
+    intervention, int_mesh, int_ui = rng.choice(_INTERVENTIONS)
+    outcome = rng.choice(_OUTCOMES)
+    pub_type, pt_ui, lead = rng.choices(_DESIGNS, weights=_DESIGN_WEIGHTS)[0]
+    title_text, abbrev, issn, eissn = rng.choice(_JOURNALS)
+    human = rng.random() < 0.8
+    n_patients = rng.randint(20, 5000)
+    title = f"{lead} {intervention} on {outcome} in {condition}."
+    hour, minute = rng.randint(0, 23), rng.randint(0, 59)
+    pub = edat + timedelta(days=rng.randint(0, 60))
+    revised = edat + timedelta(days=rng.randint(1, 400))
+    doi = f"10.5555/fake.{pmid}"
+    subjects = f"{n_patients} patients" if human else f"{rng.randint(8, 80)} mice"
+
+    if rng.random() < 0.5:
+        abstract = (
+            f'<AbstractText Label="BACKGROUND" NlmCategory="BACKGROUND">The effect of '
+            f"{escape(intervention)} on {outcome} in {escape(condition)} is uncertain."
+            f"</AbstractText>"
+            f'<AbstractText Label="RESULTS" NlmCategory="RESULTS">In {subjects}, '
+            f"{escape(intervention)} changed {outcome} by {rng.randint(1, 40)}% "
+            f"(95% CI {rng.randint(1, 9)} to {rng.randint(10, 50)}).</AbstractText>"
+        )
+    else:
+        abstract = (
+            f"<AbstractText>We studied {escape(intervention)} in {subjects} with "
+            f"{escape(condition)} and measured {outcome}.</AbstractText>"
+        )
+
+    authors = []
+    for _ in range(rng.randint(1, 3)):
+        last, fore = rng.choice(_LAST_NAMES), rng.choice(_FORE_NAMES)
+        authors.append(
+            f'<Author ValidYN="Y"><LastName>{last}</LastName><ForeName>{fore}</ForeName>'
+            f"<Initials>{fore[0]}</Initials><AffiliationInfo><Affiliation>Department of "
+            f"Medicine, {rng.choice(_CITIES)}.</Affiliation></AffiliationInfo></Author>"
+        )
+
+    types = ['<PublicationType UI="D016428">Journal Article</PublicationType>']
+    if pub_type is not None:
+        types.append(f'<PublicationType UI="{pt_ui}">{pub_type}</PublicationType>')
+
+    mesh = [
+        _heading(cond_mesh, cond_ui, major=True),
+        _heading(int_mesh, int_ui, major=False),
+        _heading("Humans", "D006801") if human else _heading("Animals", "D000818"),
+    ]
+    if not human:
+        mesh.append(_heading("Mice", "D051379"))
+    mesh.sort(key=lambda item: item[0])
+
+    issns = "".join(
+        f'<ISSN IssnType="{kind}">{value}</ISSN>'
+        for kind, value in (("Print", issn), ("Electronic", eissn))
+        if value and (kind == "Print" or issn is None)
+    )
+    history = (
+        f'<PubMedPubDate PubStatus="entrez"><Year>{edat.year}</Year><Month>{edat.month}</Month>'
+        f"<Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute></PubMedPubDate>"
+        f'<PubMedPubDate PubStatus="pubmed"><Year>{edat.year}</Year><Month>{edat.month}'
+        f"</Month><Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute>"
+        f"</PubMedPubDate>"
+    )
+    return (
+        f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM">'
+        f'<PMID Version="1">{pmid}</PMID>'
+        f"<DateRevised><Year>{revised.year}</Year><Month>{revised.month:02d}</Month>"
+        f"<Day>{revised.day:02d}</Day></DateRevised>"
+        f'<Article PubModel="Print-Electronic"><Journal>{issns}'
+        f'<JournalIssue CitedMedium="Internet"><Volume>{rng.randint(1, 400)}</Volume>'
+        f"<Issue>{rng.randint(1, 12)}</Issue><PubDate><Year>{pub.year}</Year>"
+        f"<Month>{_MONTHS[pub.month - 1]}</Month></PubDate></JournalIssue>"
+        f"<Title>{escape(title_text)}</Title><ISOAbbreviation>{abbrev}</ISOAbbreviation>"
+        f"</Journal><ArticleTitle>{escape(title)}</ArticleTitle>"
+        f"<Pagination><MedlinePgn>{rng.randint(1, 900)}</MedlinePgn></Pagination>"
+        f'<ELocationID EIdType="doi" ValidYN="Y">{doi}</ELocationID>'
+        f"<Abstract>{abstract}</Abstract>"
+        f'<AuthorList CompleteYN="Y">{"".join(authors)}</AuthorList>'
+        f"<Language>eng</Language><PublicationTypeList>{''.join(types)}</PublicationTypeList>"
+        f"</Article><MedlineJournalInfo><Country>United States</Country>"
+        f"<MedlineTA>{abbrev}</MedlineTA><NlmUniqueID>{9000000 + len(abbrev)}</NlmUniqueID>"
+        f"</MedlineJournalInfo><MeshHeadingList>{''.join(m[1] for m in mesh)}"
+        f"</MeshHeadingList></MedlineCitation><PubmedData><History>{history}</History>"
+        f"<PublicationStatus>ppublish</PublicationStatus><ArticleIdList>"
+        f'<ArticleId IdType="pubmed">{pmid}</ArticleId><ArticleId IdType="doi">{doi}'
+        f"</ArticleId></ArticleIdList></PubmedData></PubmedArticle>"
+    )
+
+
+def _heading(name: str, ui: str, *, major: bool = False) -> tuple[str, str]:
+    flag = "Y" if major else "N"
+    return name, (
+        f'<MeshHeading><DescriptorName UI="{ui}" MajorTopicYN="{flag}">{escape(name)}'
+        f"</DescriptorName></MeshHeading>"
+    )

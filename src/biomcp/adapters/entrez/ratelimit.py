@@ -1,0 +1,85 @@
+"""NCBI's request-rate rule, enforced across every caller in the process.
+
+NCBI allows 3 requests per second per IP without an API key and 10 with one. `RateLimiter` hands
+out start times spaced `1 / rate` apart plus a small margin (so the server, which sees arrival
+times with some jitter, never counts one request too many in a one-second window). Scheduling
+takes a thread lock only to reserve a slot and then sleeps outside it, so it works from any
+event loop and any thread; a cancelled waiter simply leaves its slot unused.
+
+`shared_limiter` returns one limiter per NCBI identity (base URL, with or without a key) for the
+whole process: NCBI counts per client, not per `httpx.AsyncClient`, so two clients created by
+mistake still share one budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["RateLimiter", "shared_limiter"]
+
+#: Added to every interval: covers the arrival-time jitter seen on loopback and real networks.
+SAFETY_MARGIN_S = 0.02
+
+
+class RateLimiter:
+    """Spaces request starts at least `interval` seconds apart (`rate` per second, or slower
+    when `min_interval_s` says so)."""
+
+    def __init__(
+        self,
+        rate_per_s: float,
+        *,
+        min_interval_s: float = 0.0,
+        margin_s: float = SAFETY_MARGIN_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if rate_per_s <= 0:
+            raise ValueError("rate_per_s must be positive")
+        self.interval = max(1.0 / rate_per_s + margin_s, min_interval_s)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._next_slot = 0.0
+        self._waiting = 0
+
+    @property
+    def queue_length(self) -> int:
+        """Callers currently waiting for their slot."""
+        return self._waiting
+
+    def reserve(self) -> float:
+        """Reserve the next slot; returns how long the caller must wait before starting."""
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next_slot)
+            self._next_slot = slot + self.interval
+            return slot - now
+
+    async def acquire(self) -> None:
+        """Wait for this caller's turn."""
+        delay = self.reserve()
+        if delay <= 0:
+            return
+        self._waiting += 1
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self._waiting -= 1
+
+
+_registry: dict[tuple[str, bool, float], RateLimiter] = {}
+_registry_lock = threading.Lock()
+
+
+def shared_limiter(base_url: str, *, has_api_key: bool, min_interval_s: float = 0.0) -> RateLimiter:
+    """The process-wide limiter for one NCBI identity: 10/s with a key, 3/s without, never
+    faster than `min_interval_s` (NCBI_REQUEST_DELAY_MS)."""
+    key = (base_url.rstrip("/"), has_api_key, min_interval_s)
+    with _registry_lock:
+        limiter = _registry.get(key)
+        if limiter is None:
+            limiter = RateLimiter(10.0 if has_api_key else 3.0, min_interval_s=min_interval_s)
+            _registry[key] = limiter
+        return limiter
