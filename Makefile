@@ -2,29 +2,39 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test lint check clean
+.PHONY: serve test lint check services clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-serve: $(STAMP)  ## set up and run the MCP server (stdio) on the embedded default
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[hf]'
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@ $(RUN_STAMP)
+
+serve: $(RUN_STAMP)  ## set up and run the MCP server (stdio) on the embedded default
 	$(BIN)/biomcp serve
 
-test: $(STAMP)  ## the whole test suite
+test: $(TEST_STAMP)  ## the whole test suite (service tests need scripts/services.sh start)
 	$(BIN)/pytest
 
-lint: $(STAMP)  ## ruff, mypy (strict on domain and ports), import-linter
+lint: $(TEST_STAMP)  ## ruff, mypy (strict on domain and ports), import-linter
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 check: lint test
+
+services:  ## start PostgreSQL and Weaviate on loopback; prints the variables to export
+	scripts/services.sh start all
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

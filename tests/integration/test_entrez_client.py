@@ -133,7 +133,7 @@ def test_fifty_concurrent_calls_stay_within_ncbi_rate_in_every_second(
     assert len(times) == 50
     assert _max_in_any_second(times) <= limit
     # ...and it is not needlessly slow: 50 requests at `limit`/s.
-    assert elapsed < 50 / limit * 1.3 + 1
+    assert elapsed < 50 / limit * 1.4 + 1
 
 
 # --- retries -----------------------------------------------------------------------------

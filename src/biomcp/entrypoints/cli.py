@@ -134,6 +134,55 @@ def fake_eutils(
             pass
 
 
+db_app = typer.Typer(
+    name="db", help="The metadata database: schema migrations.", no_args_is_help=True
+)
+app.add_typer(db_app)
+
+_DB_URL_HELP = (
+    "Database URL (sqlite:///path or postgresql+psycopg://...). Default: $BIOMCP_DATABASE_URL, "
+    "else the SQLite file in the user data directory."
+)
+
+
+@db_app.command("upgrade")
+def db_upgrade(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP)) -> None:
+    """Migrate the database schema to the newest revision this bio-mcp ships."""
+    from biomcp.adapters.sql import upgrade
+    from biomcp.adapters.sql.engine import parse_url, redact, resolve_url
+    from biomcp.ports.metadata import MetadataStoreError
+
+    try:
+        target = resolve_url(url, use_env=True)
+        shown = redact(parse_url(target))
+        head = upgrade(target)
+    except MetadataStoreError as exc:
+        typer.echo(f"db upgrade: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    typer.echo(f"{shown}: at revision {head} (head)")
+
+
+@db_app.command("current")
+def db_current(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP)) -> None:
+    """Print the schema revision of the database and whether it is the newest."""
+    from biomcp.adapters.sql import current_revision, head_revision
+    from biomcp.adapters.sql.engine import parse_url, redact, resolve_url
+    from biomcp.ports.metadata import MetadataStoreError
+
+    try:
+        target = resolve_url(url, use_env=True)
+        shown = redact(parse_url(target))
+        current, head = current_revision(target), head_revision()
+    except MetadataStoreError as exc:
+        typer.echo(f"db current: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    if current == head:
+        typer.echo(f"{shown}: at revision {current} (head)")
+    else:
+        state = f"at revision {current}" if current else "not migrated"
+        typer.echo(f"{shown}: {state}; head is {head}: run `biomcp db upgrade`")
+
+
 def main() -> None:
     """Console-script entry point."""
     sys.exit(app())

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biomcp.adapters.entrez.ratelimit import SAFETY_MARGIN_S, RateLimiter, shared_limiter
+from biomcp.adapters.entrez.ratelimit import SAFETY_MARGIN, RateLimiter, shared_limiter
 
 pytestmark = pytest.mark.unit
 
@@ -44,7 +44,7 @@ def test_reserved_slots_never_put_more_than_rate_starts_in_any_one_second(
 
 def test_request_delay_slows_the_limiter_further() -> None:
     assert RateLimiter(10, min_interval_s=0.5).interval == 0.5
-    assert RateLimiter(3).interval == pytest.approx(1 / 3 + SAFETY_MARGIN_S)
+    assert RateLimiter(3).interval == pytest.approx((1 + SAFETY_MARGIN) / 3)
 
 
 def test_limiter_is_shared_per_ncbi_identity_across_the_process() -> None:

@@ -1,8 +1,9 @@
 """NCBI's request-rate rule, enforced across every caller in the process.
 
 NCBI allows 3 requests per second per IP without an API key and 10 with one. `RateLimiter` hands
-out start times spaced `1 / rate` apart plus a small margin (so the server, which sees arrival
-times with some jitter, never counts one request too many in a one-second window). Scheduling
+out start times spaced `1.1 / rate` apart: the 10% margin means `rate` consecutive requests span
+1.1 s, so the server, which sees arrival times with network and scheduling jitter, never counts
+one request too many in a one-second window unless that jitter exceeds 100 ms. Scheduling
 takes a thread lock only to reserve a slot and then sleeps outside it, so it works from any
 event loop and any thread; a cancelled waiter simply leaves its slot unused.
 
@@ -20,8 +21,8 @@ from collections.abc import Callable
 
 __all__ = ["RateLimiter", "shared_limiter"]
 
-#: Added to every interval: covers the arrival-time jitter seen on loopback and real networks.
-SAFETY_MARGIN_S = 0.02
+#: Fraction added to every interval: covers arrival-time jitter (network, a busy event loop).
+SAFETY_MARGIN = 0.1
 
 
 class RateLimiter:
@@ -33,12 +34,12 @@ class RateLimiter:
         rate_per_s: float,
         *,
         min_interval_s: float = 0.0,
-        margin_s: float = SAFETY_MARGIN_S,
+        margin: float = SAFETY_MARGIN,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if rate_per_s <= 0:
             raise ValueError("rate_per_s must be positive")
-        self.interval = max(1.0 / rate_per_s + margin_s, min_interval_s)
+        self.interval = max((1.0 + margin) / rate_per_s, min_interval_s)
         self._clock = clock
         self._lock = threading.Lock()
         self._next_slot = 0.0

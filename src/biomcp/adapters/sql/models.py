@@ -1,0 +1,185 @@
+"""The SQL schema (spec 03 section 9, plus audit, jobs and projects) as declarative models.
+
+The Alembic revisions under `migrations/versions` create exactly this schema; a test compares
+the two. Types are portable: JSON (JSONB on PostgreSQL) and timezone-aware datetimes that read
+back as UTC on every backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from biomcp.domain.records import EvidenceType
+
+__all__ = [
+    "Base",
+    "CheckpointAuditRow",
+    "CheckpointRow",
+    "DocumentRow",
+    "JsonType",
+    "ProjectRow",
+    "SyncJobRow",
+    "UTCDateTime",
+]
+
+# Named constraints: SQLite's batch migrations can only alter what they can name.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+_EVIDENCE_VALUES = ", ".join(f"'{t.value}'" for t in EvidenceType)
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware datetime stored as UTC and always read back aware, in UTC.
+
+    SQLite has no timezone type: values are written as naive UTC text, which also keeps their
+    text order the time order.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.utcoffset() is None:
+            raise ValueError(f"naive datetime where an aware one is required: {value!r}")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime from the database, got {value!r}")
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JsonType,
+    }
+
+
+class DocumentRow(Base):
+    """One PubMed record: `record_json` holds it whole; the other columns serve filters."""
+
+    __tablename__ = "pubmed_docs"
+    __table_args__ = (
+        CheckConstraint(f"evidence_type IN ({_EVIDENCE_VALUES})", name="evidence_type"),
+        CheckConstraint("version >= 1", name="version_positive"),
+        CheckConstraint("indexed_version >= 0 AND indexed_version <= version", name="indexed"),
+    )
+
+    pmid: Mapped[str] = mapped_column(String(16), primary_key=True)
+    title: Mapped[str | None] = mapped_column(Text)
+    abstract: Mapped[str | None] = mapped_column(Text)
+    journal: Mapped[str | None] = mapped_column(Text)
+    journal_iso: Mapped[str | None] = mapped_column(Text)
+    issn: Mapped[str | None] = mapped_column(String(16))
+    eissn: Mapped[str | None] = mapped_column(String(16))
+    pub_types: Mapped[list[str]] = mapped_column(JsonType)
+    mesh: Mapped[list[str]] = mapped_column(JsonType)
+    pdat: Mapped[str | None] = mapped_column(String(16))
+    edat: Mapped[datetime | None] = mapped_column(index=True)
+    lr: Mapped[datetime | None]
+    pmcid: Mapped[str | None] = mapped_column(String(32))
+    doi: Mapped[str | None] = mapped_column(Text)
+    evidence_type: Mapped[str] = mapped_column(String(16), index=True)
+    evidence_rule: Mapped[str] = mapped_column(String(64))
+    has_numbers: Mapped[bool] = mapped_column(Boolean)
+    has_biomarker: Mapped[bool] = mapped_column(Boolean)
+    quality_total: Mapped[int] = mapped_column(Integer, index=True)
+    quality_json: Mapped[dict[str, Any]]
+    content_hash: Mapped[str] = mapped_column(String(128))
+    version: Mapped[int] = mapped_column(Integer)
+    indexed_version: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    last_seen_at: Mapped[datetime]
+    record_json: Mapped[dict[str, Any]]
+
+
+class CheckpointRow(Base):
+    """The EDAT watermark of one query key."""
+
+    __tablename__ = "checkpoints"
+
+    query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    last_edat: Mapped[datetime | None]
+    last_scan_at: Mapped[datetime | None]
+
+
+class CheckpointAuditRow(Base):
+    """One manual move of a watermark."""
+
+    __tablename__ = "checkpoint_audit"
+    __table_args__ = (Index("ix_checkpoint_audit_query_key_at", "query_key", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    query_key: Mapped[str] = mapped_column(String(255))
+    previous: Mapped[datetime | None]
+    new: Mapped[datetime]
+    actor: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime]
+
+
+class SyncJobRow(Base):
+    """The report of one sync run."""
+
+    __tablename__ = "sync_jobs"
+    __table_args__ = (Index("ix_sync_jobs_query_key_started_at", "query_key", "started_at"),)
+
+    job_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    query_key: Mapped[str] = mapped_column(String(255))
+    term: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(index=True)
+    finished_at: Mapped[datetime | None]
+    status: Mapped[str] = mapped_column(String(32))
+    counts: Mapped[dict[str, Any]]
+    max_edat_seen: Mapped[datetime | None]
+    warnings: Mapped[list[str]] = mapped_column(JsonType)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class ProjectRow(Base):
+    """A project: a vector collection and the embedding model its vectors come from."""
+
+    __tablename__ = "projects"
+
+    project_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    collection: Mapped[str] = mapped_column(String(255), unique=True)
+    model_id: Mapped[str] = mapped_column(Text)
+    dim: Mapped[int] = mapped_column(Integer)
+    hybrid: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime]
+    # `metadata` is reserved on declarative classes; the column keeps the spec's name.
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata")

@@ -1,0 +1,459 @@
+"""`SqlMetadataStore`: the MetadataStore port on SQLAlchemy 2, SQLite (default) or PostgreSQL.
+
+The port is async, SQLAlchemy's engine synchronous: each call runs its work in a worker thread
+(`asyncio.to_thread`) on one engine per store, created on first use. Writes run in one
+transaction each; read-decide-write sequences lock what they decide on (`SELECT ... FOR UPDATE`
+on PostgreSQL, `BEGIN IMMEDIATE` on SQLite), so two writers never both bump a version or both
+move a watermark from the same starting point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from sqlalchemy import Connection, Engine, bindparam, func, select, text, update
+from sqlalchemy import exc as sa_exc
+
+from biomcp.adapters.sql.engine import (
+    chunks,
+    dialect_insert,
+    make_engine,
+    parse_url,
+    redact,
+    resolve_url,
+    sqlite_path,
+    writing,
+)
+from biomcp.adapters.sql.errors import translated, unavailable_on_error
+from biomcp.adapters.sql.locks import AdvisoryQueryLock, FileQueryLock
+from biomcp.adapters.sql.migrate import prepare_schema
+from biomcp.adapters.sql.rows import (
+    AUDIT,
+    CHECKPOINTS,
+    DOCS,
+    JOBS,
+    PROJECTS,
+    audit_from_row,
+    audit_values,
+    checkpoint_from_row,
+    document_from_row,
+    job_from_row,
+    job_values,
+    project_from_row,
+    project_values,
+)
+from biomcp.adapters.sql.upsert import upsert_batch
+from biomcp.domain.watermarks import WatermarkAudit, advance_watermark, manual_watermark
+from biomcp.ports.clock import Clock
+from biomcp.ports.metadata import (
+    Checkpoint,
+    DocumentUpsert,
+    MetadataStoreError,
+    ProjectInfo,
+    StoredDocument,
+    StoreUnavailableError,
+    SyncJob,
+    UpsertSummary,
+)
+
+__all__ = ["SqlMetadataStore"]
+
+T = TypeVar("T")
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
+    """The metadata store on SQLite or PostgreSQL.
+
+    Args:
+        url: a SQLAlchemy URL (`sqlite:///path`, `postgresql+psycopg://...`; `postgresql://`
+            means psycopg 3). None: the SQLite file `biomcp.sqlite3` under `data_dir`.
+        data_dir: the folder of the default SQLite file (default: the user data directory of
+            `bio-mcp`); created on first use.
+        auto_migrate: migrate the schema to head on first use. Default: on for SQLite (the
+            embedded store upgrades itself), off for PostgreSQL, where first use only checks
+            that the schema is at head and `biomcp db upgrade` migrates.
+        clock: where `last_seen_at` and project creation times come from (default: the system
+            clock in UTC).
+
+    Nothing connects until the first call (or `open()`). Use as `async with` or call
+    `aclose()`. Every method raises only `MetadataStoreError`s; the constructor raises
+    `StoreUnavailableError` on a malformed or unsupported URL (in-memory SQLite included).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        data_dir: Path | None = None,
+        auto_migrate: bool | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._url = parse_url(resolve_url(url, data_dir))
+        self._backend = self._url.get_backend_name()
+        path = sqlite_path(self._url)
+        if self._backend == "sqlite" and path is None:
+            raise StoreUnavailableError("in-memory SQLite is not supported: give a file path")
+        self._sqlite_file = Path(os.path.abspath(path)) if path is not None else None
+        self._auto_migrate = self._backend == "sqlite" if auto_migrate is None else auto_migrate
+        self._clock = clock
+        self._engine: Engine | None = None
+        self._opening = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SqlMetadataStore({redact(self._url)!r})"
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return redact(self._url)
+
+    @property
+    def backend(self) -> str:
+        """`sqlite` or `postgresql`."""
+        return self._backend
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite database file (None on PostgreSQL)."""
+        return self._sqlite_file
+
+    def _now(self) -> datetime:
+        return self._clock.now() if self._clock is not None else datetime.now(UTC)
+
+    def _open_engine(self) -> Engine:
+        with self._opening:
+            if self._engine is None:
+                with unavailable_on_error(f"opening {self.url}"):
+                    engine = make_engine(self._url)
+                    try:
+                        prepare_schema(engine, migrate=self._auto_migrate)
+                    except BaseException:
+                        engine.dispose()
+                        raise
+                self._engine = engine
+            return self._engine
+
+    def _call(self, what: str, work: Callable[[Engine], T]) -> T:
+        with translated(what):
+            return work(self._open_engine())
+
+    async def _run(self, what: str, work: Callable[[Engine], T]) -> T:
+        return await asyncio.to_thread(self._call, what, work)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect and migrate (SQLite) or check the schema (PostgreSQL) now, not on first use.
+
+        Raises:
+            StoreUnavailableError: when the database cannot be reached, opened or migrated.
+        """
+        await self._run(f"opening {self.url}", lambda engine: None)
+
+    async def aclose(self) -> None:
+        """Close the pooled connections; the store reopens on its next use."""
+
+        def close() -> None:
+            with self._opening:
+                engine, self._engine = self._engine, None
+            if engine is not None:
+                engine.dispose()
+
+        await asyncio.to_thread(close)
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailableError unless the database answers `SELECT 1`."""
+
+        def work() -> None:
+            with (
+                unavailable_on_error("pinging the database"),
+                self._open_engine().connect() as connection,
+            ):
+                connection.execute(text("SELECT 1"))
+
+        await asyncio.to_thread(work)
+
+    # -- documents --------------------------------------------------------------------------
+
+    async def upsert_documents(self, docs: Sequence[DocumentUpsert]) -> UpsertSummary:
+        """Insert / update / skip each document by the domain's versioning rule, all in one
+        transaction; a skipped document still has its `last_seen_at` refreshed. A PMID given
+        twice is decided twice, in order. Outcomes come in input order."""
+        if not docs:
+            return UpsertSummary(0, 0, 0, None)
+        now = self._now()
+        return await self._run("storing documents", lambda engine: upsert_batch(engine, docs, now))
+
+    async def get_document(self, pmid: str) -> StoredDocument | None:
+        """The stored document, or None for an unknown PMID."""
+        return (await self.get_documents([pmid])).get(pmid)
+
+    async def get_documents(self, pmids: Sequence[str]) -> dict[str, StoredDocument]:
+        """The stored documents among `pmids`, by PMID (unknown ones are absent)."""
+
+        def work(engine: Engine) -> dict[str, StoredDocument]:
+            found: dict[str, StoredDocument] = {}
+            with engine.connect() as connection:
+                for part in chunks(_unique(pmids)):
+                    rows = connection.execute(select(DOCS).where(DOCS.c.pmid.in_(part)))
+                    found.update((row.pmid, document_from_row(row)) for row in rows)
+            return found
+
+        return await self._run("reading documents", work) if pmids else {}
+
+    async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
+        """Those of `pmids` whose indexed version is behind their version, in input order."""
+
+        def work(engine: Engine) -> list[StoredDocument]:
+            wanted = _unique(pmids)
+            found: dict[str, StoredDocument] = {}
+            with engine.connect() as connection:
+                for part in chunks(wanted):
+                    query = select(DOCS).where(
+                        DOCS.c.pmid.in_(part), DOCS.c.indexed_version < DOCS.c.version
+                    )
+                    found.update(
+                        (row.pmid, document_from_row(row)) for row in connection.execute(query)
+                    )
+            return [found[pmid] for pmid in wanted if pmid in found]
+
+        return await self._run("reading documents to index", work) if pmids else []
+
+    async def mark_indexed(self, versions: dict[str, int]) -> None:
+        """Record that `pmid`'s chunks of `version` are in the vector store. The indexed
+        version only moves forward and never past the stored version; unknown PMIDs are
+        ignored."""
+
+        def work(engine: Engine) -> None:
+            statement = (
+                update(DOCS)
+                .where(
+                    DOCS.c.pmid == bindparam("k_pmid"),
+                    DOCS.c.indexed_version < bindparam("k_version"),
+                    DOCS.c.version >= bindparam("k_version"),
+                )
+                .values(indexed_version=bindparam("k_version"))
+            )
+            params = [{"k_pmid": p, "k_version": v} for p, v in versions.items()]
+            with writing(engine) as connection:
+                connection.execute(statement, params)
+
+        if versions:
+            await self._run("marking documents indexed", work)
+
+    async def count_documents(self) -> int:
+        def work(engine: Engine) -> int:
+            with engine.connect() as connection:
+                return int(connection.execute(select(func.count()).select_from(DOCS)).scalar_one())
+
+        return await self._run("counting documents", work)
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    async def get_checkpoint(self, query_key: str) -> Checkpoint:
+        """The watermark of `query_key` (all None when it has none yet)."""
+
+        def work(engine: Engine) -> Checkpoint:
+            with engine.connect() as connection:
+                query = select(CHECKPOINTS).where(CHECKPOINTS.c.query_key == query_key)
+                return checkpoint_from_row(query_key, connection.execute(query).one_or_none())
+
+        return await self._run("reading a checkpoint", work)
+
+    @staticmethod
+    def _lock_checkpoint(connection: Connection, query_key: str) -> Any:
+        """Create the key's row when missing, then lock it for this transaction."""
+        connection.execute(
+            dialect_insert(connection, CHECKPOINTS)
+            .values(query_key=query_key)
+            .on_conflict_do_nothing(index_elements=["query_key"])
+        )
+        query = select(CHECKPOINTS).where(CHECKPOINTS.c.query_key == query_key)
+        return connection.execute(query.with_for_update()).one()
+
+    async def advance_checkpoint(
+        self, query_key: str, candidate: datetime | None, scanned_at: datetime
+    ) -> Checkpoint:
+        """Automatic move: the watermark becomes max(current, candidate), never less;
+        `last_scan_at` becomes `scanned_at`."""
+
+        def work(engine: Engine) -> Checkpoint:
+            with writing(engine) as connection:
+                row = self._lock_checkpoint(connection, query_key)
+                new = advance_watermark(row.last_edat, candidate)
+                connection.execute(
+                    update(CHECKPOINTS)
+                    .where(CHECKPOINTS.c.query_key == query_key)
+                    .values(last_edat=new, last_scan_at=scanned_at)
+                )
+            return Checkpoint(query_key, last_edat=new, last_scan_at=scanned_at)
+
+        return await self._run("advancing a checkpoint", work)
+
+    async def set_checkpoint(
+        self, query_key: str, last_edat: datetime, *, actor: str, reason: str, at: datetime
+    ) -> WatermarkAudit:
+        """Manual move (any direction), written with its audit entry in one transaction."""
+
+        def work(engine: Engine) -> WatermarkAudit:
+            with writing(engine) as connection:
+                row = self._lock_checkpoint(connection, query_key)
+                new, audit = manual_watermark(
+                    query_key, row.last_edat, last_edat, actor=actor, reason=reason, at=at
+                )
+                connection.execute(
+                    update(CHECKPOINTS)
+                    .where(CHECKPOINTS.c.query_key == query_key)
+                    .values(last_edat=new)
+                )
+                connection.execute(AUDIT.insert().values(audit_values(audit)))
+            return audit
+
+        return await self._run("setting a checkpoint", work)
+
+    async def checkpoint_audit(self, query_key: str) -> list[WatermarkAudit]:
+        """The manual moves of `query_key`, newest first."""
+
+        def work(engine: Engine) -> list[WatermarkAudit]:
+            query = (
+                select(AUDIT)
+                .where(AUDIT.c.query_key == query_key)
+                .order_by(AUDIT.c.at.desc(), AUDIT.c.id.desc())
+            )
+            with engine.connect() as connection:
+                return [audit_from_row(row) for row in connection.execute(query)]
+
+        return await self._run("reading checkpoint audit", work)
+
+    async def list_checkpoints(self) -> list[Checkpoint]:
+        """Every checkpoint, by query key."""
+
+        def work(engine: Engine) -> list[Checkpoint]:
+            query = select(CHECKPOINTS).order_by(CHECKPOINTS.c.query_key)
+            with engine.connect() as connection:
+                return [checkpoint_from_row(r.query_key, r) for r in connection.execute(query)]
+
+        return await self._run("listing checkpoints", work)
+
+    def query_lock(
+        self, query_key: str, *, timeout_s: float = 0.0
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the lock of `query_key` across processes (and within this one) for the block.
+
+        Raises (on entering):
+            LockTimeoutError: when another holder keeps it past `timeout_s` seconds.
+        """
+        if self._sqlite_file is not None:
+            return FileQueryLock(self._sqlite_file, query_key, timeout_s)
+        return AdvisoryQueryLock(self._open_engine, query_key, timeout_s)
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    async def record_job(self, job: SyncJob) -> None:
+        """Insert or replace the job by id."""
+
+        def work(engine: Engine) -> None:
+            values = job_values(job)
+            with writing(engine) as connection:
+                statement = dialect_insert(connection, JOBS).values(values)
+                connection.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=["job_id"],
+                        set_={k: v for k, v in values.items() if k != "job_id"},
+                    )
+                )
+
+        await self._run("recording a sync job", work)
+
+    async def get_job(self, job_id: str) -> SyncJob | None:
+        def work(engine: Engine) -> SyncJob | None:
+            with engine.connect() as connection:
+                row = connection.execute(select(JOBS).where(JOBS.c.job_id == job_id)).first()
+            return job_from_row(row) if row is not None else None
+
+        return await self._run("reading a sync job", work)
+
+    async def list_jobs(self, query_key: str | None = None, limit: int = 50) -> list[SyncJob]:
+        """The latest `limit` jobs (of `query_key`, or of every key), newest start first."""
+
+        def work(engine: Engine) -> list[SyncJob]:
+            query = select(JOBS).order_by(JOBS.c.started_at.desc(), JOBS.c.job_id.desc())
+            if query_key is not None:
+                query = query.where(JOBS.c.query_key == query_key)
+            with engine.connect() as connection:
+                return [job_from_row(row) for row in connection.execute(query.limit(limit))]
+
+        return await self._run("listing sync jobs", work) if limit > 0 else []
+
+    # -- projects ---------------------------------------------------------------------------
+
+    async def register_project(self, project: ProjectInfo) -> ProjectInfo:
+        """Create the project, or return the stored one when its id exists (the stored model
+        wins: the caller checks for an embedding mismatch).
+
+        Raises:
+            MetadataStoreError: when another project already uses the collection.
+        """
+        now = self._now()
+
+        def work(engine: Engine) -> ProjectInfo:
+            with writing(engine) as connection:
+                connection.execute(
+                    dialect_insert(connection, PROJECTS)
+                    .values(project_values(project, now))
+                    .on_conflict_do_nothing(index_elements=["project_id"])
+                )
+                query = select(PROJECTS).where(PROJECTS.c.project_id == project.project_id)
+                return project_from_row(connection.execute(query).one())
+
+        try:
+            return await self._run("registering a project", work)
+        except MetadataStoreError as exc:
+            if isinstance(exc.__cause__, sa_exc.IntegrityError):
+                raise MetadataStoreError(
+                    f"collection {project.collection!r} already belongs to another project"
+                ) from exc.__cause__
+            raise
+
+    async def get_project(self, project_id: str) -> ProjectInfo | None:
+        def work(engine: Engine) -> ProjectInfo | None:
+            query = select(PROJECTS).where(PROJECTS.c.project_id == project_id)
+            with engine.connect() as connection:
+                row = connection.execute(query).first()
+            return project_from_row(row) if row is not None else None
+
+        return await self._run("reading a project", work)
+
+    async def list_projects(self) -> list[ProjectInfo]:
+        """Every project, by id."""
+
+        def work(engine: Engine) -> list[ProjectInfo]:
+            query = select(PROJECTS).order_by(PROJECTS.c.project_id)
+            with engine.connect() as connection:
+                return [project_from_row(row) for row in connection.execute(query)]
+
+        return await self._run("listing projects", work)

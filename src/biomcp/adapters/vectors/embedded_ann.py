@@ -1,0 +1,353 @@
+"""The vector index of one embedded collection: faiss HNSW, derived from the rows.
+
+Vectors live in *slots* (faiss ids, in insertion order) of an `IndexHNSWFlat` with the
+inner-product metric (vectors are unit length, so inner product = cosine). The flat storage
+of that index doubles as the matrix for exact search, so each vector is held once in memory.
+HNSW cannot delete: a deleted or re-embedded row leaves a dead slot, excluded from every
+search by an `IDSelectorBitmap`; when dead slots pass a quarter of all slots the index is
+rebuilt from the live ones (compaction).
+
+Beside each slot: its row id and the filter columns (year, quality, evidence type, journal,
+document) as numpy arrays, so a filter becomes a boolean mask over slots. Search is exact
+(a matrix product over the allowed slots) when at most `exact_max` slots are allowed, else
+approximate (HNSW, `ef_search` widened by the inverse of the filter's selectivity), falling
+back to exact when the graph yields fewer hits than asked for. Similarities returned are
+always recomputed exactly from the stored float32 vectors.
+
+A snapshot (`vectors-<gen>.faiss` + `vectors-<gen>.npy` slot->rid, named by `vectors.json`)
+is written from time to time and at close; at open the rows written after its generation are
+replayed into it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from biomcp.adapters.vectors.embedded_lexical import write_json_atomically
+from biomcp.ports.vectors import SearchFilters
+
+__all__ = ["AnnSettings", "MetaRow", "VectorIndex"]
+
+faiss_any: Any = faiss  # its stubs omit the HNSW search parameters and swig helpers
+MISSING_YEAR = np.iinfo(np.int32).min
+_MANIFEST = "vectors.json"
+MetaRow = tuple[str, int | None, str | None, float | None, str | None]
+"""(doc_id, year, evidence_type, quality_total, journal) of one row."""
+
+
+class AnnSettings:
+    """HNSW and search knobs (defaults measured in benchmarks/vectors.py)."""
+
+    def __init__(
+        self,
+        *,
+        m: int = 16,
+        ef_construction: int = 80,
+        ef_search: int = 128,
+        ef_max: int = 4096,
+        exact_max: int = 20_000,
+        compact_min_dead: int = 10_000,
+    ) -> None:
+        self.m = m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.ef_max = ef_max
+        self.exact_max = exact_max
+        self.compact_min_dead = compact_min_dead
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class VectorIndex:
+    """Not thread-safe: the collection serializes calls."""
+
+    def __init__(self, dim: int, settings: AnnSettings) -> None:
+        self.dim = dim
+        self.settings = settings
+        self.generation = -1
+        self._index = self._new_index()
+        self._size = 0  # slots in use
+        self.dead = 0
+        self._slot_rid = np.empty(0, np.int64)
+        self._alive = np.empty(0, bool)
+        self._year = np.empty(0, np.int32)
+        self._quality = np.empty(0, np.float32)
+        self._evidence = np.empty(0, np.int32)
+        self._journal = np.empty(0, np.int32)
+        self._doc = np.empty(0, np.int32)
+        self._rid_slot = np.full(0, -1, np.int64)
+        self._codes: dict[str, dict[str, int]] = {"evidence": {}, "journal": {}, "doc": {}}
+
+    def _new_index(self) -> Any:
+        index = faiss.IndexHNSWFlat(self.dim, self.settings.m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = self.settings.ef_construction
+        return index
+
+    # --- size and columns ----------------------------------------------------------------
+
+    @property
+    def alive_count(self) -> int:
+        return self._size - self.dead
+
+    def _reserve(self, slots: int, max_rid: int) -> None:
+        if slots > len(self._alive):
+            cap = max(slots, int(len(self._alive) * 1.5), 1024)
+            grow = cap - len(self._alive)
+            self._slot_rid = np.concatenate([self._slot_rid, np.full(grow, -1, np.int64)])
+            self._alive = np.concatenate([self._alive, np.zeros(grow, bool)])
+            self._year = np.concatenate([self._year, np.full(grow, MISSING_YEAR, np.int32)])
+            self._quality = np.concatenate([self._quality, np.full(grow, np.nan, np.float32)])
+            for name in ("_evidence", "_journal", "_doc"):
+                col = getattr(self, name)
+                setattr(self, name, np.concatenate([col, np.full(grow, -1, np.int32)]))
+        if max_rid >= len(self._rid_slot):
+            grow = max(max_rid + 1, int(len(self._rid_slot) * 1.5), 1024) - len(self._rid_slot)
+            self._rid_slot = np.concatenate([self._rid_slot, np.full(grow, -1, np.int64)])
+
+    def _code(self, column: str, value: str | None) -> int:
+        if value is None:
+            return -1
+        codes = self._codes[column]
+        return codes.setdefault(value, len(codes))
+
+    def set_meta(self, slots: np.ndarray, metas: Sequence[MetaRow]) -> None:
+        """Write the filter columns of `slots` (one meta row each)."""
+        if not len(slots):
+            return
+        self._year[slots] = [MISSING_YEAR if m[1] is None else m[1] for m in metas]
+        self._quality[slots] = [np.nan if m[3] is None else m[3] for m in metas]
+        self._evidence[slots] = [self._code("evidence", m[2]) for m in metas]
+        self._journal[slots] = [
+            self._code("journal", None if m[4] is None else m[4].casefold()) for m in metas
+        ]
+        self._doc[slots] = [self._code("doc", m[0]) for m in metas]
+
+    def slots_of(self, rids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The live slot of each rid, -1 for none."""
+        ids = np.asarray(rids, np.int64)
+        out = np.full(len(ids), -1, np.int64)
+        inside = ids < len(self._rid_slot)
+        out[inside] = self._rid_slot[ids[inside]]
+        return out
+
+    def vectors(self) -> np.ndarray:
+        """The live view of the flat storage, (slots, dim); invalid after the next add."""
+        if self._size == 0:
+            return np.empty((0, self.dim), np.float32)
+        storage: Any = faiss_any.downcast_index(self._index.storage)
+        flat = faiss_any.rev_swig_ptr(storage.get_xb(), self._size * self.dim)
+        return np.asarray(flat).reshape(self._size, self.dim)
+
+    # --- writes --------------------------------------------------------------------------
+
+    def upsert(self, rids: Sequence[int], vectors: np.ndarray, metas: Sequence[MetaRow]) -> None:
+        """Insert or replace rows; a row whose vector is unchanged keeps its slot."""
+        if not len(rids):
+            return
+        self._reserve(self._size + len(rids), max(rids))
+        slots = self.slots_of(rids)
+        held = np.flatnonzero(slots >= 0)
+        same = np.zeros(len(rids), bool)
+        if len(held):
+            same[held] = np.all(self.vectors()[slots[held]] == vectors[held], axis=1)
+        kept = np.flatnonzero(same).tolist()
+        self.revive([rids[i] for i in kept], [metas[i] for i in kept])
+        self._kill(slots[(slots >= 0) & ~same])
+        fresh = np.flatnonzero(~same).tolist()
+        if not fresh:
+            return
+        start = self._size
+        self._index.add(np.ascontiguousarray(vectors[fresh], dtype=np.float32))
+        self._size += len(fresh)
+        new_slots = np.arange(start, self._size)
+        new_rids = np.asarray(rids, np.int64)[fresh]
+        self._slot_rid[new_slots] = new_rids
+        self._alive[new_slots] = True
+        self._rid_slot[new_rids] = new_slots
+        self.set_meta(new_slots, [metas[i] for i in fresh])
+
+    def remove(self, rids: Sequence[int]) -> None:
+        slots = self.slots_of(rids)
+        self._kill(slots[slots >= 0])
+
+    def _kill(self, slots: np.ndarray) -> None:
+        """Mark `slots` dead and forget them as their rows' slots."""
+        if not len(slots):
+            return
+        self.dead += int(np.count_nonzero(self._alive[slots]))
+        self._alive[slots] = False
+        rids = self._slot_rid[slots]
+        mine = (rids >= 0) & (self._rid_slot[np.maximum(rids, 0)] == slots)
+        self._rid_slot[rids[mine]] = -1
+
+    def needs_compaction(self) -> bool:
+        return self.dead > max(self.settings.compact_min_dead, self._size // 4)
+
+    def compact(self) -> None:
+        """Rebuild the graph from the live slots only."""
+        live = np.flatnonzero(self._alive[: self._size])
+        vectors = self.vectors()[live].copy()
+        names = ("_slot_rid", "_year", "_quality", "_evidence", "_journal", "_doc")
+        kept = {name: getattr(self, name)[live].copy() for name in names}
+        self._index = self._new_index()
+        if len(live):
+            self._index.add(vectors)
+        n = len(live)
+        self._size, self.dead = n, 0
+        self._alive[:] = False
+        self._alive[:n] = True
+        self._rid_slot[:] = -1
+        for name, values in kept.items():
+            column: np.ndarray = getattr(self, name)
+            column[:n] = values
+        self._slot_rid[n:] = -1
+        self._rid_slot[self._slot_rid[:n]] = np.arange(n)
+
+    # --- search --------------------------------------------------------------------------
+
+    def _mask(self, filters: SearchFilters | None) -> np.ndarray | None:
+        """Allowed slots, or None when every live slot is allowed and none is dead."""
+        n = self._size
+        if filters is None or filters == SearchFilters():
+            return None if self.dead == 0 else self._alive[:n]
+        mask = self._alive[:n].copy()
+        if filters.year_min is not None or filters.year_max is not None:
+            year = self._year[:n]
+            mask &= year != MISSING_YEAR
+            if filters.year_min is not None:
+                mask &= year >= filters.year_min
+            if filters.year_max is not None:
+                mask &= year <= filters.year_max
+        if filters.min_quality is not None:
+            with np.errstate(invalid="ignore"):
+                mask &= self._quality[:n] >= np.float32(filters.min_quality)
+        for column, values in (
+            ("evidence", filters.evidence_types),
+            (
+                "journal",
+                None if filters.journals is None else {j.casefold() for j in filters.journals},
+            ),
+            ("doc", filters.doc_ids),
+        ):
+            if values is None:
+                continue
+            codes = [self._codes[column][v] for v in values if v in self._codes[column]]
+            mask &= np.isin(getattr(self, f"_{column}")[:n], np.asarray(codes, np.int32))
+        return mask
+
+    def search(
+        self, query: np.ndarray, k: int, filters: SearchFilters | None
+    ) -> list[tuple[int, float]]:
+        """(rid, cosine similarity) of the best `k` allowed rows, best first."""
+        if k <= 0 or self.alive_count == 0:
+            return []
+        mask = self._mask(filters)
+        allowed = self.alive_count if mask is None else int(np.count_nonzero(mask))
+        if allowed == 0:
+            return []
+        slots = np.empty(0, np.int64)
+        if allowed > self.settings.exact_max:
+            slots = self._search(self._index, query, k, mask, allowed)
+        if len(slots) < min(k, allowed):  # small, or the graph came up short
+            slots = self._search(self._flat(), query, k, mask, allowed)
+        sims = self.similarities(slots, query)
+        order = np.argsort(-sims, kind="stable")
+        return [(int(self._slot_rid[slots[i]]), float(sims[i])) for i in order]
+
+    def similarities(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Exact cosines of a few slots (einsum: no BLAS threads for a small product)."""
+        rows = self.vectors()[slots]
+        return np.asarray(np.einsum("ij,j->i", rows, query), dtype=np.float64)
+
+    def _flat(self) -> Any:
+        return faiss_any.downcast_index(self._index.storage)
+
+    def _search(
+        self, index: Any, query: np.ndarray, k: int, mask: np.ndarray | None, allowed: int
+    ) -> np.ndarray:
+        """Slots of the best `k` allowed vectors: by the HNSW graph (`ef_search` widened by
+        the inverse selectivity) or, given the flat storage, by exact single-thread scan."""
+        hnsw = index is self._index
+        params: Any = faiss_any.SearchParametersHNSW() if hnsw else faiss_any.SearchParameters()
+        bitmap = None
+        if mask is not None:
+            bitmap = np.packbits(mask, bitorder="little")
+            params.sel = faiss_any.IDSelectorBitmap(self._size, faiss_any.swig_ptr(bitmap))
+        if hnsw:
+            ef = max(self.settings.ef_search, k)
+            ef = math.ceil(ef * self._size / allowed)
+            params.efSearch = min(ef, max(self.settings.ef_max, k))
+        _, ids = index.search(query.reshape(1, -1), k, params=params)
+        found: np.ndarray = np.asarray(ids[0])
+        return found[found >= 0]
+
+    # --- snapshot ------------------------------------------------------------------------
+
+    def save(self, root: Path, generation: int) -> None:
+        """Write a snapshot reflecting `generation`, then drop the older ones."""
+        index_path = root / f"vectors-{generation}.faiss"
+        slots_path = root / f"vectors-{generation}.npy"
+        faiss.write_index(self._index, str(index_path))
+        slot_rid = np.where(self._alive[: self._size], self._slot_rid[: self._size], -1)
+        np.save(slots_path, slot_rid)
+        _fsync(index_path)
+        _fsync(slots_path)
+        write_json_atomically(
+            root / _MANIFEST,
+            {"generation": generation, "index": index_path.name, "slots": slots_path.name},
+        )
+        self.generation = generation
+        for old in root.glob("vectors-*"):
+            if old not in (index_path, slots_path):
+                old.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, root: Path, dim: int, settings: AnnSettings) -> VectorIndex | None:
+        """The last snapshot with every slot dead (the rows revive them), or None."""
+        manifest_path = root / _MANIFEST
+        if not manifest_path.exists():
+            return None
+        manifest = json.loads(manifest_path.read_text())
+        index = faiss.read_index(str(root / manifest["index"]))
+        slot_rid = np.load(root / manifest["slots"])
+        if index.d != dim or index.ntotal != len(slot_rid):
+            return None
+        self = cls(dim, settings)
+        self._index = index  # read_index returns the concrete type (and owns it)
+        self._size = int(index.ntotal)
+        max_rid = int(slot_rid.max()) if len(slot_rid) else 0
+        self._reserve(self._size, max_rid)
+        self._slot_rid[: self._size] = slot_rid
+        self.dead = self._size
+        live = np.flatnonzero(slot_rid >= 0)
+        self._rid_slot[slot_rid[live]] = live
+        self.generation = int(manifest["generation"])
+        return self
+
+    def revive(self, rids: Sequence[int], metas: Sequence[MetaRow]) -> np.ndarray:
+        """Mark the slots of `rids` live with fresh metadata; False where a rid has none."""
+        slots = self.slots_of(rids)
+        found = slots >= 0
+        live = slots[found]
+        self.dead -= int(np.count_nonzero(~self._alive[live]))
+        self._alive[live] = True
+        self.set_meta(live, [m for m, ok in zip(metas, found, strict=True) if ok])
+        return found
+
+    def drop_unrevived(self) -> None:
+        """After `revive`: forget the row ids of slots nobody revived."""
+        self._kill(np.flatnonzero(~self._alive[: self._size]))

@@ -1,0 +1,246 @@
+"""The lexical (BM25) index of one embedded collection: tantivy, on disk, derived from the rows.
+
+Tokenization, the same at index and query time (it mirrors Weaviate's `word` tokenizer):
+
+* split on every character that is not a Unicode letter or digit (so `IL-6` -> `il`, `6`;
+  `p<0.05` -> `p`, `0`, `05`; `HbA1c` stays one token), lower-case;
+* every token is indexed, numbers and tokens mixing letters and digits included (numbers
+  matter in biomedicine), and counts towards the document length;
+* the query drops the English stopwords of `ENGLISH_STOPWORDS` (Weaviate's `en` preset); a
+  term repeated in the query weighs as many times as it appears.
+
+Scoring is tantivy's BM25 with k1 = 1.2, b = 0.75 and IDF = ln(1 + (N - n + 0.5) / (n + 0.5)),
+which are Weaviate's defaults too (document lengths are quantized to one byte, as in Lucene).
+A query is a disjunction of its terms (OR), conjoined with the filters as zero-score clauses,
+so a hit's score is its raw BM25 score.
+
+The index records in `lexical.json` the row-store generation it reflects; it is written after
+each tantivy commit, so it never claims more than the index holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from biomcp.ports.vectors import SearchFilters
+
+__all__ = ["ENGLISH_STOPWORDS", "LexicalDoc", "LexicalIndex", "query_terms"]
+
+ENGLISH_STOPWORDS = frozenset(
+    {
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+        "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+        "these", "they", "this", "to", "was", "will", "with",
+    }
+)  # fmt: skip
+_TOKENIZER = "biomcp_word"
+_GEN_FILE = "lexical.json"
+_DELETE_BATCH = 1024
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .build()
+    )
+
+
+def query_terms(analyzer: tantivy.TextAnalyzer, text: str) -> Counter[str]:
+    """The query's terms and how often each appears, stopwords removed."""
+    return Counter(t for t in analyzer.analyze(text) if t not in ENGLISH_STOPWORDS)
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("rid", indexed=True, fast=True)
+    builder.add_text_field("text", tokenizer_name=_TOKENIZER, index_option="freq")
+    builder.add_integer_field("year", indexed=True, fast=True)
+    builder.add_float_field("quality", indexed=True, fast=True)
+    for name in ("evidence", "journal", "doc"):
+        builder.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    return builder.build()
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalDoc:
+    rid: int
+    text: str
+    doc_id: str
+    year: int | None
+    evidence_type: str | None
+    quality_total: float | None
+    journal: str | None
+
+
+def write_json_atomically(path: Path, value: object) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(value, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+class LexicalIndex:
+    """A tantivy index under `root / "lexical"`. Not thread-safe: the collection serializes."""
+
+    def __init__(self, root: Path, *, heap_bytes: int = 64_000_000, threads: int = 1) -> None:
+        self._dir = root / "lexical"
+        self._gen_path = root / _GEN_FILE
+        self._heap = heap_bytes
+        self._threads = threads
+        self._schema = _schema()
+        self.analyzer = _analyzer()
+        self._writer: tantivy.IndexWriter | None = None
+        self._dirty = False
+        self.generation = -1
+        self._index = self._open()
+
+    def _open(self) -> tantivy.Index:
+        """Open the index on disk; an unreadable one is dropped (generation -1: rebuild)."""
+        self._dir.mkdir(parents=True, exist_ok=True)
+        index = None
+        if tantivy.Index.exists(str(self._dir)):
+            try:
+                index = tantivy.Index.open(str(self._dir))
+                self.generation = int(json.loads(self._gen_path.read_text())["generation"])
+            except (ValueError, OSError, KeyError, TypeError):
+                index = None
+                self.generation = -1
+                self._gen_path.unlink(missing_ok=True)
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir.mkdir(parents=True, exist_ok=True)
+        if index is None:
+            index = tantivy.Index(self._schema, path=str(self._dir))
+        index.register_tokenizer(_TOKENIZER, self.analyzer)
+        return index
+
+    def wipe(self) -> None:
+        """Drop the index entirely (it will be rebuilt from the rows)."""
+        self.close()
+        self._gen_path.unlink(missing_ok=True)
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self.generation = -1
+        self._index = self._open()
+
+    def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            if self._dirty:
+                writer.rollback()
+            writer.wait_merging_threads()
+
+    # --- writes --------------------------------------------------------------------------
+
+    def _writer_(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self._index.writer(self._heap, self._threads)
+        return self._writer
+
+    def add(self, docs: Iterable[LexicalDoc]) -> None:
+        writer = self._writer_()
+        for d in docs:
+            doc = tantivy.Document()
+            doc.add_unsigned("rid", d.rid)
+            doc.add_text("text", d.text)
+            doc.add_text("doc", d.doc_id)
+            if d.year is not None:
+                doc.add_integer("year", d.year)
+            if d.quality_total is not None:
+                doc.add_float("quality", float(d.quality_total))
+            if d.evidence_type is not None:
+                doc.add_text("evidence", d.evidence_type)
+            if d.journal is not None:
+                doc.add_text("journal", d.journal.casefold())
+            writer.add_document(doc)
+            self._dirty = True
+
+    def delete(self, rids: Sequence[int]) -> None:
+        if not rids:
+            return
+        writer = self._writer_()
+        for start in range(0, len(rids), _DELETE_BATCH):
+            part = list(rids[start : start + _DELETE_BATCH])
+            writer.delete_documents_by_query(
+                tantivy.Query.term_set_query(self._schema, "rid", part)
+            )
+        self._dirty = True
+
+    def commit(self, generation: int) -> None:
+        """Publish the pending changes, then record that they reflect `generation`."""
+        if self._dirty:
+            self._writer_().commit()
+            self._index.reload()
+            self._dirty = False
+        write_json_atomically(self._gen_path, {"generation": generation})
+        self.generation = generation
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def num_docs(self) -> int:
+        return int(self._index.searcher().num_docs)
+
+    def search(
+        self, terms: Counter[str], k: int, filters: SearchFilters | None
+    ) -> list[tuple[int, float]]:
+        """(rid, raw BM25 score) of the best `k` matches, best first."""
+        if not terms or k <= 0:
+            return []
+        schema = self._schema
+        should = [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.term_query(schema, "text", term)
+                if n == 1
+                else tantivy.Query.boost_query(tantivy.Query.term_query(schema, "text", term), n),
+            )
+            for term, n in sorted(terms.items())
+        ]
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        clauses += [(tantivy.Occur.Must, q) for q in self._filter_queries(filters)]
+        searcher = self._index.searcher()
+        hits = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False).hits
+        if not hits:
+            return []
+        rids = searcher.fast_field_values("rid", [address for _, address in hits])
+        return [
+            (int(rid), float(score))
+            for (score, _), rid in zip(hits, rids, strict=True)
+            if isinstance(rid, int)
+        ]
+
+    def _filter_queries(self, filters: SearchFilters | None) -> list[tantivy.Query]:
+        if filters is None:
+            return []
+        schema = self._schema
+        queries: list[tantivy.Query] = []
+        if filters.evidence_types is not None:
+            values = sorted(filters.evidence_types)
+            queries.append(tantivy.Query.term_set_query(schema, "evidence", values))
+        if filters.journals is not None:
+            values = sorted({j.casefold() for j in filters.journals})
+            queries.append(tantivy.Query.term_set_query(schema, "journal", values))
+        if filters.doc_ids is not None:
+            queries.append(tantivy.Query.term_set_query(schema, "doc", sorted(filters.doc_ids)))
+        if filters.year_min is not None or filters.year_max is not None:
+            queries.append(
+                tantivy.Query.range_query(
+                    schema, "year", tantivy.FieldType.Integer, filters.year_min, filters.year_max
+                )
+            )
+        if filters.min_quality is not None:
+            queries.append(
+                tantivy.Query.range_query(
+                    schema, "quality", tantivy.FieldType.Float, float(filters.min_quality), None
+                )
+            )
+        return [tantivy.Query.const_score_query(q, 0.0) for q in queries]

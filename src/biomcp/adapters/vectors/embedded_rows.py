@@ -1,0 +1,302 @@
+"""The row store of one embedded collection: SQLite, the durable source of truth.
+
+One file `rows.sqlite` (WAL, `synchronous=FULL`) per collection holds:
+
+* `manifest`: one row (model_id, dim, created, `generation`, `reset_generation`).
+* `chunks`: every field of a `ChunkRecord`, the vector as little-endian float32 bytes, and the
+  `gen` of the write that last touched the row. `rid` is an AUTOINCREMENT key, never reused,
+  so the derived indexes can key on it.
+* `deleted`: (rid, gen) of deleted rows, kept until the lexical index has caught up.
+
+Every mutating transaction bumps `generation` by one. A derived index records the generation
+it reflects; anything newer (rows with `gen` above it, `deleted` rows above it) is replayed
+into it at the next open. `reset_generation` marks a wholesale drop (model change): an index
+older than it is rebuilt from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biomcp.ports.vectors import ChunkRecord
+
+__all__ = ["ChunkRow", "Manifest", "RowStore", "row_from_record"]
+
+FORMAT = 1
+_BATCH = 900  # stays under SQLite's bound-parameter limit with room to spare
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS manifest (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    format INTEGER NOT NULL,
+    model_id TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    reset_generation INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    section TEXT,
+    year INTEGER,
+    evidence_type TEXT,
+    quality_total REAL,
+    journal TEXT,
+    pub_types TEXT NOT NULL,
+    edat TEXT,
+    lr TEXT,
+    source_url TEXT,
+    has_numbers INTEGER,
+    metadata TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    gen INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
+CREATE INDEX IF NOT EXISTS chunks_gen ON chunks (gen);
+CREATE INDEX IF NOT EXISTS chunks_rid_uuid ON chunks (rid, uuid);
+CREATE TABLE IF NOT EXISTS deleted (rid INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
+"""
+
+_UPSERT = """
+INSERT INTO chunks (
+    uuid, doc_id, chunk_id, text, section, year, evidence_type, quality_total, journal,
+    pub_types, edat, lr, source_url, has_numbers, metadata, vector, gen
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (uuid) DO UPDATE SET
+    doc_id = excluded.doc_id, chunk_id = excluded.chunk_id, text = excluded.text,
+    section = excluded.section, year = excluded.year, evidence_type = excluded.evidence_type,
+    quality_total = excluded.quality_total, journal = excluded.journal,
+    pub_types = excluded.pub_types, edat = excluded.edat, lr = excluded.lr,
+    source_url = excluded.source_url, has_numbers = excluded.has_numbers,
+    metadata = excluded.metadata, vector = excluded.vector, gen = excluded.gen
+RETURNING rid
+"""
+# What the derived indexes need of a row (no text for the vector index, no vector for BM25).
+INDEX_COLUMNS = "rid, doc_id, year, evidence_type, quality_total, journal"
+HIT_COLUMNS = (
+    "rid, uuid, doc_id, chunk_id, text, section, evidence_type, quality_total, year, journal, "
+    "has_numbers, metadata"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    model_id: str
+    dim: int
+    created: str
+    generation: int
+    reset_generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A validated chunk ready to write: its record and float32 vector."""
+
+    record: ChunkRecord
+    vector: np.ndarray
+
+
+def row_from_record(record: ChunkRecord, vector: np.ndarray, gen: int) -> tuple[Any, ...]:
+    return (
+        record.uuid,
+        record.doc_id,
+        record.chunk_id,
+        record.text,
+        record.section,
+        record.year,
+        record.evidence_type,
+        record.quality_total,
+        record.journal,
+        json.dumps(list(record.pub_types)),
+        record.edat,
+        record.lr,
+        record.source_url,
+        None if record.has_numbers is None else int(record.has_numbers),
+        json.dumps(dict(record.metadata), sort_keys=True),
+        vector.astype("<f4").tobytes(),
+        gen,
+    )
+
+
+def _chunks(items: Sequence[Any], size: int = _BATCH) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class RowStore:
+    """SQLite access for one collection. Not thread-safe: the collection serializes calls."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")
+        self._db.execute("PRAGMA busy_timeout = 5000")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- manifest ------------------------------------------------------------------------
+
+    def manifest(self) -> Manifest | None:
+        """The manifest, or None when the file holds no (complete) collection."""
+        has_table = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'manifest'"
+        ).fetchone()
+        if not has_table:
+            return None
+        row = self._db.execute(
+            "SELECT model_id, dim, created, generation, reset_generation FROM manifest"
+        ).fetchone()
+        return None if row is None else Manifest(*row)
+
+    def create(self, model_id: str, dim: int) -> Manifest:
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute(
+                "INSERT INTO manifest VALUES (1, ?, ?, ?, ?, 0, 0)",
+                (FORMAT, model_id, dim, created),
+            )
+        return Manifest(model_id, dim, created, 0, 0)
+
+    def reset(self, model_id: str, dim: int) -> Manifest:
+        """Drop every chunk and take a new model (one transaction)."""
+        with self._transaction():
+            gen = self._next_generation()
+            self._db.execute("DELETE FROM chunks")
+            self._db.execute("DELETE FROM deleted")
+            self._db.execute(
+                "UPDATE manifest SET model_id = ?, dim = ?, reset_generation = ?",
+                (model_id, dim, gen),
+            )
+        manifest = self.manifest()
+        if manifest is None:  # pragma: no cover - the transaction above wrote it
+            raise sqlite3.DatabaseError("manifest vanished")
+        return manifest
+
+    # --- writes --------------------------------------------------------------------------
+
+    def upsert(self, rows: Sequence[ChunkRow], prune_below: int) -> tuple[int, list[int]]:
+        """Write `rows` in one transaction; returns (generation, rid of each row)."""
+        with self._transaction():
+            gen = self._next_generation()
+            rids = [
+                self._db.execute(_UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
+                for r in rows
+            ]
+            self._db.execute("DELETE FROM deleted WHERE gen <= ?", (prune_below,))
+        return gen, rids
+
+    def delete_doc(
+        self, doc_id: str, keep: Iterable[str], prune_below: int
+    ) -> tuple[int, list[int]]:
+        """Delete the chunks of `doc_id` not in `keep`; returns (generation, deleted rids)."""
+        keep_set = set(keep)
+        with self._transaction():
+            found = self._db.execute(
+                "SELECT rid, chunk_id FROM chunks WHERE doc_id = ?", (doc_id,)
+            ).fetchall()
+            rids = [rid for rid, chunk_id in found if chunk_id not in keep_set]
+            if not rids:
+                return self.generation(), []
+            gen = self._next_generation()
+            for part in _chunks(rids):
+                marks = ",".join("?" * len(part))
+                self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
+            self._db.executemany(
+                "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
+            )
+            self._db.execute("DELETE FROM deleted WHERE gen <= ?", (prune_below,))
+        return gen, rids
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        return int(self._db.execute("SELECT generation FROM manifest").fetchone()[0])
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def documents(self) -> int:
+        return int(self._db.execute("SELECT count(DISTINCT doc_id) FROM chunks").fetchone()[0])
+
+    def existing(self, uuids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for part in _chunks(uuids):
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT uuid FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
+            found.update(u for (u,) in self._db.execute(sql, part))
+        return found
+
+    def uuids_by_rid(self, rids: Sequence[int]) -> dict[int, str]:
+        """rid -> uuid through a covering index (the rows themselves are large)."""
+        out: dict[int, str] = {}
+        for part in _chunks(rids):
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT rid, uuid FROM chunks INDEXED BY chunks_rid_uuid WHERE rid IN ({marks})"  # noqa: S608
+            out.update(self._db.execute(sql, part))
+        return out
+
+    def rows_by_rid(self, rids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for part in _chunks(rids):
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT {columns} FROM chunks WHERE rid IN ({marks})"  # noqa: S608
+            out.extend(self._db.execute(sql, part))
+        return out
+
+    def iter_rows(
+        self, columns: str, *, since: int | None = None, batch: int = 20_000
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows in rid order (those written after generation `since` when given), in batches."""
+        where = "" if since is None else f"AND gen > {int(since)}"
+        last = -1
+        while True:
+            sql = f"SELECT {columns} FROM chunks WHERE rid > ? {where} ORDER BY rid LIMIT ?"  # noqa: S608
+            rows = self._db.execute(sql, (last, batch)).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = rows[-1][0]
+
+    def deleted_since(self, gen: int) -> list[int]:
+        return [r for (r,) in self._db.execute("SELECT rid FROM deleted WHERE gen > ?", (gen,))]
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def _next_generation(self) -> int:
+        self._db.execute("UPDATE manifest SET generation = generation + 1")
+        return self.generation()
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self._db.execute("COMMIT")
+        else:
+            self._db.execute("ROLLBACK")

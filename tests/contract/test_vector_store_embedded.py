@@ -1,0 +1,450 @@
+"""The `VectorStore` contract run against `EmbeddedVectorStore`, plus the embedded adapter's own
+edges: exact cosine for BM25-only hits, tokenization, the approximate path, repair at open of
+missing or stale indexes, compaction, locking, and engine errors translated into the port's."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import shutil
+import sqlite3
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pytest
+
+from biomcp.adapters.vectors import EmbeddedVectorStore, StoreSettings
+from biomcp.adapters.vectors.embedded_ann import AnnSettings, VectorIndex
+from biomcp.adapters.vectors.embedded_lexical import LexicalIndex
+from biomcp.adapters.vectors.embedded_rows import RowStore
+from biomcp.ports.vectors import (
+    ChunkRecord,
+    CollectionNotFoundError,
+    SearchFilters,
+    VectorHit,
+    VectorStore,
+    VectorStoreError,
+    VectorStoreUnavailableError,
+)
+from tests.contract.vector_contract import StoreFactory, VectorStoreContract, chunk, unit_vector
+
+pytestmark = pytest.mark.contract
+T = TypeVar("T")
+
+
+class TestEmbeddedVectorStoreContract(VectorStoreContract):
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        async def make() -> VectorStore:
+            return EmbeddedVectorStore(tmp_path / "vectors")
+
+        return make
+
+    @pytest.fixture
+    def dim(self) -> int:
+        return 16
+
+
+# --- the embedded adapter's own edges ------------------------------------------------------
+
+DIM = 16
+MODEL = "embedded-test-model"
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def _random_chunks(
+    n: int, dim: int = DIM, *, seed: int = 0, prefix: str = "doc"
+) -> list[ChunkRecord]:
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n, dim))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    words = ["metformin", "insulin", "statin", "aspirin", "stent", "sepsis", "il", "6", "2019"]
+    return [
+        chunk(
+            f"{prefix}:{i // 3}",
+            str(i % 3),
+            " ".join(rng.choice(words, size=8)),
+            vectors[i].tolist(),
+            year=2000 + i % 20,
+            quality_total=float(i % 10),
+        )
+        for i in range(n)
+    ]
+
+
+async def _store_with(
+    path: Path, chunks: Sequence[ChunkRecord], **settings: Any
+) -> EmbeddedVectorStore:
+    store = EmbeddedVectorStore(path, StoreSettings(**settings) if settings else None)
+    await store.ensure_schema("Chunks", dim=DIM, model_id=MODEL)
+    report = await store.upsert_chunks("Chunks", chunks)
+    assert report.errors == ()
+    return store
+
+
+def _consistent(counts: dict[str, int], rows: int) -> None:
+    assert (counts["rows"], counts["lexical"], counts["vectors"]) == (rows, rows, rows)
+
+
+def test_nothing_is_touched_before_the_first_call(tmp_path: Path) -> None:
+    data_dir = tmp_path / "absent"
+    store = EmbeddedVectorStore(data_dir)
+    assert not data_dir.exists()
+    assert run(store.collections()) == []
+    assert not data_dir.exists()
+    run(store.aclose())
+
+
+def test_bm25_only_hits_carry_their_exact_cosine(tmp_path: Path) -> None:
+    corpus = _random_chunks(60)
+    by_uuid = {c.uuid: c for c in corpus}
+    query = corpus[0].vector
+
+    async def scenario() -> list[VectorHit]:
+        store = await _store_with(tmp_path, corpus)
+        try:
+            return await store.hybrid_search("Chunks", "metformin sepsis", query, alpha=0.0)
+        finally:
+            await store.aclose()
+
+    hits = run(scenario())
+    assert hits
+    for hit in hits:
+        assert hit.bm25 is not None
+        assert hit.sim == pytest.approx(float(np.dot(query, by_uuid[hit.uuid].vector)), abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [
+        ("IL-6", {"il6", "sepsis"}),  # "il" and "6" are two tokens
+        ("il 6", {"il6", "sepsis"}),
+        ("HbA1c", {"hba1c"}),  # letters and digits stay one token
+        ("12", {"sepsis"}),  # numbers are tokens
+        ("β-blocker", {"beta"}),
+        ("P<0.05", {"p"}),
+        ("THE AND OF", set()),  # stopwords only
+        ("", set()),
+    ],
+)
+def test_tokenization_mirrors_weaviates_word_tokenizer(
+    tmp_path: Path, query: str, matches: set[str]
+) -> None:
+    texts = {
+        "il6": "Serum IL-6 rose",
+        "sepsis": "In 12 sepsis patients il 6 was high",
+        "hba1c": "HbA1c fell by half",
+        "beta": "A β-blocker was given",
+        "p": "significant (p<0.05)",
+    }
+    corpus = [
+        chunk(key, "0", text, unit_vector(DIM, seed=i))
+        for i, (key, text) in enumerate(texts.items())
+    ]
+
+    async def scenario() -> list[VectorHit]:
+        store = await _store_with(tmp_path, corpus)
+        try:
+            return await store.hybrid_search("Chunks", query, None, limit=10)
+        finally:
+            await store.aclose()
+
+    assert {h.doc_id for h in run(scenario())} == matches
+
+
+def test_the_approximate_path_finds_the_exact_neighbours_and_honours_filters(
+    tmp_path: Path,
+) -> None:
+    corpus = _random_chunks(3000)
+    matrix = np.array([c.vector for c in corpus])
+    years = np.array([c.year for c in corpus])
+    queries = _random_chunks(20, seed=1)
+    filters = SearchFilters(year_min=2010)
+
+    async def scenario() -> tuple[list[list[VectorHit]], list[list[VectorHit]]]:
+        # exact_max=0: every search goes through the HNSW graph.
+        store = await _store_with(tmp_path, corpus, ann=AnnSettings(exact_max=0))
+        try:
+            plain = [
+                await store.hybrid_search("Chunks", "", q.vector, alpha=1.0, limit=10)
+                for q in queries
+            ]
+            filtered = [
+                await store.hybrid_search(
+                    "Chunks", "", q.vector, alpha=1.0, limit=10, filters=filters
+                )
+                for q in queries
+            ]
+            return plain, filtered
+        finally:
+            await store.aclose()
+
+    plain, filtered = run(scenario())
+    found = total = 0
+    for q, hits, hits_f in zip(queries, plain, filtered, strict=True):
+        sims = matrix @ np.array(q.vector)
+        exact = {corpus[i].uuid for i in np.argsort(-sims)[:10]}
+        allowed = np.flatnonzero(years >= 2010)
+        exact_f = {corpus[i].uuid for i in allowed[np.argsort(-sims[allowed])[:10]]}
+        found += len(exact & {h.uuid for h in hits}) + len(exact_f & {h.uuid for h in hits_f})
+        total += 20
+        assert all((h.year or 0) >= 2010 for h in hits_f)
+        for hit in hits:
+            assert hit.sim == pytest.approx(float(sims[_index(corpus, hit.uuid)]), abs=1e-5)
+    assert found / total >= 0.95
+
+
+def _index(corpus: Sequence[ChunkRecord], uuid: str) -> int:
+    return next(i for i, c in enumerate(corpus) if c.uuid == uuid)
+
+
+def _searches(store: EmbeddedVectorStore, corpus: Sequence[ChunkRecord]) -> Any:
+    """Vector orders, and the sets of BM25 matches (BM25 scores themselves depend on the
+    index's history: deleted documents weigh in the statistics until segments merge)."""
+
+    async def go() -> list[object]:
+        out: list[object] = []
+        for q in corpus[:5]:
+            hits = await store.hybrid_search("Chunks", "", q.vector, alpha=1.0)
+            out.append([(h.uuid, round(h.score, 6)) for h in hits])
+        for text in ("metformin", "stent sepsis", "2019"):
+            hits = await store.hybrid_search("Chunks", text, None, limit=400)
+            out.append(sorted(h.uuid for h in hits))
+        return out
+
+    return go()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "lexical_missing",
+        "lexical_generation_missing",
+        "lexical_generation_garbage",
+        "lexical_files_garbage",
+        "vectors_missing",
+        "vectors_garbage",
+        "both_stale",
+    ],
+)
+def test_damaged_or_stale_indexes_are_repaired_at_open(tmp_path: Path, damage: str) -> None:
+    corpus = _random_chunks(300)
+    root = tmp_path / "Chunks"
+    saved = tmp_path / "saved"
+
+    async def build() -> list[object]:
+        store = await _store_with(tmp_path, corpus[:200])
+        await store.aclose()
+        if damage == "both_stale":  # indexes as of the first write, rows as of the later ones
+            shutil.copytree(root, saved, ignore=shutil.ignore_patterns("rows.sqlite*", "LOCK"))
+        store = EmbeddedVectorStore(tmp_path)
+        await store.upsert_chunks(
+            "Chunks", [replace(c, text="stent " + c.text) for c in corpus[100:]]
+        )
+        await store.delete_chunks("Chunks", corpus[0].doc_id)
+        try:
+            return await _searches(store, corpus)
+        finally:
+            await store.aclose()
+
+    before = run(build())
+    if damage == "lexical_missing":
+        shutil.rmtree(root / "lexical")
+    elif damage == "lexical_generation_missing":
+        (root / "lexical.json").unlink()
+    elif damage == "lexical_generation_garbage":
+        (root / "lexical.json").write_text("{not json")
+    elif damage == "lexical_files_garbage":
+        for path in (root / "lexical").iterdir():
+            path.write_bytes(b"garbage")
+    elif damage == "vectors_missing":
+        for path in root.glob("vectors*"):
+            path.unlink()
+    elif damage == "vectors_garbage":
+        for path in root.glob("vectors-*"):
+            path.write_bytes(b"garbage")
+    else:
+        for name in ("lexical", "lexical.json", *[p.name for p in root.glob("vectors*")]):
+            target = root / name
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        for path in saved.iterdir():
+            (shutil.copytree if path.is_dir() else shutil.copy)(path, root / path.name)
+
+    async def reopen() -> tuple[list[object], dict[str, int]]:
+        store = EmbeddedVectorStore(tmp_path)
+        try:
+            return await _searches(store, corpus), await store.index_counts("Chunks")
+        finally:
+            await store.aclose()
+
+    after, counts = run(reopen())
+    _consistent(counts, 297)
+    assert after == before
+
+
+def test_dead_slots_are_compacted_away(tmp_path: Path) -> None:
+    corpus = _random_chunks(200)
+    ann = AnnSettings(compact_min_dead=10, exact_max=0)
+    moved = [replace(c, vector=unit_vector(DIM, seed=1000 + i)) for i, c in enumerate(corpus[:80])]
+
+    async def scenario() -> tuple[dict[str, int], list[VectorHit], dict[str, int]]:
+        store = await _store_with(tmp_path, corpus, ann=ann)
+        await store.upsert_chunks("Chunks", moved)  # 80 dead slots: > a quarter of 280
+        for doc in {c.doc_id for c in corpus[150:]}:
+            await store.delete_chunks("Chunks", doc)
+        counts = await store.index_counts("Chunks")
+        hits = await store.hybrid_search("Chunks", "", moved[5].vector, alpha=1.0, limit=3)
+        await store.aclose()
+        reopened = EmbeddedVectorStore(tmp_path, StoreSettings(ann=ann))
+        try:
+            return counts, hits, await reopened.index_counts("Chunks")
+        finally:
+            await reopened.aclose()
+
+    counts, hits, reopened = run(scenario())
+    alive = len(
+        {c.uuid for c in corpus} - {c.uuid for c in corpus[150:] if c.doc_id != corpus[149].doc_id}
+    )
+    assert hits[0].uuid == moved[5].uuid
+    assert hits[0].sim == pytest.approx(1.0, abs=1e-5)
+    _consistent(counts, alive)
+    _consistent(reopened, alive)
+
+
+def test_a_collection_is_written_by_one_store_at_a_time(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        first = await _store_with(tmp_path, _random_chunks(3))
+        second = EmbeddedVectorStore(tmp_path)
+        try:
+            with pytest.raises(VectorStoreUnavailableError):
+                await second.count("Chunks")
+        finally:
+            await first.aclose()
+        assert await second.count("Chunks") == 3
+        await second.aclose()
+
+    run(scenario())
+
+
+def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = await _store_with(tmp_path, _random_chunks(3))
+        await store.aclose()
+        await store.aclose()
+        with pytest.raises(VectorStoreUnavailableError):
+            await store.count("Chunks")
+        with pytest.raises(VectorStoreUnavailableError):
+            await store.collections()
+
+    run(scenario())
+
+
+def test_bad_arguments_raise_port_errors(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = await _store_with(tmp_path, _random_chunks(3))
+        try:
+            for name in ("", "../escape", "a/b", "x" * 200):
+                with pytest.raises(VectorStoreError):
+                    await store.ensure_schema(name, dim=DIM, model_id=MODEL)
+                with pytest.raises(CollectionNotFoundError):
+                    await store.count(name)
+            with pytest.raises(VectorStoreError):
+                await store.ensure_schema("Other", dim=0, model_id=MODEL)
+            for alpha in (-0.1, 1.5, math.nan):
+                with pytest.raises(VectorStoreError):
+                    await store.hybrid_search("Chunks", "x", unit_vector(DIM), alpha=alpha)
+            assert await store.hybrid_search("Chunks", "metformin", None, limit=0) == []
+        finally:
+            await store.aclose()
+
+    run(scenario())
+
+
+def test_engine_errors_never_escape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = _random_chunks(30)
+
+    async def scenario() -> None:
+        store = await _store_with(tmp_path, corpus)
+        try:
+            with monkeypatch.context() as patch:
+                patch.setattr(LexicalIndex, "search", _raise(ValueError("tantivy says no")))
+                with pytest.raises(VectorStoreError) as info:
+                    await store.hybrid_search("Chunks", "metformin", None)
+                assert isinstance(info.value.__cause__, ValueError)
+            with monkeypatch.context() as patch:
+                patch.setattr(VectorIndex, "search", _raise(RuntimeError("faiss says no")))
+                with pytest.raises(VectorStoreError):
+                    await store.hybrid_search("Chunks", "metformin", unit_vector(DIM))
+            with monkeypatch.context() as patch:
+                patch.setattr(RowStore, "count", _raise(sqlite3.OperationalError("disk I/O error")))
+                with pytest.raises(VectorStoreUnavailableError):
+                    await store.count("Chunks")
+            # A write that fails after the rows committed: reported, then repaired on next use.
+            changed = [replace(c, text="sepsis " + c.text) for c in corpus[:10]]
+            with monkeypatch.context() as patch:
+                patch.setattr(
+                    LexicalIndex, "commit", _raise(OSError(28, "No space left on device"))
+                )
+                with pytest.raises(VectorStoreUnavailableError):
+                    await store.upsert_chunks("Chunks", changed)
+            _consistent(await store.index_counts("Chunks"), 30)
+            hits = await store.hybrid_search("Chunks", "sepsis", None, limit=50)
+            assert {c.uuid for c in changed} <= {h.uuid for h in hits}
+            assert all("sepsis" in (h.text or "") for h in hits)
+        finally:
+            await store.aclose()
+
+    run(scenario())
+
+
+def test_unreadable_storage_is_unavailable(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        blocked = tmp_path / "file"
+        blocked.write_text("not a directory")
+        store = EmbeddedVectorStore(blocked)
+        with pytest.raises(VectorStoreUnavailableError):
+            await store.ensure_schema("Chunks", dim=DIM, model_id=MODEL)
+        await store.aclose()
+        (tmp_path / "data" / "Chunks").mkdir(parents=True)
+        (tmp_path / "data" / "Chunks" / "rows.sqlite").write_bytes(b"\x00garbage" * 512)
+        store = EmbeddedVectorStore(tmp_path / "data")
+        with pytest.raises(VectorStoreUnavailableError):
+            await store.count("Chunks")
+        assert await store.collections() == []
+        await store.aclose()
+
+    run(scenario())
+
+
+def test_concurrent_searches_and_writes_stay_consistent(tmp_path: Path) -> None:
+    corpus = _random_chunks(400)
+
+    async def scenario() -> dict[str, int]:
+        store = await _store_with(tmp_path, corpus[:100])
+        try:
+            writes = [
+                store.upsert_chunks("Chunks", corpus[i : i + 50]) for i in range(100, 400, 50)
+            ]
+            reads = [
+                store.hybrid_search("Chunks", "metformin", c.vector, limit=5) for c in corpus[:30]
+            ]
+            results = await asyncio.gather(*writes, *reads)
+            assert all(r for r in results[len(writes) :])
+            return await store.index_counts("Chunks")
+        finally:
+            await store.aclose()
+
+    _consistent(run(scenario()), 400)
+
+
+def _raise(exc: Exception) -> Callable[..., Any]:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise exc
+
+    return fail

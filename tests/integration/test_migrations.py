@@ -1,0 +1,157 @@
+"""The packaged Alembic migrations: `upgrade head` on an empty SQLite file and an empty
+PostgreSQL schema yields exactly the models (autogenerate finds nothing to do), downgrades
+cleanly, runs from the CLI and from the repository's alembic.ini, and tolerates two upgraders
+at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+from typer.testing import CliRunner
+
+from biomcp.adapters.sql import current_revision, head_revision, upgrade
+from biomcp.adapters.sql.migrate import MIGRATIONS_DIR, alembic_config
+from biomcp.adapters.sql.models import Base
+from biomcp.entrypoints.cli import app
+from tests.support.services import postgres_url
+from tests.support.sql_databases import postgres_schema
+
+pytestmark = pytest.mark.integration
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TABLES = {"pubmed_docs", "checkpoints", "checkpoint_audit", "sync_jobs", "projects"}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+        return
+    with postgres_schema(postgres_url()) as url:
+        yield url
+
+
+def schema_differences(url: str) -> list[Any]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            return list(compare_metadata(context, Base.metadata))
+    finally:
+        engine.dispose()
+
+
+def tables(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_head_on_an_empty_database_matches_the_models(empty_url: str) -> None:
+    assert current_revision(empty_url) is None
+
+    assert upgrade(empty_url) == head_revision()
+
+    assert current_revision(empty_url) == head_revision()
+    assert tables(empty_url) >= TABLES
+    assert schema_differences(empty_url) == []
+
+
+def test_a_second_upgrade_changes_nothing(empty_url: str) -> None:
+    upgrade(empty_url)
+    upgrade(empty_url)
+    assert current_revision(empty_url) == head_revision()
+    assert schema_differences(empty_url) == []
+
+
+def test_downgrade_to_base_removes_every_table_and_upgrade_restores_them(
+    empty_url: str,
+) -> None:
+    upgrade(empty_url)
+
+    command.downgrade(alembic_config(empty_url), "base")
+    assert tables(empty_url) & TABLES == set()
+    command.upgrade(alembic_config(empty_url), "head")
+
+    assert schema_differences(empty_url) == []
+
+
+def test_two_upgraders_at_once_both_succeed(empty_url: str) -> None:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        heads = list(pool.map(upgrade, [empty_url, empty_url]))
+    assert heads == [head_revision(), head_revision()]
+    assert schema_differences(empty_url) == []
+
+
+def test_the_migrations_ship_inside_the_package() -> None:
+    assert MIGRATIONS_DIR.is_relative_to(REPO_ROOT / "src" / "biomcp")
+    assert (MIGRATIONS_DIR / "env.py").is_file()
+    assert (MIGRATIONS_DIR / "script.py.mako").is_file()
+
+
+def test_the_cli_upgrades_a_database_and_reports_its_revision(empty_url: str) -> None:
+    runner = CliRunner()
+
+    before = runner.invoke(app, ["db", "current", "--url", empty_url])
+    upgraded = runner.invoke(app, ["db", "upgrade", "--url", empty_url])
+    after = runner.invoke(app, ["db", "current", "--url", empty_url])
+
+    assert before.exit_code == 0, before.output
+    assert "not migrated" in before.output
+    assert upgraded.exit_code == 0, upgraded.output
+    assert f"at revision {head_revision()} (head)" in upgraded.output
+    assert after.exit_code == 0, after.output
+    assert f"at revision {head_revision()} (head)" in after.output
+    assert schema_differences(empty_url) == []
+
+
+def test_the_cli_upgrade_reads_the_database_url_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'env.sqlite3'}"
+    monkeypatch.setenv("BIOMCP_DATABASE_URL", url)
+
+    result = CliRunner().invoke(app, ["db", "upgrade"])
+
+    assert result.exit_code == 0, result.output
+    assert current_revision(url) == head_revision()
+
+
+def test_the_cli_reports_an_unreachable_database_without_a_traceback() -> None:
+    result = CliRunner().invoke(
+        app, ["db", "upgrade", "--url", "postgresql://bio:s3cret@127.0.0.1:1/nothing"]
+    )
+
+    assert result.exit_code == 1
+    assert "db upgrade:" in result.output
+    assert "s3cret" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_the_repository_alembic_ini_upgrades_with_an_x_url(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    env = {k: v for k, v in os.environ.items() if k != "BIOMCP_DATABASE_URL"}
+
+    result = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-m", "alembic", "-c", str(REPO_ROOT / "alembic.ini"), "-x", f"url={url}",
+         "upgrade", "head"],
+        capture_output=True, text=True, timeout=120, check=False, env=env, cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    assert current_revision(url) == head_revision()
+    assert schema_differences(url) == []
