@@ -48,10 +48,12 @@ def test_the_domain_public_surface_is_pinned() -> None:
             "JournalTiers", "MeshHeading", "MeshQualifier", "Notice", "NoticeKind", "PubDate",
             "PubMedRecord", "QualityBreakdown", "QualityConfig", "QualityWeights",
             "RerankWeights", "StoredVersion", "UpsertAction", "VersionDecision",
-            "WatermarkAudit", "advance_watermark", "chunk_record", "chunk_uuid", "claim_spans",
+            "WatermarkAudit", "advance_watermark", "chunk_record", "chunk_uuid",
+            "chunking_for_window", "claim_spans",
             "classify_evidence", "content_hash", "count_tokens", "decide_version",
             "detect_intent", "has_biomarker", "has_numbers", "has_numeric_result",
-            "manual_watermark", "parse_sample_size", "rerank_score", "score_quality",
+            "manual_watermark", "parse_sample_size", "ranked_fusion", "relative_score_fusion",
+            "rerank_score", "score_quality",
             "window_start",
         ]
     )  # fmt: skip

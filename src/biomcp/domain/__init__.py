@@ -1,7 +1,13 @@
 """The pure evidence domain: records, evidence tiers, quality, chunking, versioning,
 watermarks, rerank and query templates. Standard library only; no I/O."""
 
-from biomcp.domain.chunking import CHUNK_NAMESPACE, ChunkingConfig, chunk_record, chunk_uuid
+from biomcp.domain.chunking import (
+    CHUNK_NAMESPACE,
+    ChunkingConfig,
+    chunk_record,
+    chunk_uuid,
+    chunking_for_window,
+)
 from biomcp.domain.errors import (
     DomainError,
     InvalidConfigError,
@@ -14,6 +20,7 @@ from biomcp.domain.evidence import (
     has_biomarker,
     has_numbers,
 )
+from biomcp.domain.fusion import ranked_fusion, relative_score_fusion
 from biomcp.domain.numeric import claim_spans, has_numeric_result
 from biomcp.domain.quality import (
     JournalTiers,
@@ -84,6 +91,7 @@ __all__ = [
     "advance_watermark",
     "chunk_record",
     "chunk_uuid",
+    "chunking_for_window",
     "claim_spans",
     "classify_evidence",
     "content_hash",
@@ -95,6 +103,8 @@ __all__ = [
     "has_numeric_result",
     "manual_watermark",
     "parse_sample_size",
+    "ranked_fusion",
+    "relative_score_fusion",
     "rerank_score",
     "score_quality",
     "window_start",

@@ -32,7 +32,14 @@ from biomcp.domain.numeric import claim_spans, numeric_atoms
 from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.domain.tokens import count_tokens, token_spans
 
-__all__ = ["CHUNK_NAMESPACE", "ChunkingConfig", "chunk_record", "chunk_uuid", "sentence_spans"]
+__all__ = [
+    "CHUNK_NAMESPACE",
+    "ChunkingConfig",
+    "chunk_record",
+    "chunk_uuid",
+    "chunking_for_window",
+    "sentence_spans",
+]
 
 #: Namespace of chunk uuids: `uuid5(NAMESPACE_URL, "urn:bio-mcp:pubmed-chunk")`, written out so
 #: that it can never change by accident. Changing it re-keys every stored vector.
@@ -60,6 +67,40 @@ class ChunkingConfig:
             raise InvalidConfigError("need 16 <= target_tokens <= max_tokens")
         if not 0 <= self.overlap_tokens <= self.target_tokens // 2:
             raise InvalidConfigError("need 0 <= overlap_tokens <= target_tokens / 2")
+
+
+#: Special tokens a BERT-style encoder adds around every input ([CLS], [SEP]).
+_SPECIAL_TOKENS = 2
+#: `count_tokens` under-counts the true WordPiece count by up to about 14% on 19 sections in
+#: 20 (see `tokens`); budgets for a hard window are scaled down by this much.
+_ESTIMATE_SLACK = 0.86
+
+
+def chunking_for_window(window_tokens: int | None) -> ChunkingConfig:
+    """The chunk budget for an embedder that reads at most `window_tokens` of its tokens.
+
+    Spec 03's budget (target 350, max 450, overlap 50) where the window allows it; otherwise
+    the maximum shrinks so that a chunk's estimated tokens, plus the encoder's two special
+    tokens, fit the window even when the estimate runs 14% low, and the target and overlap
+    shrink with it. For all-MiniLM-L6-v2 (256) that is max 218, target 185, overlap 46: text
+    past the window would be invisible to the vector arm.
+
+    Raises:
+        InvalidConfigError: for a window too small to hold a useful chunk (< 32 tokens).
+    """
+    default = ChunkingConfig()
+    if window_tokens is None:
+        return default
+    if window_tokens < 32:
+        raise InvalidConfigError(f"an embedding window of {window_tokens} tokens is too small")
+    max_tokens = min(default.max_tokens, int((window_tokens - _SPECIAL_TOKENS) * _ESTIMATE_SLACK))
+    if max_tokens >= default.max_tokens:
+        return default
+    target = min(default.target_tokens, int(max_tokens * 0.85))
+    overlap = min(default.overlap_tokens, target // 4)
+    return ChunkingConfig(
+        target_tokens=max(16, target), max_tokens=max_tokens, overlap_tokens=overlap
+    )
 
 
 def chunk_uuid(pmid: str, chunk_id: str) -> str:

