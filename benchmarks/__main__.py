@@ -6,9 +6,14 @@ import argparse
 import json
 import sys
 
-from benchmarks import domain, parse
+from benchmarks import domain, embeddings, parse, vectors
 
-BENCHMARKS = {"domain": domain, "parse": parse}
+BENCHMARKS = {
+    "domain": domain,
+    "embeddings": embeddings,
+    "parse": parse,
+    "vectors": vectors,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

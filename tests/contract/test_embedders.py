@@ -151,6 +151,30 @@ class TestHfEmbedder(EmbedderContract):
         ]
 
 
+@pytest.fixture(scope="module")
+def hf_int8_embedder(hf_offline: None) -> Embedder:
+    from biomcp.adapters.embeddings.hf import HfEmbedder
+
+    return HfEmbedder("all-MiniLM-L6-v2", batch_size=32, quantize=True)
+
+
+class TestHfEmbedderInt8(EmbedderContract):
+    """The int8 model. Its activation scales follow the batch, so a vector embedded alone
+    differs a little from the same text embedded among others (measured: up to 0.06 per
+    component on short sentences); the batching check allows that and uses fewer texts."""
+
+    batch_tolerance = 0.1
+    batch_probe = 60
+
+    @pytest.fixture
+    def embedder(self, hf_int8_embedder: Embedder) -> Embedder:
+        return hf_int8_embedder
+
+    def test_minilm_int8_identity(self, embedder: Embedder) -> None:
+        assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2+int8"
+        assert (embedder.dim, embedder.max_tokens) == (384, 256)
+
+
 # --------------------------------------------------------------------------- OpenAI (fake)
 
 

@@ -8,11 +8,13 @@ search by an `IDSelectorBitmap`; when dead slots pass a quarter of all slots the
 rebuilt from the live ones (compaction).
 
 Beside each slot: its row id and the filter columns (year, quality, evidence type, journal,
-document) as numpy arrays, so a filter becomes a boolean mask over slots. Search is exact
-(a matrix product over the allowed slots) when at most `exact_max` slots are allowed, else
-approximate (HNSW, `ef_search` widened by the inverse of the filter's selectivity), falling
-back to exact when the graph yields fewer hits than asked for. Similarities returned are
-always recomputed exactly from the stored float32 vectors.
+document) as numpy arrays, so a filter becomes a boolean mask over slots (and a bitmap for
+faiss). Search is exact (a single-thread scan of the flat storage restricted to the allowed
+slots) when at most `exact_max` slots are allowed, else approximate (HNSW, `efSearch` from
+`AnnSettings.ef`, widened by the inverse of the filter's selectivity), falling back to exact
+when the graph yields fewer hits than asked for. Similarities returned are always recomputed
+from the stored float32 vectors (numpy, no BLAS threads: on two busy cores a threaded BLAS
+call took 10 ms where one thread takes 1).
 
 A snapshot (`vectors-<gen>.faiss` + `vectors-<gen>.npy` slot->rid, named by `vectors.json`)
 is written from time to time and at close; at open the rows written after its generation are
@@ -44,14 +46,18 @@ MetaRow = tuple[str, int | None, str | None, float | None, str | None]
 
 
 class AnnSettings:
-    """HNSW and search knobs (defaults measured in benchmarks/vectors.py)."""
+    """HNSW and search knobs. The defaults were measured (benchmarks/vectors.py, vectors
+    calibrated on MiniLM embeddings of PubMed text): M = 32 and an `ef` growing with the
+    collection, max(`ef_search`, min(`ef_search_max`, live / 1000)), keep recall@10 >= 0.95
+    up to 1M vectors (M = 16 needed ef > 1024 for 0.94 there)."""
 
     def __init__(
         self,
         *,
-        m: int = 16,
+        m: int = 32,
         ef_construction: int = 80,
         ef_search: int = 128,
+        ef_search_max: int = 1024,
         ef_max: int = 4096,
         exact_max: int = 20_000,
         compact_min_dead: int = 10_000,
@@ -59,9 +65,15 @@ class AnnSettings:
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
+        self.ef_search_max = ef_search_max
         self.ef_max = ef_max
         self.exact_max = exact_max
         self.compact_min_dead = compact_min_dead
+
+    def ef(self, live: int, k: int, selectivity: float) -> int:
+        """efSearch for `k` results among `live` vectors of which `selectivity` pass."""
+        base = max(self.ef_search, min(self.ef_search_max, live // 1000), k)
+        return min(math.ceil(base / selectivity), max(self.ef_max, k))
 
 
 def _fsync(path: Path) -> None:
@@ -288,9 +300,7 @@ class VectorIndex:
             bitmap = np.packbits(mask, bitorder="little")
             params.sel = faiss_any.IDSelectorBitmap(self._size, faiss_any.swig_ptr(bitmap))
         if hnsw:
-            ef = max(self.settings.ef_search, k)
-            ef = math.ceil(ef * self._size / allowed)
-            params.efSearch = min(ef, max(self.settings.ef_max, k))
+            params.efSearch = self.settings.ef(self.alive_count, k, allowed / self._size)
         _, ids = index.search(query.reshape(1, -1), k, params=params)
         found: np.ndarray = np.asarray(ids[0])
         return found[found >= 0]
