@@ -205,10 +205,16 @@ class LexicalIndex:
             )
             for term, n in sorted(terms.items())
         ]
-        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
-        clauses += [(tantivy.Occur.Must, q) for q in self._filter_queries(filters)]
+        filter_queries = self._filter_queries(filters)
+        if filter_queries:  # a bare disjunction is faster (block-max WAND): ~20% at 1M
+            clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+            query = tantivy.Query.boolean_query(
+                clauses + [(tantivy.Occur.Must, q) for q in filter_queries]
+            )
+        else:
+            query = tantivy.Query.boolean_query(should)
         searcher = self._index.searcher()
-        hits = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False).hits
+        hits = searcher.search(query, k, count=False).hits
         if not hits:
             return []
         rids = searcher.fast_field_values("rid", [address for _, address in hits])
