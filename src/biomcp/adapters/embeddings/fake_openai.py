@@ -23,7 +23,6 @@ import asyncio
 import base64
 import json
 import re
-import socket
 import sys
 import threading
 import time
@@ -34,13 +33,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, cast
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.serving import BackgroundServer
 
 __all__ = [
     "FAKE_MODELS",
@@ -425,11 +424,9 @@ class FakeOpenAIServer:
         )
         self.app = create_app(self.state)
         self.host = host
-        self._requested_port = port
-        self._log_level = log_level
-        self._socket: socket.socket | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving = BackgroundServer(
+            self.app, host=host, port=port, name="fake-openai", log_level=log_level
+        )
 
     def start(self) -> Self:
         """Bind, serve in a background thread, and return once connections are accepted.
@@ -438,54 +435,12 @@ class FakeOpenAIServer:
             RuntimeError: when already running or not up in time.
             OSError: when the address cannot be bound.
         """
-        if self._thread is not None:
-            raise RuntimeError("the fake OpenAI server is already running")
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            # accepted sockets inherit it (Linux): no 40 ms Nagle/delayed-ACK stall between
-            # the response head and body
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.bind((self.host.strip("[]"), self._requested_port))
-            sock.listen(128)
-        except OSError:
-            sock.close()
-            raise
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            log_level=self._log_level,
-            access_log=False,
-            lifespan="off",
-            loop="asyncio",
-            http="h11",
-            timeout_graceful_shutdown=2,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="fake-openai", daemon=True
-        )
-        self._socket, self._server, self._thread = sock, server, thread
-        thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("the fake OpenAI server did not start")
-            time.sleep(0.005)
+        self._serving.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and release the thread and the socket (idempotent)."""
-        server, thread, sock = self._server, self._thread, self._socket
-        self._server = self._thread = self._socket = None
-        if server is not None:
-            server.should_exit = True
-        if thread is not None:
-            thread.join(timeout=10)
-        if sock is not None:
-            sock.close()
+        self._serving.stop()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -516,9 +471,7 @@ class FakeOpenAIServer:
     @property
     def port(self) -> int:
         """The bound port (the requested one until started)."""
-        if self._socket is None:
-            return self._requested_port
-        return int(self._socket.getsockname()[1])
+        return self._serving.port
 
     @property
     def base_url(self) -> str:

@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import socket
-import threading
-import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
-
-import uvicorn
 
 from biomcp.adapters.entrez.fake.app import create_app
 from biomcp.adapters.entrez.fake.corpus import FakeCorpus
 from biomcp.adapters.entrez.fake.faults import FaultInjector
 from biomcp.adapters.entrez.fake.state import ServerState
+from biomcp.adapters.serving import BackgroundServer
 
 __all__ = ["FakeEutilsServer", "is_loopback"]
 
@@ -68,12 +64,10 @@ class FakeEutilsServer:
         self.state = ServerState(corpus, relations=relations, faults=faults)
         self.app = create_app(corpus, state=self.state)
         self.host = host
-        self._requested_port = port
-        self._log_level = log_level
+        self._serving = BackgroundServer(
+            self.app, host=host, port=port, name="fake-eutils", log_level=log_level
+        )
         self._warm = warm
-        self._socket: socket.socket | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -85,53 +79,16 @@ class FakeEutilsServer:
             RuntimeError: when the server is already running or did not come up in time.
             OSError: when the address cannot be bound.
         """
-        if self._thread is not None:
+        if self._serving.running:
             raise RuntimeError("the fake E-utilities server is already running")
         if self._warm:
             self.state.index()
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host.strip("[]"), self._requested_port))
-            sock.listen(128)
-        except OSError:
-            sock.close()
-            raise
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            log_level=self._log_level,
-            access_log=False,
-            lifespan="off",
-            loop="asyncio",
-            http="h11",
-            timeout_graceful_shutdown=2,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="fake-eutils", daemon=True
-        )
-        self._socket, self._server, self._thread = sock, server, thread
-        thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("the fake E-utilities server did not start")
-            time.sleep(0.005)
+        self._serving.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and release the thread and the socket (idempotent)."""
-        server, thread, sock = self._server, self._thread, self._socket
-        self._server = self._thread = self._socket = None
-        if server is not None:
-            server.should_exit = True
-        if thread is not None:
-            thread.join(timeout=10)
-        if sock is not None:
-            sock.close()
+        self._serving.stop()
         self.state.close()
 
     def __enter__(self) -> Self:
@@ -161,9 +118,7 @@ class FakeEutilsServer:
     @property
     def port(self) -> int:
         """The bound port (the requested one until started)."""
-        if self._socket is None:
-            return self._requested_port
-        return int(self._socket.getsockname()[1])
+        return self._serving.port
 
     @property
     def base_url(self) -> str:
