@@ -19,6 +19,15 @@ queries (hybrid search latency p50/p95 excluding query embedding, best of two ro
 BM25-only, vector-only and filtered), read the resident memory (RSS), and at the largest size
 the ANN recall@10 of `alpha = 1` against exact brute force.
 
+The Weaviate arm (in the same run, after the embedded sizes; 10k and 100k, 2k in --quick):
+the same chunks imported into a Weaviate server through `WeaviateVectorStore.upsert_chunks`
+(import time, objects per s) in a class of its own (`BenchChunk10k`, dropped afterwards), then
+the same queries and searches timed the same way (in this process: the latency is the client's
+round trips plus the server's work). `side_by_side` puts both stores' p50 / p95 / mean and
+import rates per size together. Server from --weaviate-url / --weaviate-grpc-port (env
+BIOMCP_TEST_WEAVIATE_URL or WEAVIATE_URL, BIOMCP_TEST_WEAVIATE_GRPC_PORT); without one, or when
+it does not answer, the arm is reported as skipped with the reason.
+
 `--compare` (default on, not in --quick) measures the candidate engines at 100k in a fresh
 process: tantivy, bm25s and SQLite FTS5 for BM25 over the same OR queries (top 100); numpy
 brute force, faiss HNSW, hnswlib and usearch (f32, f16) for vectors (top 100, recall@10,
@@ -28,9 +37,12 @@ build time, memory growth, and a 10%-selective filter where the engine supports 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import gc
 import json
 import math
+import os
 import re
 import shutil
 import sqlite3
@@ -38,15 +50,20 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlparse
 
 import numpy as np
 
 from benchmarks.machine import describe
+
+if TYPE_CHECKING:
+    from biomcp.ports.vectors import VectorStore
 
 REPO = Path(__file__).resolve().parents[1]
 PUBMEDQA = REPO.parent / "shared/data/pubmedqa/ori_pqal.json"
@@ -71,6 +88,12 @@ FALLBACK_WORDS = [
     "dose", "mg", "kg", "response", "survival", "therapy", "the", "of", "and", "in", "with",
 ]  # fmt: skip
 TOKEN = re.compile(r"[^\W_]+")
+WEAVIATE_SIZES = "10000,100000"
+WEAVIATE_QUICK_SIZES = [2_000]
+WEAVIATE_BATCH = 1_000  # chunks per `upsert_chunks` call (one gRPC batch request)
+
+Query = tuple[str, list[float]]
+Queries = Sequence[Query]
 
 
 def rss_mb() -> dict[str, float]:
@@ -85,7 +108,12 @@ def pct(samples: list[float], q: float) -> float:
 
 def best_of(rounds: list[list[float]]) -> dict[str, float]:
     best = min(rounds, key=lambda r: float(np.percentile(r, 95)))
-    return {"p50_ms": pct(best, 50), "p95_ms": pct(best, 95), "max_ms": pct(best, 100)}
+    return {
+        "p50_ms": pct(best, 50),
+        "p95_ms": pct(best, 95),
+        "mean_ms": round(float(np.mean(best)) * 1000, 2),
+        "max_ms": pct(best, 100),
+    }
 
 
 # --- the synthetic corpus ------------------------------------------------------------------
@@ -187,7 +215,7 @@ class Corpus:
             for j in range(start, stop)
         ]
 
-    def queries(self, n: int, corpus_size: int) -> list[tuple[str, list[float]]]:
+    def queries(self, n: int, corpus_size: int) -> list[Query]:
         rng = np.random.default_rng([self.seed, 4])
         picks = rng.integers(0, corpus_size, n)
         vectors = np.stack([self.vectors(int(j), int(j) + 1)[0] for j in picks])
@@ -240,8 +268,6 @@ def exact_top(corpus: Corpus, n: int, queries: np.ndarray, k: int = 10) -> np.nd
 
 
 def build_store(path: Path, n: int, corpus: Corpus) -> dict[str, Any]:
-    import asyncio
-
     from biomcp.adapters.vectors import EmbeddedVectorStore
 
     async def go() -> dict[str, Any]:
@@ -270,12 +296,48 @@ def build_store(path: Path, n: int, corpus: Corpus) -> dict[str, Any]:
     return asyncio.run(go())
 
 
+def search_runs() -> dict[str, dict[str, Any]]:
+    """The searches every store is timed on: `hybrid_search` keywords, `vec=False` for BM25."""
+    from biomcp.ports.vectors import Fusion, SearchFilters
+
+    rct, journal = frozenset({"rct"}), frozenset({"journal of synthetic medicine 7"})
+    return {
+        "hybrid_limit40": {"limit": 40},
+        "hybrid_limit20": {"limit": 20},
+        "bm25_only": {"limit": 40, "vec": False},
+        "vector_only": {"limit": 40, "alpha": 1.0},
+        "hybrid_ranked": {"limit": 40, "fusion": Fusion.RANKED},
+        "hybrid_year_ge_2015": {"limit": 40, "filters": SearchFilters(year_min=2015)},
+        "hybrid_rct_only": {"limit": 40, "filters": SearchFilters(evidence_types=rct)},
+        "hybrid_one_journal": {"limit": 40, "filters": SearchFilters(journals=journal)},
+    }
+
+
+async def time_queries(store: VectorStore, collection: str, queries: Queries,
+                       vec: bool = True, **kw: Any) -> list[float]:  # fmt: skip
+    """Seconds per `hybrid_search`, one sample per query (the query vector is given)."""
+    samples = []
+    for text, vector in queries:
+        start = time.perf_counter()
+        await store.hybrid_search(collection, text, vector if vec else None, **kw)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def time_searches(store: VectorStore, collection: str, queries: Queries,
+                        runs: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """Warm up with one round of the first search, then each search's best of two rounds."""
+    first = next(iter(runs.values()))
+    await time_queries(store, collection, queries, **first)
+    return {
+        name: best_of([await time_queries(store, collection, queries, **kw) for _ in range(2)])
+        for name, kw in runs.items()
+    }
+
+
 def measure_store(path: str, queries_path: str, recall: bool) -> dict[str, Any]:
     """Run in a fresh process: open, query, read memory."""
-    import asyncio
-
     from biomcp.adapters.vectors import EmbeddedVectorStore
-    from biomcp.ports.vectors import Fusion, SearchFilters
 
     queries = json.loads(Path(queries_path).read_text())
     baseline = rss_mb()
@@ -286,33 +348,8 @@ def measure_store(path: str, queries_path: str, recall: bool) -> dict[str, Any]:
         count = await store.count("Bench")
         open_s = time.perf_counter() - t0
         after_open = rss_mb()
-
-        async def timed(vec: bool = True, **kw: Any) -> list[float]:
-            samples = []
-            for text, vector in queries:
-                s = time.perf_counter()
-                await store.hybrid_search("Bench", text, vector if vec else None, **kw)
-                samples.append(time.perf_counter() - s)
-            return samples
-
-        await timed(limit=40)  # warm the caches
         figures: dict[str, Any] = {"count": count, "open_s": round(open_s, 2)}
-        rct = frozenset({"rct"})
-        runs = {
-            "hybrid_limit40": {"limit": 40},
-            "hybrid_limit20": {"limit": 20},
-            "bm25_only": {"limit": 40, "vec": False},
-            "vector_only": {"limit": 40, "alpha": 1.0},
-            "hybrid_ranked": {"limit": 40, "fusion": Fusion.RANKED},
-            "hybrid_year_ge_2015": {"limit": 40, "filters": SearchFilters(year_min=2015)},
-            "hybrid_rct_only": {"limit": 40, "filters": SearchFilters(evidence_types=rct)},
-            "hybrid_one_journal": {
-                "limit": 40,
-                "filters": SearchFilters(journals=frozenset({"journal of synthetic medicine 7"})),
-            },
-        }  # fmt: skip
-        for name, kw in runs.items():
-            figures[name] = best_of([await timed(**kw) for _ in range(2)])
+        figures.update(await time_searches(store, "Bench", queries, search_runs()))
         figures["rss_mb_after_open"] = after_open["VmRSS"]
         figures["rss_mb_after_queries"] = rss_mb()["VmRSS"]
         figures["rss_mb_peak"] = rss_mb()["VmHWM"]
@@ -378,6 +415,128 @@ def run_size(n: int, corpus: Corpus, root: Path, queries: list[Any], recall: boo
         hits = sum(len(set(t) & set(e.tolist())) for t, e in zip(top, exact, strict=True))
         figures["ann_recall_at_10"] = round(hits / (10 * len(queries)), 4)
     return figures
+
+
+# --- the Weaviate store on a server, same chunks and queries --------------------------------
+
+
+def weaviate_collection(n: int) -> str:
+    """The benchmark's own class for `n` chunks (`BenchChunk10k`), dropped after use."""
+    return f"BenchChunk{n // 1000}k" if n % 1000 == 0 else f"BenchChunk{n}"
+
+
+def _weaviate_rest(url: str, method: str, path: str, timeout: float = 10.0) -> Any:
+    """A REST call to the server (its JSON answer, or None when empty)."""
+    if urlparse(url).scheme not in ("http", "https"):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    request = urllib.request.Request(url.rstrip("/") + path, method=method)  # noqa: S310
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - checked
+        body = response.read()
+    return json.loads(body) if body.strip() else None
+
+
+def _drop_weaviate_class(url: str, name: str) -> None:
+    _weaviate_rest(url, "DELETE", f"/v1/schema/{quote(name)}", timeout=120.0)
+
+
+def weaviate_server(url: str) -> tuple[str | None, str | None]:
+    """(server version, None) when the server answers ready, else (None, the reason)."""
+    try:
+        _weaviate_rest(url, "GET", "/v1/.well-known/ready", timeout=5.0)
+        meta = _weaviate_rest(url, "GET", "/v1/meta", timeout=5.0)
+    except (OSError, ValueError) as exc:
+        return None, f"Weaviate at {url} does not answer: {type(exc).__name__}: {exc}"
+    return str((meta or {}).get("version", "unknown")), None
+
+
+async def weaviate_size(url: str, grpc_port: int, n: int, corpus: Corpus,
+                        queries: Queries) -> dict[str, Any]:  # fmt: skip
+    """Import `n` chunks through `WeaviateVectorStore.upsert_chunks`, then time the searches."""
+    from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
+    from biomcp.ports.vectors import VectorStoreError
+
+    name = weaviate_collection(n)
+    _drop_weaviate_class(url, name)  # left over by an interrupted run
+    store = WeaviateVectorStore(url, grpc_port=grpc_port, corpus_collection=name)
+    try:
+        await store.ensure_schema(name, dim=corpus.dim, model_id="synthetic-384")
+        generate = upsert = 0.0
+        for b in range((n + BATCH - 1) // BATCH):
+            t0 = time.perf_counter()
+            records = corpus.records(b, n)
+            t1 = time.perf_counter()
+            for start in range(0, len(records), WEAVIATE_BATCH):
+                report = await store.upsert_chunks(name, records[start : start + WEAVIATE_BATCH])
+                if report.errors:
+                    raise VectorStoreError(f"import failed: {report.errors[:3]}")
+            upsert += time.perf_counter() - t1
+            generate += t1 - t0
+        figures: dict[str, Any] = {
+            "chunks": n,
+            "collection": name,
+            "import": {
+                "import_s": round(upsert, 1),
+                "objects_per_s": round(n / upsert),
+                "generate_s": round(generate, 1),
+            },
+            "count": await store.count(name),
+        }
+        figures.update(await time_searches(store, name, queries, search_runs()))
+        return figures
+    finally:
+        await store.aclose()
+        with contextlib.suppress(OSError):
+            _drop_weaviate_class(url, name)
+
+
+def run_weaviate(url: str | None, grpc_port: int, sizes: list[int], n_queries: int,
+                 corpus: Corpus) -> dict[str, Any]:  # fmt: skip
+    """The Weaviate arm: figures per size, or `status: skipped` with the reason."""
+    from biomcp.ports.vectors import VectorStoreError
+
+    out: dict[str, Any] = {"url": url, "grpc_port": grpc_port, "batch": WEAVIATE_BATCH,
+                           "sizes": {}}  # fmt: skip
+    if not url:
+        reason = "no server: pass --weaviate-url or set BIOMCP_TEST_WEAVIATE_URL / WEAVIATE_URL"
+        return out | {"status": "skipped", "reason": reason}
+    if not sizes:
+        return out | {"status": "skipped", "reason": "no Weaviate size left (--weaviate-sizes)"}
+    version, reason = weaviate_server(url)
+    if reason is not None:
+        return out | {"status": "skipped", "reason": reason}
+    out["server_version"] = version
+    for n in sizes:
+        try:
+            figures = asyncio.run(
+                weaviate_size(url, grpc_port, n, corpus, corpus.queries(n_queries, n))
+            )
+        except (VectorStoreError, OSError, TimeoutError) as exc:
+            out["status"] = "partial" if out["sizes"] else "skipped"
+            out["reason"] = f"at {n} chunks: {type(exc).__name__}: {exc}"
+            return out
+        out["sizes"][str(n)] = figures
+    return out | {"status": "ok"}
+
+
+def side_by_side(embedded: dict[str, Any], weaviate: dict[str, Any]) -> dict[str, Any]:
+    """Per size, each search's p50 / p95 / mean and the import rate of both stores."""
+    stores = {"embedded": embedded, "weaviate": weaviate.get("sizes", {})}
+    imports = {"build": ("build_s", "chunks_per_s"), "import": ("import_s", "objects_per_s")}
+    table: dict[str, Any] = {}
+    for size in sorted({*embedded, *stores["weaviate"]}, key=int):
+        row: dict[str, Any] = {}
+        for store, figures in stores.items():
+            figs = figures.get(size, {})
+            for run in search_runs():
+                if run in figs:
+                    timing = {k: figs[run][k] for k in ("p50_ms", "p95_ms", "mean_ms")}
+                    row.setdefault(run, {})[store] = timing
+            for key, (seconds, rate) in imports.items():  # no build when a store was reused
+                if key in figs:
+                    figure = {"seconds": figs[key][seconds], "chunks_per_s": figs[key][rate]}
+                    row.setdefault("import", {})[store] = figure
+        table[size] = row
+    return table
 
 
 # --- candidate engines at one size (fresh process) -----------------------------------------
@@ -587,13 +746,23 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--reuse", action="store_true", help="reuse stores in --data-dir")
     parser.add_argument("--no-compare", action="store_true")
     parser.add_argument("--compare-size", type=int, default=100_000)
+    weaviate_url = os.environ.get("BIOMCP_TEST_WEAVIATE_URL") or os.environ.get("WEAVIATE_URL")
+    parser.add_argument("--weaviate-url", default=weaviate_url,
+                        help="the Weaviate arm's server (env BIOMCP_TEST_WEAVIATE_URL, "
+                        "WEAVIATE_URL); skipped when none or it does not answer")  # fmt: skip
+    parser.add_argument("--weaviate-grpc-port", type=int,
+                        default=int(os.environ.get("BIOMCP_TEST_WEAVIATE_GRPC_PORT", "50051")),
+                        help="env BIOMCP_TEST_WEAVIATE_GRPC_PORT")  # fmt: skip
+    parser.add_argument("--weaviate-sizes", default=WEAVIATE_SIZES, help="'' for none")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    weaviate_sizes = [int(s) for s in args.weaviate_sizes.split(",") if s.strip()]
     if args.max_size is not None:
         sizes = [s for s in sizes if s <= args.max_size]
+        weaviate_sizes = [s for s in weaviate_sizes if s <= args.max_size]
     n_queries = args.queries
     if quick:
-        sizes, n_queries = [10_000], min(n_queries, 100)
+        sizes, weaviate_sizes, n_queries = [10_000], WEAVIATE_QUICK_SIZES, min(n_queries, 100)
     root = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-vectors-"))
     root.mkdir(parents=True, exist_ok=True)
     corpus = Corpus()
@@ -618,6 +787,12 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             "engines": "tantivy BM25 + faiss HNSW (M 32, efConstruction 80, efSearch "
             "max(128, min(1024, n / 1000)) widened by 1/selectivity), exact scan when <= 20k "
             "vectors are allowed",
+            "weaviate": {
+                "sizes": weaviate_sizes,
+                "store": "WeaviateVectorStore: bm25 and near_vector (HNSW, cosine) as two "
+                "concurrent server queries, fused in the client as the embedded store does",
+                "import": f"upsert_chunks of {WEAVIATE_BATCH} chunks (one gRPC batch each)",
+            },
         },
         "sizes": {},
     }
@@ -626,6 +801,10 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             queries = corpus.queries(n_queries, n)
             largest = i == len(sizes) - 1
             result["sizes"][str(n)] = run_size(n, corpus, root, queries, largest, args.reuse)
+        result["weaviate"] = run_weaviate(
+            args.weaviate_url, args.weaviate_grpc_port, weaviate_sizes, n_queries, corpus
+        )
+        result["side_by_side"] = side_by_side(result["sizes"], result["weaviate"])
         if not quick and not args.no_compare:
             result["engines"] = _in_fresh_process("compare_engines", args.compare_size, n_queries)
     finally:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from biomcp import __version__
+from biomcp.entrypoints import cli_serve
 
 app = typer.Typer(
     name="biomcp",
@@ -30,18 +31,6 @@ def _root(
     ),
 ) -> None:
     """bio-mcp command line."""
-
-
-@app.command()
-def serve() -> None:
-    """Run the MCP server over stdio on the configured (default: embedded) stores."""
-    typer.echo(
-        "biomcp serve: not implemented yet - the MCP server (tools, resources, stdio and "
-        "HTTP transports) arrives with the corpus issue. The evidence domain is usable as a "
-        "library today: `import biomcp.domain`.",
-        err=True,
-    )
-    raise typer.Exit(code=2)
 
 
 @app.command("fake-eutils")
@@ -181,6 +170,9 @@ def db_current(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP))
     else:
         state = f"at revision {current}" if current else "not migrated"
         typer.echo(f"{shown}: {state}; head is {head}: run `biomcp db upgrade`")
+
+
+cli_serve.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,74 @@
+"""`biomcp serve` (MCP over stdio) and `biomcp serve-http` (Streamable HTTP)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import sys
+
+import typer
+
+from biomcp.entrypoints.runtime import load_or_exit
+
+__all__ = ["register", "stdin_is_closed"]
+
+STDIN_GUIDANCE = (
+    "biomcp serve speaks MCP over stdio: an MCP client (Claude Desktop, Cursor, the MCP "
+    "Inspector...) must start it and send the initialize handshake on stdin, but stdin is "
+    "closed here. To try the server by hand, run `biomcp serve-http` and point a client at "
+    "http://127.0.0.1:8000/mcp, or run `npx @modelcontextprotocol/inspector biomcp serve`."
+)
+
+
+def stdin_is_closed() -> bool:
+    """True when stdin cannot carry a single message: closed, /dev/null, or an empty file."""
+    if sys.stdin is None or sys.stdin.closed:
+        return True
+    try:
+        info = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):
+        return True
+    if stat.S_ISREG(info.st_mode):
+        return info.st_size == 0
+    if stat.S_ISCHR(info.st_mode):
+        try:
+            null = os.stat(os.devnull)
+        except OSError:
+            return False
+        return info.st_rdev == null.st_rdev
+    return False
+
+
+def _quiet_libraries(level: str) -> None:
+    # Request lines of the HTTP clients are noise on stderr (and may carry hostnames).
+    for name in ("httpx", "httpcore", "alembic", "weaviate"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve() -> None:
+        """Run the MCP server over stdio on the configured stores (default: embedded SQLite +
+        local vector index + the local all-MiniLM-L6-v2 embedder, in the user data folder).
+        An MCP client starts this command; configuration comes from the environment."""
+        if stdin_is_closed():
+            typer.echo(STDIN_GUIDANCE, err=True)
+            raise typer.Exit(code=2)
+        settings = load_or_exit()
+        import anyio
+
+        from biomcp.entrypoints.container import build_services
+        from biomcp.entrypoints.mcp_server import build_server
+
+        services = build_services(settings)
+        server = build_server(services)
+        _quiet_libraries(settings.mcp_log_level)
+
+        async def run() -> None:
+            try:
+                await server.run_stdio_async()
+            finally:
+                await services.aclose()
+
+        anyio.run(run)

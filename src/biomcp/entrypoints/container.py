@@ -1,0 +1,216 @@
+"""The composition root: the only module that names concrete adapters.
+
+`Container` (dependency-injector) turns one `Settings` into the adapters and use cases. The
+adapters connect lazily, so building the container touches no network, database or model.
+`Services` is what the server, the CLI and the library hold: the use cases plus a readiness
+check and `aclose()`, which closes exactly the adapters that were created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from dependency_injector import containers, providers
+
+from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
+from biomcp.adapters.sql import SqlMetadataStore
+from biomcp.adapters.vectors import EmbeddedVectorStore
+from biomcp.entrypoints.settings import Settings
+from biomcp.ports.clock import Clock
+from biomcp.ports.embeddings import Embedder
+from biomcp.ports.entrez import EntrezClient
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.vectors import Fusion, VectorStore
+from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.search import SearchConfig, SearchCorpus
+from biomcp.usecases.sync import SyncConfig, SyncDelta, SystemClock
+
+__all__ = ["Container", "Services", "build_services"]
+
+_T = TypeVar("_T")
+
+
+class _Opened:
+    """The adapters created so far, in creation order (closed in reverse)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def add(self, item: _T) -> _T:
+        self.items.append(item)
+        return item
+
+
+def _entrez(settings: Settings, opened: _Opened) -> EntrezClient:
+    return opened.add(HttpEntrezClient(EntrezSettings.from_env(settings.ncbi_environ())))
+
+
+def _metadata(settings: Settings, clock: Clock, opened: _Opened) -> MetadataStore:
+    return opened.add(
+        SqlMetadataStore(
+            settings.biomcp_database_url, data_dir=settings.biomcp_data_dir, clock=clock
+        )
+    )
+
+
+def _vectors(settings: Settings, opened: _Opened) -> VectorStore:
+    if settings.biomcp_vector_backend == "weaviate":
+        from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
+
+        key = settings.weaviate_api_key
+        return opened.add(
+            WeaviateVectorStore(
+                settings.weaviate_url,
+                grpc_port=settings.weaviate_grpc_port,
+                api_key=key.get_secret_value() if key else None,
+                corpus_collection=settings.weaviate_class,
+            )
+        )
+    return opened.add(EmbeddedVectorStore(settings.biomcp_data_dir / "vectors"))
+
+
+def _embedder(settings: Settings, opened: _Opened) -> Embedder:
+    inner: Embedder
+    if settings.biomcp_embeddings == "openai":
+        from biomcp.adapters.embeddings.openai import OpenAIEmbedder
+
+        key = settings.openai_api_key
+        inner = OpenAIEmbedder(
+            settings.biomcp_openai_model,
+            api_key=key.get_secret_value() if key is not None else "",
+            base_url=settings.openai_base_url,
+            dimensions=settings.biomcp_openai_dimensions,
+        )
+    elif settings.biomcp_embeddings == "deterministic":
+        inner = DeterministicEmbedder(max_tokens=256)
+    else:
+        from biomcp.adapters.embeddings.hf import HfEmbedder
+
+        inner = HfEmbedder(
+            settings.biomcp_hf_model,
+            device=settings.biomcp_hf_device,
+            quantize=settings.biomcp_hf_quantize and settings.biomcp_hf_device == "cpu",
+        )
+    opened.add(inner)
+    if not settings.biomcp_embedding_cache:
+        return inner
+    return opened.add(CachingEmbedder(inner, settings.biomcp_data_dir / "embeddings.sqlite3"))
+
+
+def _sync_config(settings: Settings) -> SyncConfig:
+    return SyncConfig(
+        collection=settings.weaviate_class,
+        initial_days=settings.biomcp_sync_initial_days or None,
+        batch_size=settings.biomcp_sync_batch_size,
+        lock_timeout_s=settings.biomcp_sync_lock_timeout_s,
+    )
+
+
+def _search_config(settings: Settings) -> SearchConfig:
+    return SearchConfig(
+        collection=settings.weaviate_class,
+        alpha=settings.biomcp_search_alpha,
+        fusion=Fusion(settings.biomcp_search_fusion),
+        oversample=settings.biomcp_search_oversample,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """Providers of every adapter and use case, from `settings`."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    opened = providers.Singleton(_Opened)
+    clock = providers.Singleton(SystemClock)
+
+    entrez = providers.Singleton(_entrez, settings, opened)
+    metadata = providers.Singleton(_metadata, settings, clock, opened)
+    vectors = providers.Singleton(_vectors, settings, opened)
+    embedder = providers.Singleton(_embedder, settings, opened)
+
+    sync = providers.Singleton(
+        SyncDelta,
+        entrez,
+        metadata,
+        vectors,
+        embedder,
+        clock=clock,
+        config=providers.Callable(_sync_config, settings),
+    )
+    search = providers.Singleton(
+        SearchCorpus, vectors, embedder, config=providers.Callable(_search_config, settings)
+    )
+    documents = providers.Singleton(GetDocument, metadata)
+    checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)
+
+
+@dataclass
+class Services:
+    """The use cases of one process, and the means to check and release what they hold."""
+
+    settings: Settings
+    container: Container
+
+    @property
+    def sync(self) -> SyncDelta:
+        return self.container.sync()
+
+    @property
+    def search(self) -> SearchCorpus:
+        return self.container.search()
+
+    @property
+    def documents(self) -> GetDocument:
+        return self.container.documents()
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        return self.container.checkpoints()
+
+    @property
+    def metadata(self) -> MetadataStore:
+        return self.container.metadata()
+
+    @property
+    def vectors(self) -> VectorStore:
+        return self.container.vectors()
+
+    @property
+    def entrez(self) -> EntrezClient:
+        return self.container.entrez()
+
+    async def readiness(self) -> dict[str, str]:
+        """`ok` or the reason, per store: what `/readyz` reports."""
+        checks: dict[str, str] = {}
+        try:
+            await self.metadata.ping()
+            checks["metadata"] = "ok"
+        except Exception as exc:
+            checks["metadata"] = f"{type(exc).__name__}: {exc}"
+        try:
+            await self.vectors.collections()
+            checks["vectors"] = "ok"
+        except Exception as exc:
+            checks["vectors"] = f"{type(exc).__name__}: {exc}"
+        return checks
+
+    async def aclose(self) -> None:
+        """Close the adapters that were created (each once, newest first)."""
+        opened: _Opened = self.container.opened()
+        for item in reversed(opened.items):
+            close = getattr(item, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # noqa: S112 - closing the rest matters more
+                    continue
+        opened.items.clear()
+        self.container.reset_singletons()
+
+
+def build_services(settings: Settings | None = None) -> Services:
+    """The services for `settings` (default: from the environment). Connects to nothing."""
+    settings = settings or Settings()
+    container = Container(settings=settings)
+    return Services(settings, container)

@@ -1,0 +1,96 @@
+"""Every failure as spec 01's error envelope: `{"error": {"code", "message", "details"}}`.
+
+The message says what went wrong and what to do next, in words a model can act on. Internal
+details of unexpected errors stay in the server log; the caller gets `UNKNOWN` and a pointer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from biomcp.domain.errors import DomainError
+from biomcp.ports.embeddings import EmbeddingError
+from biomcp.ports.entrez import (
+    EntrezError,
+    EntrezRateLimitError,
+    EntrezRequestError,
+    EntrezTimeoutError,
+    EntrezUnavailableError,
+)
+from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
+from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreError
+from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
+
+__all__ = ["ToolCallError", "classify", "envelope"]
+
+_log = logging.getLogger("biomcp.server")
+
+
+class ToolCallError(Exception):
+    """A failure already expressed as an envelope code (argument validation, unknown tool)."""
+
+    def __init__(self, code: str, message: str, details: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[str, str, Any]:
+    """(code, message, details) for `exc`."""
+    vector_code = "WEAVIATE" if vector_backend == "weaviate" else "STORE"
+    if isinstance(exc, ToolCallError):
+        return exc.code, exc.message, exc.details
+    if isinstance(exc, InvalidRequestError):
+        return "VALIDATION", exc.message, exc.details
+    if isinstance(exc, NotFoundError):
+        return "NOT_FOUND", exc.message, exc.details
+    if isinstance(exc, IndexingError):
+        return vector_code, exc.message, exc.details
+    if isinstance(exc, DomainError):
+        return "VALIDATION", str(exc), None
+    if isinstance(exc, EntrezRateLimitError):
+        return (
+            "RATE_LIMIT",
+            f"NCBI rate limit hit and retries ran out ({exc}); wait a minute and retry, or set "
+            "NCBI_API_KEY for 10 requests/s",
+            {"retry_after": exc.retry_after},
+        )
+    if isinstance(exc, EntrezTimeoutError):
+        return "TIMEOUT", f"NCBI did not answer in time ({exc}); retry later", None
+    if isinstance(exc, EntrezUnavailableError):
+        return "UPSTREAM", f"NCBI E-utilities are unavailable ({exc}); retry later", None
+    if isinstance(exc, EntrezRequestError):
+        return "ENTREZ", f"PubMed rejected the request: {exc}; check the query syntax", None
+    if isinstance(exc, EntrezError):
+        return "ENTREZ", f"PubMed answered something unusable: {exc}", None
+    if isinstance(exc, LockTimeoutError):
+        return (
+            "STORE",
+            f"another sync of this query key is still running ({exc}); retry when it ends",
+            None,
+        )
+    if isinstance(exc, EmbeddingMismatchError):
+        return (
+            "EMBEDDING_MISMATCH",
+            f"{exc}. Configure the embedder that filled the collection, or re-index it.",
+            {"collection": exc.collection, "stored": exc.stored, "requested": exc.requested},
+        )
+    if isinstance(exc, MetadataStoreError):
+        return "STORE", f"the metadata database failed: {exc}", None
+    if isinstance(exc, VectorStoreError):
+        return vector_code, f"the vector store failed: {exc}", None
+    if isinstance(exc, EmbeddingError):
+        return "EMBEDDINGS", f"embedding failed: {exc}", None
+    _log.exception("unexpected error", exc_info=exc)
+    return (
+        "UNKNOWN",
+        f"an unexpected {type(exc).__name__} occurred; the server logged it and keeps serving",
+        None,
+    )
+
+
+def envelope(exc: BaseException, *, vector_backend: str = "embedded") -> dict[str, Any]:
+    code, message, details = classify(exc, vector_backend=vector_backend)
+    return {"error": {"code": code, "message": message, "details": details}}

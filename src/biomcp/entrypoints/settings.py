@@ -1,0 +1,148 @@
+"""The one configuration object: environment variables (and a `.env` file), validated at start.
+
+Names follow spec 04 (`MCP_*`, `NCBI_*`) and DESIGN.md (`BIOMCP_*`, `WEAVIATE_*`). Every field
+is read from the variable of the same name in upper case. A bad value fails at start-up with
+the variable's name and what it accepts (`format_settings_error`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "format_settings_error", "load_settings"]
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+class Settings(BaseSettings):
+    """bio-mcp's settings. Construct with keyword arguments to override the environment."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    # --- MCP runtime (spec 04 / 05) --------------------------------------------------------
+    mcp_transport_type: Literal["stdio", "http"] = "stdio"
+    mcp_http_host: str = "127.0.0.1"
+    mcp_http_port: int = Field(8000, ge=0, le=65535)
+    mcp_allowed_origins: str = ""
+    mcp_auth_secret_key: SecretStr | None = None
+    mcp_log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+    #: `portable` names (`rag_search`) or the specs' exact names (`rag.search`).
+    biomcp_tool_names: Literal["portable", "spec"] = "portable"
+    #: Hide the writing tools (sync, checkpoint set) from every client.
+    biomcp_read_only: bool = False
+
+    # --- NCBI (spec 04) --------------------------------------------------------------------
+    ncbi_eutils_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    ncbi_api_key: SecretStr | None = None
+    ncbi_tool_identifier: str | None = None
+    ncbi_admin_email: str | None = None
+    ncbi_request_delay_ms: int = Field(0, ge=0, le=60_000)
+    ncbi_max_retries: int = Field(3, ge=0, le=20)
+
+    # --- storage ---------------------------------------------------------------------------
+    biomcp_data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("bio-mcp"))
+    )
+    biomcp_database_url: str | None = None
+    biomcp_vector_backend: Literal["embedded", "weaviate"] = "embedded"
+    weaviate_url: str = "http://127.0.0.1:8080"
+    weaviate_grpc_port: int = Field(50051, ge=1, le=65535)
+    weaviate_api_key: SecretStr | None = None
+    weaviate_class: str = Field("PubMedChunk", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
+
+    # --- embeddings ------------------------------------------------------------------------
+    #: `hf` (local sentence-transformers), `openai`, or `deterministic` (a model-free hashing
+    #: embedder for tests and demos: lexical overlap only, no semantics).
+    biomcp_embeddings: Literal["hf", "openai", "deterministic"] = "hf"
+    biomcp_hf_model: str = "all-MiniLM-L6-v2"
+    biomcp_hf_quantize: bool = True
+    biomcp_hf_device: str = "cpu"
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    biomcp_openai_model: str = "text-embedding-3-small"
+    biomcp_openai_dimensions: int | None = Field(None, ge=1)
+    biomcp_embedding_cache: bool = True
+
+    # --- sync and search -------------------------------------------------------------------
+    #: With no checkpoint, a first sync starts this many days back (0 or unset: all history).
+    biomcp_sync_initial_days: int | None = Field(None, ge=0)
+    biomcp_sync_batch_size: int = Field(500, ge=1, le=10_000)
+    biomcp_sync_lock_timeout_s: float = Field(600.0, ge=0)
+    biomcp_search_alpha: float = Field(0.5, ge=0.0, le=1.0)
+    biomcp_search_fusion: Literal["relative_score", "ranked"] = "relative_score"
+    biomcp_search_oversample: int = Field(2, ge=1, le=20)
+
+    @field_validator("ncbi_eutils_base_url", "weaviate_url", "openai_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/") if value else value
+
+    @field_validator("mcp_auth_secret_key")
+    @classmethod
+    def _strong_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value():
+            return None
+        if value is not None and len(value.get_secret_value()) < 32:
+            raise ValueError("must be at least 32 characters (an HS256 key)")
+        return value
+
+    @field_validator("ncbi_api_key", "openai_api_key", "weaviate_api_key")
+    @classmethod
+    def _empty_is_unset(cls, value: SecretStr | None) -> SecretStr | None:
+        return None if value is not None and not value.get_secret_value().strip() else value
+
+    @model_validator(mode="after")
+    def _openai_needs_key(self) -> Settings:
+        if self.biomcp_embeddings == "openai" and self.openai_api_key is None:
+            raise ValueError("BIOMCP_EMBEDDINGS=openai needs OPENAI_API_KEY")
+        return self
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        return tuple(o.strip() for o in self.mcp_allowed_origins.split(",") if o.strip())
+
+    @property
+    def loopback(self) -> bool:
+        return self.mcp_http_host in LOOPBACK_HOSTS
+
+    def ncbi_environ(self) -> dict[str, str]:
+        """The NCBI variables as the E-utilities adapter reads them."""
+        return {
+            "NCBI_EUTILS_BASE_URL": self.ncbi_eutils_base_url,
+            "NCBI_API_KEY": self.ncbi_api_key.get_secret_value() if self.ncbi_api_key else "",
+            "NCBI_TOOL_IDENTIFIER": self.ncbi_tool_identifier or "",
+            "NCBI_ADMIN_EMAIL": self.ncbi_admin_email or "",
+            "NCBI_REQUEST_DELAY_MS": str(self.ncbi_request_delay_ms),
+            "NCBI_MAX_RETRIES": str(self.ncbi_max_retries),
+        }
+
+
+def format_settings_error(exc: ValidationError) -> str:
+    """One line per bad variable: `BIOMCP_VECTOR_BACKEND: Input should be 'embedded' or ...`."""
+    lines = ["invalid configuration:"]
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+        lines.append(f"  {name}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, `overrides` winning.
+
+    Raises:
+        ValidationError: for a bad value (format it with `format_settings_error`).
+    """
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,94 @@
+"""GetDocument and Checkpoints: reading documents and moving watermarks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from biomcp.domain.watermarks import WatermarkAudit
+from biomcp.ports.clock import Clock
+from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
+from biomcp.usecases.sync import SystemClock
+
+__all__ = ["Checkpoints", "GetDocument"]
+
+
+class GetDocument:
+    """`rag.get` and `resource://pubmed/paper/{pmid}`: one payload for both."""
+
+    def __init__(self, metadata: MetadataStore) -> None:
+        self._metadata = metadata
+
+    async def run(self, doc_id: str) -> dict[str, Any]:
+        """The stored document `doc_id` (`pmid:<digits>` or bare digits).
+
+        Raises:
+            InvalidRequestError: a malformed id.
+            NotFoundError: the PMID is not in the corpus.
+        """
+        pmid = parse_doc_id(doc_id)
+        doc = await self._metadata.get_document(pmid)
+        if doc is None:
+            raise NotFoundError(
+                f"pmid:{pmid} is not in the corpus: sync a query that covers it "
+                "(pubmed_sync_delta), or read it live from PubMed",
+                details={"doc_id": f"pmid:{pmid}"},
+            )
+        return document_payload(doc)
+
+
+class Checkpoints:
+    """The watermarks of saved queries. Syncs move them forward only; a manual set may move
+    one backward (to re-sync a period) and is written to the audit trail."""
+
+    def __init__(self, metadata: MetadataStore, *, clock: Clock | None = None) -> None:
+        self._metadata = metadata
+        self._clock = clock or SystemClock()
+
+    async def get(self, query_key: str) -> Checkpoint:
+        key = _key(query_key)
+        return await self._metadata.get_checkpoint(key)
+
+    async def get_payload(self, query_key: str) -> dict[str, Any]:
+        checkpoint = await self.get(query_key)
+        return {"query_key": checkpoint.query_key, "last_edat": iso_utc(checkpoint.last_edat)}
+
+    async def set(
+        self,
+        query_key: str,
+        last_edat: str | datetime,
+        *,
+        actor: str = "manual",
+        reason: str = "manual set",
+    ) -> WatermarkAudit:
+        """Move the watermark of `query_key` to `last_edat` (any direction), audited.
+
+        Raises:
+            InvalidRequestError: an empty key, or a timestamp that is not ISO 8601 or lies in
+                the future.
+        """
+        key = _key(query_key)
+        when = (
+            parse_iso_utc(last_edat, field="last_edat") if isinstance(last_edat, str) else last_edat
+        )
+        if when.tzinfo is None:
+            raise InvalidRequestError("last_edat must carry a timezone (UTC)")
+        now = self._clock.now()
+        if when > now:
+            raise InvalidRequestError(
+                f"last_edat {iso_utc(when)} is in the future (now {iso_utc(now)}): a watermark "
+                "past now would skip every record published until then"
+            )
+        return await self._metadata.set_checkpoint(key, when, actor=actor, reason=reason, at=now)
+
+    async def audit(self, query_key: str) -> list[WatermarkAudit]:
+        return await self._metadata.checkpoint_audit(_key(query_key))
+
+
+def _key(query_key: str) -> str:
+    key = query_key.strip()
+    if not key:
+        raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
+    return key

@@ -1,0 +1,151 @@
+"""SearchCorpus: hybrid search over the corpus with the quality-biased rerank (spec 03 §7).
+
+The query is embedded; the vector store runs BM25 and vector search, oversampled (`top_k *
+oversample` candidates), and fuses them (relative-score fusion by default, `alpha` weighting the
+vector arm, as Weaviate does). With `quality_bias` each candidate's fused score is reranked:
+
+    score = fused * (1 + quality / 10) * (1 + section_boost) * (1 + tier_weight(intent))
+
+The fused score stands in for the spec's `sim` so that a chunk found by BM25 alone keeps its
+place; the raw cosine similarity and BM25 score of each arm are still reported (`sim`, `bm25`).
+Without `quality_bias`, `score` is the fused score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
+from biomcp.ports.embeddings import Embedder
+from biomcp.ports.vectors import CollectionNotFoundError, Fusion, SearchFilters, VectorStore
+from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+
+__all__ = ["SearchConfig", "SearchCorpus", "SearchHit"]
+
+MAX_TOP_K = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    collection: str = "PubMedChunk"
+    alpha: float = 0.5
+    fusion: Fusion = Fusion.RELATIVE_SCORE
+    oversample: int = 2
+    weights: RerankWeights = field(default_factory=RerankWeights)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.oversample < 1:
+            raise ValueError(f"oversample must be >= 1, got {self.oversample}")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    doc_id: str
+    uuid: str
+    chunk_id: str
+    score: float
+    fused: float
+    sim: float | None
+    bm25: float | None
+    quality: float | None
+    evidence_type: str | None
+    section: str | None
+    text: str | None
+    year: int | None
+    journal: str | None
+
+    def as_payload(self) -> dict[str, Any]:
+        """One `rag.search` result: spec 01's fields, then the v1.1 ones."""
+        return {
+            "doc_id": self.doc_id,
+            "uuid": self.uuid,
+            "sim": self.sim,
+            "bm25": self.bm25,
+            "quality": self.quality,
+            "score": self.score,
+            "evidence_type": self.evidence_type,
+            "section": self.section,
+            "chunk_id": self.chunk_id,
+            "text": self.text,
+        }
+
+
+class SearchCorpus:
+    def __init__(
+        self, vectors: VectorStore, embedder: Embedder, *, config: SearchConfig | None = None
+    ) -> None:
+        self._vectors = vectors
+        self._embedder = embedder
+        self.config = config or SearchConfig()
+
+    async def run(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        filters: SearchFilters | None = None,
+    ) -> list[SearchHit]:
+        """The best `top_k` chunks for `query`, best first.
+
+        Raises:
+            InvalidRequestError: an empty query or `top_k` outside 1..100.
+            NotFoundError: nothing has been indexed yet.
+            EmbeddingError, VectorStoreError: from the adapters.
+        """
+        text = query.strip()
+        if not text:
+            raise InvalidRequestError("query is empty: ask a question or give keywords")
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
+        vector = (await self._embedder.embed([text]))[0]
+        config = self.config
+        try:
+            hits = await self._vectors.hybrid_search(
+                config.collection,
+                text,
+                vector,
+                limit=top_k * config.oversample,
+                alpha=config.alpha,
+                fusion=config.fusion,
+                filters=filters,
+            )
+        except CollectionNotFoundError:
+            raise NotFoundError(
+                "the corpus is empty: sync a PubMed query first (pubmed_sync_delta)"
+            ) from None
+        intent = detect_intent(text)
+        results: list[SearchHit] = []
+        for hit in hits:
+            score = hit.score
+            if quality_bias:
+                score = rerank_score(
+                    hit.score,
+                    hit.quality_total,
+                    hit.section,
+                    hit.evidence_type,
+                    intent,
+                    config.weights,
+                )
+            results.append(
+                SearchHit(
+                    doc_id=hit.doc_id,
+                    uuid=hit.uuid,
+                    chunk_id=hit.chunk_id,
+                    score=score,
+                    fused=hit.score,
+                    sim=hit.sim,
+                    bm25=hit.bm25,
+                    quality=hit.quality_total,
+                    evidence_type=hit.evidence_type,
+                    section=hit.section,
+                    text=hit.text,
+                    year=hit.year,
+                    journal=hit.journal,
+                )
+            )
+        results.sort(key=lambda r: (-r.score, r.uuid))
+        return results[:top_k]

@@ -1,0 +1,454 @@
+"""SyncDelta: one incremental sync of a saved PubMed query (DESIGN.md, "one sync").
+
+1. Take the query key's lock (two syncs of one key never interleave).
+2. Window = [last EDAT - overlap, today]; with no checkpoint, `initial_days` back (None or 0:
+   the whole history).
+3. Enumerate every PMID of the window (the client bisects past the 9,999 cap).
+4. Fetch in batches; classify, score and hash each record; upsert the batch in one transaction
+   (insert / update with version + 1 / skip).
+5. Chunk the documents whose indexed version is behind, embed the chunk texts, upsert the
+   chunks by their stable uuid, delete the chunks a new version no longer has, and record the
+   indexed version. A replay of an unchanged window finds nothing behind: no embedding call
+   and no vector write.
+6. Only when every record of the window is stored and indexed, advance the checkpoint
+   (monotonic) to the largest EDAT among them. A failure anywhere leaves the checkpoint where
+   it was, and the next run redoes what is missing (documents stay "behind" until indexed).
+7. Record the job (running, then succeeded or failed) and return the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
+from biomcp.domain.evidence import classify_evidence
+from biomcp.domain.numeric import has_numeric_result
+from biomcp.domain.quality import QualityConfig, score_quality
+from biomcp.domain.records import Chunk, PubMedRecord
+from biomcp.domain.versioning import content_hash
+from biomcp.domain.watermarks import window_start
+from biomcp.ports.clock import Clock
+from biomcp.ports.embeddings import Embedder, EmbeddingError
+from biomcp.ports.entrez import EntrezClient
+from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
+from biomcp.ports.vectors import ChunkRecord, VectorStore
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.payloads import iso_utc
+
+__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "SystemClock"]
+
+#: The earliest EDAT a whole-history window asks for (PubMed's oldest records are from 1781).
+HISTORY_START = date(1700, 1, 1)
+
+
+class SystemClock:
+    """The wall clock, in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncConfig:
+    """How syncs run. `chunking` None follows the embedder's window (`chunking_for_window`)."""
+
+    collection: str = "PubMedChunk"
+    initial_days: int | None = None
+    batch_size: int = 500
+    embed_batch_size: int = 256
+    lock_timeout_s: float = 600.0
+    chunking: ChunkingConfig | None = None
+    quality: QualityConfig = field(default_factory=QualityConfig)
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1 or self.embed_batch_size < 1:
+            raise ValueError("batch sizes must be >= 1")
+        if self.initial_days is not None and self.initial_days < 0:
+            raise ValueError("initial_days must be >= 0")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncProgress:
+    """Where a running sync stands (sent after enumeration and after every batch)."""
+
+    query_key: str
+    total: int
+    processed: int
+    chunks_embedded: int
+    elapsed_s: float
+
+    @property
+    def rate(self) -> float:
+        """Records per second so far."""
+        return self.processed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """The outcome of one sync. `as_payload()` is the spec's response; the rest is for the CLI,
+    the job log and the benchmarks (`timings` in seconds per stage)."""
+
+    job_id: str
+    query_key: str
+    inserted: int
+    updated: int
+    skipped: int
+    pmids_processed: int
+    max_edat_seen: datetime | None
+    warnings: tuple[str, ...]
+    pmids_found: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    texts_embedded: int = 0
+    checkpoint: datetime | None = None
+    checkpoint_advanced: bool = False
+    window_start: datetime | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "pmids_processed": self.pmids_processed,
+            "max_edat_seen": iso_utc(self.max_edat_seen),
+            "warnings": list(self.warnings),
+        }
+
+
+ProgressCallback = Callable[[SyncProgress], None]
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable tallies of one run."""
+
+    query_key: str
+    started: float
+    total: int = 0
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    processed: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    texts_embedded: int = 0
+    max_edat_seen: datetime | None = None
+    indexed_max_edat: datetime | None = None
+    complete: bool = True
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, stage: str, since: float) -> None:
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
+
+    def progress(self) -> SyncProgress:
+        return SyncProgress(
+            self.query_key,
+            self.total,
+            self.processed,
+            self.texts_embedded,
+            time.perf_counter() - self.started,
+        )
+
+
+def _later(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+class SyncDelta:
+    """Runs syncs. One instance serves every query key; runs of different keys may overlap."""
+
+    def __init__(
+        self,
+        entrez: EntrezClient,
+        metadata: MetadataStore,
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        clock: Clock | None = None,
+        config: SyncConfig | None = None,
+    ) -> None:
+        self._entrez = entrez
+        self._metadata = metadata
+        self._vectors = vectors
+        self._embedder = embedder
+        self._clock = clock or SystemClock()
+        self.config = config or SyncConfig()
+        self._schema_ready = False
+
+    @property
+    def chunking(self) -> ChunkingConfig:
+        """The chunk budget in force: the configured one, else the embedder's window's."""
+        if self.config.chunking is not None:
+            return self.config.chunking
+        return chunking_for_window(self._embedder.max_tokens)
+
+    async def run(
+        self,
+        query_key: str,
+        term: str,
+        overlap_days: int = 5,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> SyncReport:
+        """Sync `term` under `query_key` (see the module docstring).
+
+        Raises:
+            InvalidRequestError: an empty key or term, or a negative overlap.
+            LockTimeoutError: another sync of the key held the lock past the configured wait.
+            EntrezError, MetadataStoreError, VectorStoreError, EmbeddingError: a step failed;
+                the checkpoint did not move and the job is recorded as failed.
+        """
+        query_key, term = query_key.strip(), term.strip()
+        if not query_key:
+            raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
+        if not term:
+            raise InvalidRequestError("term is empty: give a PubMed query")
+        if overlap_days < 0:
+            raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
+        async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
+            started_at = self._clock.now()
+            job_id = f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
+            job = SyncJob(job_id, query_key, term, started_at, None, "running")
+            await self._metadata.record_job(job)
+            try:
+                report = await self._sync(job_id, query_key, term, overlap_days, progress)
+            except BaseException as exc:
+                failed = SyncJob(
+                    job_id,
+                    query_key,
+                    term,
+                    started_at,
+                    self._clock.now(),
+                    "failed",
+                    error=f"{type(exc).__name__}: {exc}"[:2000],
+                )
+                await asyncio.shield(self._record_quietly(failed))
+                raise
+            await self._metadata.record_job(
+                SyncJob(
+                    job_id,
+                    query_key,
+                    term,
+                    started_at,
+                    self._clock.now(),
+                    "succeeded",
+                    inserted=report.inserted,
+                    updated=report.updated,
+                    skipped=report.skipped,
+                    pmids_processed=report.pmids_processed,
+                    max_edat_seen=report.max_edat_seen,
+                    warnings=report.warnings,
+                )
+            )
+            return report
+
+    async def _record_quietly(self, job: SyncJob) -> None:
+        # The original failure is what the caller must see.
+        with contextlib.suppress(Exception):
+            await self._metadata.record_job(job)
+
+    async def _sync(
+        self,
+        job_id: str,
+        query_key: str,
+        term: str,
+        overlap_days: int,
+        progress: ProgressCallback | None,
+    ) -> SyncReport:
+        run = _Run(query_key, time.perf_counter())
+        checkpoint = await self._metadata.get_checkpoint(query_key)
+        now = self._clock.now()
+        start = window_start(checkpoint.last_edat, overlap_days, now, self.config.initial_days)
+        mindate = start.astimezone(UTC).date() if start is not None else HISTORY_START
+        maxdate = now.astimezone(UTC).date()
+
+        began = time.perf_counter()
+        found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
+        run.timed("search", began)
+        run.total = len(found.pmids)
+        run.warnings.extend(str(w) for w in found.warnings)
+        if not found.complete:
+            run.complete = False
+            run.warnings.append(
+                "the window could not be enumerated completely; the checkpoint stays where it "
+                "was (narrow the query to sync the rest)"
+            )
+        if progress is not None:
+            progress(run.progress())
+
+        size = self.config.batch_size
+        for offset in range(0, len(found.pmids), size):
+            await self._batch(run, found.pmids[offset : offset + size])
+            if progress is not None:
+                progress(run.progress())
+
+        final = checkpoint.last_edat
+        advanced = False
+        if run.complete:
+            # An EDAT past now (clock skew, or NCBI's Eastern-time stamps read as UTC) would
+            # make the next window skip records: the watermark never passes the scan time.
+            candidate = run.indexed_max_edat
+            if candidate is not None and candidate > now:
+                candidate = now
+            moved = await self._metadata.advance_checkpoint(query_key, candidate, now)
+            advanced = moved.last_edat != checkpoint.last_edat
+            final = moved.last_edat
+        return SyncReport(
+            job_id=job_id,
+            query_key=query_key,
+            inserted=run.inserted,
+            updated=run.updated,
+            skipped=run.skipped,
+            pmids_processed=run.processed,
+            max_edat_seen=run.max_edat_seen,
+            warnings=tuple(run.warnings),
+            pmids_found=run.total,
+            chunks_written=run.chunks_written,
+            chunks_deleted=run.chunks_deleted,
+            texts_embedded=run.texts_embedded,
+            checkpoint=final,
+            checkpoint_advanced=advanced,
+            window_start=start,
+            timings={k: round(v, 4) for k, v in run.timings.items()},
+        )
+
+    async def _batch(self, run: _Run, pmids: Sequence[str]) -> None:
+        began = time.perf_counter()
+        fetched = await self._entrez.efetch(pmids)
+        run.timed("fetch", began)
+        if fetched.missing:
+            run.complete = False
+            run.warnings.append(
+                f"{len(fetched.missing)} PMIDs found by ESearch were not returned by EFetch "
+                f"(e.g. {', '.join(fetched.missing[:5])}); the checkpoint stays for a retry"
+            )
+        if fetched.deleted_pmids:
+            run.warnings.append(f"deleted PMIDs skipped: {', '.join(fetched.deleted_pmids[:20])}")
+        if fetched.book_pmids:
+            run.warnings.append(f"book records skipped: {', '.join(fetched.book_pmids[:20])}")
+        run.warnings.extend(fetched.problems[:20])
+
+        began = time.perf_counter()
+        today = self._clock.now().date()
+        docs = [self._derive(record, today) for record in fetched.records]
+        run.timed("derive", began)
+
+        began = time.perf_counter()
+        summary = await self._metadata.upsert_documents(docs)
+        behind = await self._metadata.documents_to_index([r.pmid for r in fetched.records])
+        run.timed("store", began)
+        run.inserted += summary.inserted
+        run.updated += summary.updated
+        run.skipped += summary.skipped
+        run.processed += len(docs)
+        run.max_edat_seen = _later(run.max_edat_seen, summary.max_edat_seen)
+
+        failed = await self._index(run, behind) if behind else set()
+        for record in fetched.records:
+            if record.pmid not in failed:
+                run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
+
+    def _derive(self, record: PubMedRecord, today: date) -> DocumentUpsert:
+        evidence = classify_evidence(record)
+        breakdown = score_quality(record, today, self.config.quality, evidence)
+        return DocumentUpsert(record, evidence, breakdown, content_hash(record))
+
+    async def _index(self, run: _Run, docs: Sequence[StoredDocument]) -> set[str]:
+        """Chunk, embed and write `docs`; return the PMIDs whose chunks were refused."""
+        collection = self.config.collection
+        if not self._schema_ready:
+            await self._vectors.ensure_schema(
+                collection, dim=self._embedder.dim, model_id=self._embedder.model_id
+            )
+            self._schema_ready = True
+
+        began = time.perf_counter()
+        chunking = self.chunking
+        pieces: list[tuple[StoredDocument, Chunk]] = [
+            (doc, chunk) for doc in docs for chunk in chunk_record(doc.record, chunking)
+        ]
+        run.timed("chunk", began)
+
+        began = time.perf_counter()
+        vectors = await self._embed([chunk.text for _, chunk in pieces])
+        run.timed("embed", began)
+        run.texts_embedded += len(pieces)
+
+        began = time.perf_counter()
+        records = [
+            _chunk_record(doc, chunk, vector)
+            for (doc, chunk), vector in zip(pieces, vectors, strict=True)
+        ]
+        report = await self._vectors.upsert_chunks(collection, records)
+        refused = {error.uuid: error.message for error in report.errors}
+        failed = {doc.record.pmid for (doc, chunk) in pieces if chunk.uuid in refused}
+        if refused:
+            run.complete = False
+            sample = "; ".join(list(refused.values())[:3])
+            run.warnings.append(
+                f"the vector store refused {len(refused)} chunks of {len(failed)} documents "
+                f"({sample}); they will be retried by the next sync"
+            )
+        run.chunks_written += report.upserted
+
+        keep: dict[str, set[str]] = {}
+        for doc, chunk in pieces:
+            keep.setdefault(doc.record.pmid, set()).add(chunk.chunk_id)
+        for doc in docs:
+            if doc.indexed_version > 0 and doc.record.pmid not in failed:
+                run.chunks_deleted += await self._vectors.delete_chunks(
+                    collection, doc.record.doc_id, keep=keep.get(doc.record.pmid, set())
+                )
+        await self._metadata.mark_indexed(
+            {doc.record.pmid: doc.version for doc in docs if doc.record.pmid not in failed}
+        )
+        run.timed("index", began)
+        return failed
+
+    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        size = self.config.embed_batch_size
+        vectors: list[list[float]] = []
+        for offset in range(0, len(texts), size):
+            part = texts[offset : offset + size]
+            got = await self._embedder.embed(part)
+            if len(got) != len(part):
+                raise EmbeddingError(
+                    f"the embedder returned {len(got)} vectors for {len(part)} texts"
+                )
+            vectors.extend(got)
+        return vectors
+
+
+def _chunk_record(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
+    record = doc.record
+    return ChunkRecord(
+        uuid=chunk.uuid,
+        doc_id=record.doc_id,
+        chunk_id=chunk.chunk_id,
+        text=chunk.text,
+        vector=vector,
+        section=chunk.section,
+        year=record.year,
+        evidence_type=str(doc.evidence.evidence_type),
+        quality_total=float(doc.quality.total),
+        journal=record.journal.title or record.journal.iso_abbreviation,
+        pub_types=record.publication_types,
+        edat=iso_utc(record.edat),
+        lr=iso_utc(record.lr),
+        source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
+        has_numbers=has_numeric_result(chunk.text),
+    )
