@@ -138,17 +138,23 @@ class WeaviateVectorStore:
             if self._client is None:
                 secure = self._url.scheme == "https"
                 host = self._url.hostname or "127.0.0.1"
-                client = weaviate.use_async_with_custom(
-                    http_host=host,
-                    http_port=self._url.port or (443 if secure else 80),
-                    http_secure=secure,
-                    grpc_host=host,
-                    grpc_port=self._grpc_port,
-                    grpc_secure=secure,
-                    auth_credentials=(
-                        wvc.init.Auth.api_key(self._api_key) if self._api_key else None
-                    ),
-                )
+                try:
+                    client = weaviate.use_async_with_custom(
+                        http_host=host,
+                        http_port=self._url.port or (443 if secure else 80),
+                        http_secure=secure,
+                        grpc_host=host,
+                        grpc_port=self._grpc_port,
+                        grpc_secure=secure,
+                        auth_credentials=(
+                            wvc.init.Auth.api_key(self._api_key) if self._api_key else None
+                        ),
+                    )
+                except (ValueError, WeaviateBaseError) as exc:  # bad host / port combination
+                    raise VectorStoreUnavailableError(
+                        f"cannot use Weaviate at {self._url.geturl()} (gRPC port "
+                        f"{self._grpc_port}): {exc}"
+                    ) from exc
                 try:
                     await client.connect()
                 except WeaviateBaseError as exc:

@@ -1,0 +1,412 @@
+"""The corpus tools and resources through an in-process MCP client (`mcp.Client(server)`).
+
+The server is built by the same factory `biomcp serve` uses, on real adapters (SQLite, the
+embedded vector store, the deterministic embedder) and the fake E-utilities over HTTP. Input
+schemas are checked against the JSON Schemas printed in spec 01 itself (read from
+../shared/spec; skipped when that folder is absent); every answer is checked against the
+declared output schema, and against the spec's v1.0 schema with additive fields allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.entrypoints.container import Services, build_services
+from biomcp.entrypoints.mcp_server import BioMcpServer, build_server
+from biomcp.entrypoints.schemas import ERROR_ENVELOPE, SPEC_INPUTS, SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.settings import Settings
+from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+
+SPEC_01 = REPO_ROOT.parent / "shared" / "spec" / "01-contracts.md"
+PORTABLE = {
+    "pubmed.sync_delta": "pubmed_sync_delta",
+    "rag.search": "rag_search",
+    "rag.get": "rag_get",
+    "corpus.checkpoint.get": "corpus_checkpoint_get",
+    "corpus.checkpoint.set": "corpus_checkpoint_set",
+}
+SPEC_ERROR_CODES = {
+    "RATE_LIMIT",
+    "UPSTREAM",
+    "VALIDATION",
+    "NOT_FOUND",
+    "INVARIANT_FAILURE",
+    "STORE",
+    "EMBEDDINGS",
+    "WEAVIATE",
+    "ENTREZ",
+    "UNKNOWN",
+}
+
+
+# --- the spec's own schemas ------------------------------------------------------------------
+
+
+def _json_after(text: str, start: int) -> tuple[dict[str, Any], int]:
+    opening = text.index("{", start)
+    value, end = json.JSONDecoder().raw_decode(text, opening)
+    return value, end
+
+
+def spec_schemas() -> dict[str, dict[str, dict[str, Any]]]:
+    """{tool: {"request": schema, "response": schema}} parsed from spec 01's text."""
+    if not SPEC_01.exists():
+        pytest.skip(f"spec not present: {SPEC_01}")
+    text = SPEC_01.read_text(encoding="utf-8")
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in ("pubmed.sync_delta", "rag.search", "rag.get"):
+        at = text.index(f"## Tool: {name}")
+        request, end = _json_after(text, text.index("Request", at))
+        response, _ = _json_after(text, text.index("Response", end))
+        found[name] = {"request": request, "response": response}
+    at = text.index("## Tools: corpus.checkpoint.get / corpus.checkpoint.set")
+    for verb in ("get", "set"):
+        request, end = _json_after(text, text.index(f"{verb.capitalize()} Request", at))
+        response, _ = _json_after(text, text.index(f"{verb.capitalize()} Response", end))
+        found[f"corpus.checkpoint.{verb}"] = {"request": request, "response": response}
+    envelope, _ = _json_after(text, text.index("## Error Envelope"))
+    found["error"] = {"request": {}, "response": envelope}
+    return found
+
+
+def _open(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every `additionalProperties: false` lifted (v1.0 read by a v1.1 server)."""
+    relaxed = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("additionalProperties") is False:
+                del node["additionalProperties"]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(relaxed)
+    return relaxed
+
+
+# --- fixtures --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    today = date.today()
+    xml = generate_articles(150, start=today - timedelta(days=60), end=today, seed=7)
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+        yield server
+
+
+def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "biomcp_data_dir": tmp_path / "data",
+        "ncbi_eutils_base_url": fake.base_url,
+        "ncbi_api_key": "test-key-not-secret",
+        "biomcp_embeddings": "deterministic",
+        "biomcp_sync_initial_days": 0,
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
+
+
+def serve(settings: Settings, body: Body) -> None:
+    async def main() -> None:
+        services = build_services(settings)
+        server = build_server(services)
+        try:
+            async with Client(server) as client:
+                await body(client, server, services)
+        finally:
+            await services.aclose()
+
+    asyncio.run(main())
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    result = await client.call_tool(name, arguments)
+    assert result.structured_content is not None
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == result.structured_content  # text mirrors the structured answer
+    return bool(result.is_error), result.structured_content
+
+
+def assert_envelope(body: Any, code: str) -> None:
+    Draft202012Validator(ERROR_ENVELOPE).validate(body)
+    assert body["error"]["code"] == code, body
+    assert body["error"]["message"]
+
+
+# --- schemas ---------------------------------------------------------------------------------
+
+
+def test_the_servers_input_schemas_are_the_specs_verbatim() -> None:
+    spec = spec_schemas()
+    for name in SPEC_INPUTS:
+        assert SPEC_INPUTS[name] == spec[name]["request"], name
+        assert SPEC_OUTPUTS[name] == spec[name]["response"], name
+
+
+def test_v11_outputs_only_add_fields_to_the_spec() -> None:
+    def properties_of(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        yield "", schema
+        for key, value in schema.get("properties", {}).items():
+            for path, node in properties_of(value):
+                yield f"{key}.{path}", node
+        if "items" in schema:
+            for path, node in properties_of(schema["items"]):
+                yield f"[].{path}", node
+
+    for name, v10 in SPEC_OUTPUTS.items():
+        v11 = dict(properties_of(V11_OUTPUTS[name]))
+        for path, node in properties_of(v10):
+            assert path in v11, (name, path)
+            assert v11[path].get("type") == node.get("type"), (name, path)
+            assert set(node.get("required", ())) <= set(v11[path].get("required", ()))
+
+
+def test_tools_are_listed_with_the_spec_schemas_annotations_and_output_schemas(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    spec = spec_schemas()
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(listed) == set(PORTABLE.values())
+        for spec_name, portable in PORTABLE.items():
+            tool = listed[portable]
+            assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
+            assert tool.input_schema == spec[spec_name]["request"]
+            assert tool.output_schema == V11_OUTPUTS[spec_name]
+            Draft202012Validator.check_schema(tool.output_schema)
+            assert tool.description
+            assert tool.annotations is not None
+        assert listed["rag_search"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert listed["rag_get"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        sync = listed["pubmed_sync_delta"].annotations
+        assert sync is not None
+        assert sync.idempotent_hint is True
+        assert not sync.read_only_hint
+
+    serve(_settings(tmp_path, fake), body)
+
+
+def test_the_spec_names_setting_exposes_the_dotted_names(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names == set(PORTABLE)
+        error, answer = await call(client, "corpus.checkpoint.get", {"query_key": "k"})
+        assert not error
+        assert answer == {"query_key": "k", "last_edat": None}
+
+    serve(_settings(tmp_path, fake, biomcp_tool_names="spec"), body)
+
+
+def test_read_only_mode_hides_the_writing_tools(tmp_path: Path, fake: FakeEutilsServer) -> None:
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names == {"rag_search", "rag_get", "corpus_checkpoint_get"}
+        error, answer = await call(client, "pubmed_sync_delta", {"query_key": "k", "term": "x"})
+        assert error
+        assert_envelope(answer, "VALIDATION")
+        assert "unknown tool" in answer["error"]["message"]
+
+    serve(_settings(tmp_path, fake, biomcp_read_only=True), body)
+
+
+# --- calls -----------------------------------------------------------------------------------
+
+
+def test_every_tool_answers_in_its_schema_and_the_resource_matches_rag_get(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    spec = spec_schemas()
+    expected = len(fake.corpus)
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        def check(name: str, answer: Any) -> None:
+            Draft202012Validator(V11_OUTPUTS[name]).validate(answer)
+            Draft202012Validator(_open(spec[name]["response"])).validate(answer)
+
+        error, report = await call(
+            client, "pubmed_sync_delta", {"query_key": "all", "term": "humans[mh] OR animals[mh]"}
+        )
+        assert not error, report
+        check("pubmed.sync_delta", report)
+        Draft202012Validator(spec["pubmed.sync_delta"]["response"]).validate(report)
+        assert report["inserted"] == expected
+        assert report["pmids_processed"] == expected
+        assert report["job_id"].startswith("sync_")
+
+        error, again = await call(
+            client, "pubmed_sync_delta", {"query_key": "all", "term": "humans[mh] OR animals[mh]"}
+        )
+        assert not error
+        assert again["inserted"] == 0
+        assert again["updated"] == 0
+
+        error, found = await call(client, "rag_search", {"query": "randomized trial", "top_k": 5})
+        assert not error, found
+        check("rag.search", found)
+        results = found["results"]
+        assert 1 <= len(results) <= 5
+        assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+        assert all(
+            r["evidence_type"] in {"clinical", "preclinical", "basic", "other"} for r in results
+        )
+
+        error, unbiased = await call(
+            client, "rag_search", {"query": "randomized trial", "top_k": 5, "quality_bias": False}
+        )
+        assert not error
+        assert all(r["score"] <= 1.0 + 1e-9 for r in unbiased["results"])  # fused, not reranked
+
+        doc_id = results[0]["doc_id"]
+        error, document = await call(client, "rag_get", {"doc_id": doc_id})
+        assert not error
+        check("rag.get", document)
+        assert document["doc_id"] == doc_id
+        assert document["version"] == 1
+
+        pmid = doc_id.removeprefix("pmid:")
+        read = await client.read_resource(f"resource://pubmed/paper/{pmid}")
+        contents = read.contents[0]
+        assert contents.mime_type == "application/json"
+        assert json.loads(contents.text) == document  # type: ignore[union-attr]
+
+        error, checkpoint = await call(client, "corpus_checkpoint_get", {"query_key": "all"})
+        assert not error
+        check("corpus.checkpoint.get", checkpoint)
+        assert checkpoint["last_edat"] is not None
+
+        error, moved = await call(
+            client,
+            "corpus_checkpoint_set",
+            {"query_key": "all", "last_edat": "2020-01-02T03:04:05Z"},
+        )
+        assert not error
+        check("corpus.checkpoint.set", moved)
+        assert moved["ok"] is True
+        assert moved["previous_edat"] == checkpoint["last_edat"]
+        error, checkpoint = await call(client, "corpus_checkpoint_get", {"query_key": "all"})
+        assert checkpoint["last_edat"] == "2020-01-02T03:04:05Z"
+        audit = await services.checkpoints.audit("all")
+        assert audit[-1].moved_backward
+        assert audit[-1].actor == "mcp"
+
+    serve(_settings(tmp_path, fake), body)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("rag_search", {}),
+        ("rag_search", {"query": ""}),
+        ("rag_search", {"query": "x", "top_k": 0}),
+        ("rag_search", {"query": "x", "top_k": 101}),
+        ("rag_search", {"query": "x", "quality_bias": "yes"}),
+        ("rag_search", {"query": "x", "extra": 1}),
+        ("rag_get", {"doc_id": "12345"}),
+        ("rag_get", {"doc_id": "pmid:12a"}),
+        ("pubmed_sync_delta", {"query_key": "k"}),
+        ("pubmed_sync_delta", {"query_key": "k", "term": "x", "overlap_days": -1}),
+        ("pubmed_sync_delta", {"query_key": "", "term": "x"}),
+        ("corpus_checkpoint_get", {"query_key": 3}),
+        ("corpus_checkpoint_set", {"query_key": "k", "last_edat": "yesterday"}),
+        ("corpus_checkpoint_set", {"query_key": "k", "last_edat": "2999-01-01T00:00:00Z"}),
+        ("corpus_checkpoint_set", {"query_key": "k"}),
+    ],
+)
+def test_bad_arguments_give_the_validation_envelope_and_the_server_keeps_serving(
+    tmp_path: Path, fake: FakeEutilsServer, tool: str, arguments: dict[str, Any]
+) -> None:
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        error, answer = await call(client, tool, arguments)
+        assert error
+        assert_envelope(answer, "VALIDATION")
+        assert answer["error"]["code"] in SPEC_ERROR_CODES
+        error, fine = await call(client, "corpus_checkpoint_get", {"query_key": "k"})
+        assert not error
+        assert fine["query_key"] == "k"
+
+    serve(_settings(tmp_path, fake), body)
+
+
+def test_unknown_documents_are_not_found_for_the_tool_and_the_resource(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        error, answer = await call(client, "rag_get", {"doc_id": "pmid:1"})
+        assert error
+        assert_envelope(answer, "NOT_FOUND")
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("resource://pubmed/paper/1")
+        assert "Unknown resource" in raised.value.message
+        assert raised.value.data["error"]["code"] == "NOT_FOUND"
+        with pytest.raises(MCPError):
+            await client.read_resource("resource://nothing/here")
+        error, answer = await call(client, "rag_search", {"query": "anything"})
+        assert error
+        assert_envelope(answer, "NOT_FOUND")  # nothing synced yet
+        assert "pubmed_sync_delta" in answer["error"]["message"]
+        listed = await client.list_resources()
+        assert any(str(r.uri) == "biomcp://help" for r in listed.resources)
+
+    serve(_settings(tmp_path, fake), body)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_upstream_and_store_failures_use_their_codes(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    settings = _settings(
+        tmp_path,
+        fake,
+        biomcp_vector_backend="weaviate",
+        weaviate_url=f"http://127.0.0.1:{_closed_port()}",
+        weaviate_grpc_port=_closed_port(),
+        ncbi_max_retries=0,
+    )
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        error, answer = await call(client, "rag_search", {"query": "aspirin"})
+        assert error
+        assert_envelope(answer, "WEAVIATE")
+        fake.faults.sequence(["500"] * 4)
+        try:
+            error, answer = await call(client, "pubmed_sync_delta", {"query_key": "k", "term": "x"})
+        finally:
+            fake.faults.clear()
+        assert error
+        assert_envelope(answer, "UPSTREAM")
+        error, fine = await call(client, "corpus_checkpoint_get", {"query_key": "k"})
+        assert not error
+        assert fine["last_edat"] is None
+
+    serve(settings, body)
