@@ -130,8 +130,14 @@ app.add_typer(db_app)
 
 _DB_URL_HELP = (
     "Database URL (sqlite:///path or postgresql+psycopg://...). Default: $BIOMCP_DATABASE_URL, "
-    "else the SQLite file in the user data directory."
+    "else the SQLite file in $BIOMCP_DATA_DIR (default: the user data directory)."
 )
+
+
+def _data_dir() -> Path:
+    from biomcp.entrypoints.runtime import load_or_exit
+
+    return load_or_exit().biomcp_data_dir
 
 
 @db_app.command("upgrade")
@@ -142,7 +148,7 @@ def db_upgrade(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP))
     from biomcp.ports.metadata import MetadataStoreError
 
     try:
-        target = resolve_url(url, use_env=True)
+        target = resolve_url(url, _data_dir(), use_env=True)
         shown = redact(parse_url(target))
         head = upgrade(target)
     except MetadataStoreError as exc:
@@ -159,7 +165,7 @@ def db_current(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP))
     from biomcp.ports.metadata import MetadataStoreError
 
     try:
-        target = resolve_url(url, use_env=True)
+        target = resolve_url(url, _data_dir(), use_env=True)
         shown = redact(parse_url(target))
         current, head = current_revision(target), head_revision()
     except MetadataStoreError as exc:
