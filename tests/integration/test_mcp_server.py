@@ -410,3 +410,25 @@ def test_upstream_and_store_failures_use_their_codes(
         assert fine["last_edat"] is None
 
     serve(settings, body)
+
+
+def test_a_sync_reports_progress_to_a_client_that_asks(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        result = await client.call_tool(
+            "pubmed_sync_delta",
+            {"query_key": "p", "term": "humans[mh] OR animals[mh]"},
+            progress_callback=on_progress,
+        )
+        assert not result.is_error
+        assert seen, "no progress notification arrived"
+        assert seen[-1] == (len(fake.corpus), len(fake.corpus))
+        assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+
+    serve(_settings(tmp_path, fake, biomcp_sync_batch_size=40), body)

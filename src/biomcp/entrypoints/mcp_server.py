@@ -10,6 +10,7 @@ specs' dotted names (`rag.search`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -28,6 +29,7 @@ from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.errors import ToolCallError, classify, envelope
 from biomcp.entrypoints.schemas import CONTRACT_VERSION, SPEC_INPUTS, V11_OUTPUTS
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.sync import SyncProgress
 
 __all__ = ["PAPER_URI_TEMPLATE", "BioMcpServer", "ToolSpec", "build_server"]
 
@@ -37,7 +39,7 @@ PAPER_URI_TEMPLATE = "resource://pubmed/paper/{pmid}"
 HELP_URI = "biomcp://help"
 RESOURCE_NOT_FOUND = -32002
 
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Handler = Callable[[dict[str, Any], "Context[Any, Any] | None"], Awaitable[dict[str, Any]]]
 #: Given the request headers (None on stdio), None to allow a writing tool, else why not.
 WriteGuard = Callable[[Mapping[str, str] | None], str | None]
 
@@ -173,7 +175,7 @@ class BioMcpServer(MCPServer[Any]):
                 denial = self.write_guard(headers)
                 if denial is not None:
                     raise ToolCallError("VALIDATION", denial, {"required_scope": "write"})
-            payload = await spec.handler(_with_defaults(spec.input_schema, arguments))
+            payload = await spec.handler(_with_defaults(spec.input_schema, arguments), context)
         except Exception as exc:
             return self._failure(exc)
         return CallToolResult(
@@ -205,21 +207,30 @@ def _headers(context: Context[Any, Any] | None) -> Mapping[str, str] | None:
 
 
 def _corpus_tools(services: Services) -> list[ToolSpec]:
-    async def sync_delta(args: dict[str, Any]) -> dict[str, Any]:
-        report = await services.sync.run(args["query_key"], args["term"], args["overlap_days"])
+    async def sync_delta(args: dict[str, Any], context: Context[Any, Any] | None) -> dict[str, Any]:
+        async def progress(state: SyncProgress) -> None:
+            if context is None or state.total == 0:
+                return
+            message = f"{state.processed}/{state.total} records, {state.chunks_embedded} chunks"
+            with contextlib.suppress(Exception):  # a client without a progress token
+                await context.report_progress(state.processed, state.total, message)
+
+        report = await services.sync.run(
+            args["query_key"], args["term"], args["overlap_days"], progress=progress
+        )
         return report.as_payload()
 
-    async def rag_search(args: dict[str, Any]) -> dict[str, Any]:
+    async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         hits = await services.search.run(args["query"], args["top_k"], args["quality_bias"])
         return {"results": [hit.as_payload() for hit in hits]}
 
-    async def rag_get(args: dict[str, Any]) -> dict[str, Any]:
+    async def rag_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         return await services.documents.run(args["doc_id"])
 
-    async def checkpoint_get(args: dict[str, Any]) -> dict[str, Any]:
+    async def checkpoint_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         return await services.checkpoints.get_payload(args["query_key"])
 
-    async def checkpoint_set(args: dict[str, Any]) -> dict[str, Any]:
+    async def checkpoint_set(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         audit = await services.checkpoints.set(
             args["query_key"], args["last_edat"], actor="mcp", reason="corpus.checkpoint.set"
         )

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -124,7 +125,16 @@ class SyncReport:
         }
 
 
-ProgressCallback = Callable[[SyncProgress], None]
+#: Called after enumeration and after every batch; may be a coroutine function.
+ProgressCallback = Callable[[SyncProgress], Awaitable[None] | None]
+
+
+async def _notify(progress: ProgressCallback | None, run: _Run) -> None:
+    if progress is None:
+        return
+    result = progress(run.progress())
+    if inspect.isawaitable(result):
+        await result
 
 
 @dataclass(slots=True)
@@ -287,14 +297,12 @@ class SyncDelta:
                 "the window could not be enumerated completely; the checkpoint stays where it "
                 "was (narrow the query to sync the rest)"
             )
-        if progress is not None:
-            progress(run.progress())
+        await _notify(progress, run)
 
         size = self.config.batch_size
         for offset in range(0, len(found.pmids), size):
             await self._batch(run, found.pmids[offset : offset + size])
-            if progress is not None:
-                progress(run.progress())
+            await _notify(progress, run)
 
         final = checkpoint.last_edat
         advanced = False
