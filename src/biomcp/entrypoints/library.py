@@ -1,0 +1,388 @@
+"""The library facade: the corpus from plain Python (a script or a notebook).
+
+    import biomcp
+
+    with biomcp.open_corpus(biomcp_embeddings="deterministic") as corpus:
+        report = corpus.sync("asthma_v1", "asthma[mh] AND randomized controlled trial[pt]")
+        for hit in corpus.search("inhaled corticosteroids exacerbations", top_k=5):
+            print(hit.score, hit.doc_id, hit.text)
+        corpus.get(hit.doc_id)["title"]
+
+`Corpus` holds the same services as the server and the CLI (`container.build_services`) and
+runs every call on a private event loop in a background thread, so its synchronous methods
+work in plain scripts and inside a running event loop alike (Jupyter runs one). The `a...`
+variants (`sync_async`, `asearch`, `aget`, ...) await the same work from async code; sync and async
+calls may be mixed, because every adapter lives on the one private loop.
+
+Failures raise the typed errors of the layers below: `biomcp.usecases.errors.NotFoundError`,
+`InvalidRequestError`, and the ports' `EntrezError`, `MetadataStoreError`, `VectorStoreError`,
+`EmbeddingError`. `biomcp.entrypoints.errors.classify(exc)` names spec 01's code of any of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import weakref
+from collections.abc import Callable, Collection, Coroutine
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from biomcp.entrypoints.container import Services, build_services
+from biomcp.entrypoints.settings import Settings, load_settings
+from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.search import SearchHit
+from biomcp.usecases.sync import SyncProgress, SyncReport
+
+__all__ = ["Corpus", "CorpusClosedError", "open_corpus"]
+
+T = TypeVar("T")
+
+
+class CorpusClosedError(RuntimeError):
+    """A call on a `Corpus` after `close()`."""
+
+
+class _LoopThread:
+    """An event loop running forever in a daemon thread; coroutines are submitted to it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._serve, name="biomcp-corpus-loop", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self.loop.run_until_complete(self.loop.shutdown_default_executor())
+            finally:
+                self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    @property
+    def in_loop_thread(self) -> bool:
+        return threading.current_thread() is self.thread
+
+    def stop(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        if not self.in_loop_thread:
+            self.thread.join(timeout=10)
+
+
+def _stop_loop(runner: _LoopThread) -> None:
+    # Finalizer of a Corpus that was never closed: release the thread (adapters are dropped).
+    with contextlib.suppress(RuntimeError):  # the loop closed concurrently
+        runner.stop()
+
+
+class Corpus:
+    """The evidence corpus: sync saved PubMed queries, search, read documents, move checkpoints.
+
+    Build it with `open_corpus()`. Use it as a context manager, or call `close()`.
+    """
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._runner = _LoopThread()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _stop_loop, self._runner)
+
+    def __repr__(self) -> str:
+        settings = self._services.settings
+        state = "closed" if self._closed else "open"
+        return (
+            f"<Corpus {state}: data_dir={str(settings.biomcp_data_dir)!r}, "
+            f"vectors={settings.biomcp_vector_backend}, embeddings={settings.biomcp_embeddings}>"
+        )
+
+    @property
+    def settings(self) -> Settings:
+        return self._services.settings
+
+    @property
+    def services(self) -> Services:
+        """The use cases underneath (for what the facade does not wrap)."""
+        return self._services
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- running on the private loop ------------------------------------------------------------
+
+    def _submit(self, make: Callable[[], Coroutine[Any, Any, T]]) -> concurrent.futures.Future[T]:
+        with self._lock:
+            if self._closed:
+                raise CorpusClosedError("this corpus is closed: open a new one with open_corpus()")
+            if self._runner.in_loop_thread:
+                raise RuntimeError(
+                    "a Corpus method was called from its own loop (e.g. in a sync progress "
+                    "callback); call it from your code instead"
+                )
+            return self._runner.submit(make())
+
+    def _call(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        future = self._submit(make)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C in a notebook: cancel the work on the loop too (its cleanup still runs).
+            future.cancel()
+            raise
+
+    async def _acall(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        return await asyncio.wrap_future(self._submit(make))
+
+    # -- sync ----------------------------------------------------------------------------------
+
+    def sync(
+        self,
+        query_key: str,
+        term: str,
+        overlap_days: int = 5,
+        progress: Callable[[SyncProgress], None] | None = None,
+    ) -> SyncReport:
+        """Sync the records of `term` under `query_key`, incrementally (the Entrez-date window
+        since its checkpoint, minus `overlap_days`). `progress` is called with a `SyncProgress`
+        after enumeration and after every batch, from the corpus's loop thread.
+
+        `report.as_payload()` is the `pubmed.sync_delta` response."""
+        return self._call(
+            lambda: self._services.sync.run(query_key, term, overlap_days, progress=progress)
+        )
+
+    async def sync_async(
+        self,
+        query_key: str,
+        term: str,
+        overlap_days: int = 5,
+        progress: Callable[[SyncProgress], None] | None = None,
+    ) -> SyncReport:
+        """`sync` for async code (`async` itself is a keyword)."""
+        return await self._acall(
+            lambda: self._services.sync.run(query_key, term, overlap_days, progress=progress)
+        )
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+    ) -> list[SearchHit]:
+        """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
+        reranked by quality unless `quality_bias=False`). The keyword filters narrow the
+        candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
+        total, journal titles, document ids. `hit.as_payload()` is one `rag.search` result."""
+        filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
+        return self._call(
+            lambda: self._services.search.run(query, top_k, quality_bias, filters=filters)
+        )
+
+    async def asearch(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+    ) -> list[SearchHit]:
+        """`search` for async code."""
+        filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
+        return await self._acall(
+            lambda: self._services.search.run(query, top_k, quality_bias, filters=filters)
+        )
+
+    # -- documents -----------------------------------------------------------------------------
+
+    def get(self, doc_id: str | int) -> dict[str, Any]:
+        """The stored document `doc_id` (`"pmid:123"`, `"123"` or `123`): the `rag.get` payload
+        (title, abstract, journal, dates, evidence type, quality breakdown, version...)."""
+        return self._call(lambda: self._services.documents.run(str(doc_id)))
+
+    async def aget(self, doc_id: str | int) -> dict[str, Any]:
+        """`get` for async code."""
+        return await self._acall(lambda: self._services.documents.run(str(doc_id)))
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def checkpoint(self, query_key: str) -> dict[str, Any]:
+        """`{"query_key", "last_edat"}` (ISO 8601 UTC, or None before the first sync)."""
+        return self._call(lambda: self._services.checkpoints.get_payload(query_key))
+
+    async def acheckpoint(self, query_key: str) -> dict[str, Any]:
+        """`checkpoint` for async code."""
+        return await self._acall(lambda: self._services.checkpoints.get_payload(query_key))
+
+    def set_checkpoint(
+        self,
+        query_key: str,
+        last_edat: str | datetime,
+        *,
+        reason: str = "manual set (library)",
+        actor: str = "library",
+    ) -> dict[str, Any]:
+        """Move the checkpoint of `query_key` to `last_edat` (ISO 8601 UTC text or an aware
+        datetime), forward or backward (a backfill); the move is audited with `actor` and
+        `reason`. Returns `{"ok", "query_key", "previous_edat", "last_edat", "moved_backward"}`.
+        """
+        return self._call(lambda: self._set_checkpoint(query_key, last_edat, reason, actor))
+
+    async def aset_checkpoint(
+        self,
+        query_key: str,
+        last_edat: str | datetime,
+        *,
+        reason: str = "manual set (library)",
+        actor: str = "library",
+    ) -> dict[str, Any]:
+        """`set_checkpoint` for async code."""
+        return await self._acall(lambda: self._set_checkpoint(query_key, last_edat, reason, actor))
+
+    async def _set_checkpoint(
+        self, query_key: str, last_edat: str | datetime, reason: str, actor: str
+    ) -> dict[str, Any]:
+        audit = await self._services.checkpoints.set(
+            query_key, last_edat, actor=actor, reason=reason
+        )
+        return {
+            "ok": True,
+            "query_key": audit.query_key,
+            "previous_edat": iso_utc(audit.previous),
+            "last_edat": iso_utc(audit.new),
+            "moved_backward": audit.moved_backward,
+        }
+
+    def checkpoints(self) -> list[dict[str, Any]]:
+        """Every saved query's checkpoint, by key."""
+        return self._call(self._checkpoints)
+
+    async def _checkpoints(self) -> list[dict[str, Any]]:
+        found = await self._services.metadata.list_checkpoints()
+        return [
+            {
+                "query_key": c.query_key,
+                "last_edat": iso_utc(c.last_edat),
+                "last_scan_at": iso_utc(c.last_scan_at),
+            }
+            for c in sorted(found, key=lambda c: c.query_key)
+        ]
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the stores and stop the loop thread (idempotent)."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._runner.in_loop_thread:
+                raise RuntimeError("close() was called from the corpus's own loop")
+            self._closed = True
+            future = self._runner.submit(self._services.aclose())
+        try:
+            future.result(timeout=60)
+        finally:
+            self._finalizer()
+
+    async def aclose(self) -> None:
+        """`close` for async code (the wait runs in a worker thread)."""
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _names(value: Collection[str] | str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value)
+    return frozenset(item.strip() for item in items if item.strip()) or None
+
+
+def _filters(
+    evidence_types: Collection[str] | str | None,
+    year_min: int | None,
+    year_max: int | None,
+    min_quality: float | None,
+    journals: Collection[str] | str | None,
+    doc_ids: Collection[str] | None,
+) -> SearchFilters | None:
+    types = _names(evidence_types)
+    filters = SearchFilters(
+        evidence_types=frozenset(t.casefold() for t in types) if types else None,
+        year_min=year_min,
+        year_max=year_max,
+        min_quality=min_quality,
+        journals=_names(journals),
+        doc_ids=_names(doc_ids),
+    )
+    return None if filters == SearchFilters() else filters
+
+
+def open_corpus(settings: Settings | None = None, **overrides: Any) -> Corpus:
+    """The corpus configured by `settings` (default: the environment and `.env`, like the
+    server and the CLI), with `overrides` winning: keyword arguments named like the settings'
+    fields, e.g. `open_corpus(biomcp_data_dir="corpus/", biomcp_embeddings="deterministic")`.
+    Nothing connects until the first call.
+
+    Raises:
+        TypeError: an override that names no setting.
+        pydantic.ValidationError: a bad value (it names the field and what it accepts).
+    """
+    fields = Settings.model_fields
+    values = {name.lower(): value for name, value in overrides.items()}
+    unknown = sorted(name for name in values if name not in fields)
+    if unknown:
+        raise TypeError(
+            f"open_corpus() got unknown settings {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(fields))}"
+        )
+    if settings is None:
+        settings = load_settings(**values)
+    elif values:
+        settings = type(settings).model_validate({**settings.model_dump(), **values})
+    return Corpus(build_services(settings))

@@ -1,0 +1,420 @@
+"""`biomcp sync|search|get|checkpoint`: the real console script in child processes.
+
+Each command runs against the fake E-utilities server started here (real HTTP on 127.0.0.1),
+the embedded stores in a temporary folder and the deterministic embedder. The expected numbers
+come from the fake's corpus itself, parsed by the production parser, not from the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
+
+pytestmark = pytest.mark.e2e
+
+TERM = "asthma[mh]"
+KEY = "asthma_v1"
+_ISOLATED = ("BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_", "MCP_")
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the fake holds for TERM: PMIDs, titles and the largest Entrez date."""
+
+    pmids: frozenset[str]
+    titles: dict[str, str]
+    journals: dict[str, str]
+    max_edat: str
+
+
+@dataclass(frozen=True)
+class Cli:
+    """Runs `biomcp` with an isolated environment, in a folder without a `.env` file."""
+
+    env: dict[str, str]
+    cwd: Path
+
+    def __call__(self, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        executable = Path(sys.executable).with_name("biomcp")
+        assert executable.exists(), f"the console script is not installed: {executable}"
+        return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+            [str(executable), *args],
+            env={**self.env, **extra_env},
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def json(self, *args: str, **extra_env: str) -> Any:
+        done = self(*args, "--json", **extra_env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    corpus = FakeCorpus.from_xml_bytes(
+        generate_articles(150, start=date(2020, 1, 1), end=date(2021, 12, 31), seed=11)
+    )
+    with FakeEutilsServer(corpus) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def expected(fake: FakeEutilsServer) -> Expected:
+    records = [entry.record for entry in fake.corpus]
+    matching = [
+        r for r in records if r is not None and any(h.descriptor == "Asthma" for h in r.mesh)
+    ]
+    assert 5 <= len(matching) < len(records), "the seed should give some asthma records"
+    edats = [r.edat for r in matching if r.edat is not None]
+    return Expected(
+        pmids=frozenset(r.pmid for r in matching),
+        titles={r.pmid: r.title or "" for r in matching},
+        journals={r.pmid: r.journal.title or "" for r in matching},
+        max_edat=iso(max(edats)),
+    )
+
+
+def make_cli(fake: FakeEutilsServer, root: Path) -> Cli:
+    (root / "work").mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_ISOLATED)}
+    env.update(
+        BIOMCP_DATA_DIR=str(root / "data"),
+        BIOMCP_EMBEDDINGS="deterministic",
+        NCBI_EUTILS_BASE_URL=fake.base_url,
+        NCBI_MAX_RETRIES="0",
+        COLUMNS="160",
+        PYTHONUNBUFFERED="1",
+    )
+    return Cli(env, root / "work")
+
+
+@pytest.fixture(scope="module")
+def cli(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    return make_cli(fake, tmp_path_factory.mktemp("cli"))
+
+
+@pytest.fixture(scope="module")
+def first_sync(cli: Cli) -> subprocess.CompletedProcess[str]:
+    """The first sync of KEY (readable output); the other tests read the corpus it built."""
+    return cli("sync", "--query-key", KEY, "--term", TERM)
+
+
+def field(output: str, name: str) -> str:
+    match = re.search(rf"^\s+{re.escape(name)}\s+(.+)$", output, re.MULTILINE)
+    assert match is not None, f"no {name!r} line in:\n{output}"
+    return match.group(1).strip()
+
+
+# --- sync ------------------------------------------------------------------------------------
+
+
+def test_first_sync_inserts_every_matching_record(
+    first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0, first_sync.stderr
+    out = first_sync.stdout
+    n = len(expected.pmids)
+    assert field(out, "inserted") == str(n)
+    assert field(out, "updated") == "0"
+    assert field(out, "skipped") == "0"
+    assert field(out, "processed") == str(n)
+    assert field(out, "found") == f"{n} PMIDs"
+    assert field(out, "max EDAT") == expected.max_edat
+    assert field(out, "checkpoint") == f"{expected.max_edat} (advanced)"
+    assert field(out, "window") == "whole history (no checkpoint yet)"
+    chunks = field(out, "chunks")
+    written = int(chunks.split()[0])
+    assert written >= n, chunks  # every record has a title and an abstract
+    assert chunks.endswith(f"{written} texts embedded")
+    for stage in ("search", "fetch", "store", "embed"):
+        assert f"{stage} " in field(out, "timings")
+    assert "warnings: none" in out
+    # Progress went to stderr (plain lines: stderr is not a terminal here), ending complete.
+    assert f"{n}/{n} records fetched" in first_sync.stderr
+    assert "chunks embedded" in first_sync.stderr
+    assert "records/s" in first_sync.stderr
+    assert "Traceback" not in first_sync.stderr
+
+
+def test_replay_inserts_and_embeds_nothing(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    report = cli.json("sync", "--query-key", KEY, "--term", TERM, "--quiet")
+    assert report["inserted"] == 0
+    assert report["updated"] == 0
+    assert report["skipped"] == report["pmids_processed"] >= 1  # the overlap window
+    assert report["texts_embedded"] == 0
+    assert report["chunks_written"] == 0
+    assert report["max_edat_seen"] == expected.max_edat
+    assert report["checkpoint"] == expected.max_edat
+    assert report["checkpoint_advanced"] is False
+    assert report["warnings"] == []
+    assert report["job_id"].startswith("sync_")
+
+
+def test_backfill_after_moving_a_checkpoint_back(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    key = "asthma_backfill"
+    n = len(expected.pmids)
+    # A second key over the same records: they are all stored and indexed already.
+    report = cli.json("sync", "-k", key, "-t", TERM, "-q")
+    assert (report["inserted"], report["skipped"], report["texts_embedded"]) == (0, n, 0)
+    assert report["checkpoint"] == expected.max_edat
+
+    moved = cli("checkpoint", "set", key, "2020-01-01", "--reason", "re-read 2020")
+    assert moved.returncode == 0, moved.stderr
+    assert f"{key}: {expected.max_edat} -> 2020-01-01T00:00:00Z" in moved.stdout
+    assert "moved backward" in moved.stderr
+    assert cli.json("checkpoint", "get", key) == {
+        "query_key": key,
+        "last_edat": "2020-01-01T00:00:00Z",
+    }
+
+    again = cli.json("sync", "-k", key, "-t", TERM, "--overlap-days", "0", "-q")
+    assert again["window_start"] == "2020-01-01T00:00:00Z"
+    assert (again["pmids_processed"], again["skipped"], again["inserted"]) == (n, n, 0)
+    assert again["texts_embedded"] == 0
+    assert again["checkpoint"] == expected.max_edat
+    assert again["checkpoint_advanced"] is True
+
+    history = cli.json("checkpoint", "history", key)
+    assert [(a["previous_edat"], a["last_edat"], a["reason"]) for a in history["audit"]] == [
+        (expected.max_edat, "2020-01-01T00:00:00Z", "re-read 2020")
+    ]
+    assert history["audit"][0]["actor"].startswith("cli")
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+def test_search_prints_a_ranked_table(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    done = cli("search", "inhaled corticosteroids in asthma", "--top-k", "5")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "5 results for 'inhaled corticosteroids in asthma' (quality-biased)"
+    assert lines[1].split() == ["#", "score", "doc_id", "evidence", "quality", "section", "text"]
+    rows = [line.split(None, 6) for line in lines[2:]]
+    assert [row[0] for row in rows] == ["1", "2", "3", "4", "5"]
+    scores = [float(row[1]) for row in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert all(row[2].removeprefix("pmid:") in expected.pmids for row in rows)
+    assert all(row[3] in {"clinical", "preclinical", "basic", "other"} for row in rows)
+    assert all(0 <= float(row[4]) <= 10 for row in rows)
+    assert all(len(row) == 7 and row[6].strip() for row in rows)  # a snippet of every chunk
+    assert "inhaled corticosteroids" in rows[0][6].lower()
+
+
+def test_search_json_with_filters(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    plain = cli.json("search", "asthma", "--top-k", "50")["results"]
+    assert plain, "the corpus holds asthma records"
+    assert {r["doc_id"].removeprefix("pmid:") for r in plain} <= expected.pmids
+    assert [r["score"] for r in plain] == sorted((r["score"] for r in plain), reverse=True)
+    assert set(plain[0]) >= {"doc_id", "uuid", "sim", "bm25", "quality", "score", "text"}
+
+    clinical = cli.json("search", "asthma", "-n", "50", "--evidence-type", "clinical")["results"]
+    assert clinical
+    assert {r["evidence_type"] for r in clinical} == {"clinical"}
+    assert len(clinical) < len(plain)
+
+    good = cli.json("search", "asthma", "-n", "50", "--min-quality", "8")["results"]
+    assert good
+    assert all(r["quality"] >= 8 for r in good)
+    assert len(good) < len(plain)
+
+    unbiased = cli.json("search", "asthma", "-n", "50", "--no-quality-bias")["results"]
+    # Without the rerank the score is the fused score, at most 1.
+    assert unbiased
+    assert all(r["score"] <= 1.0 + 1e-9 for r in unbiased)
+    assert any(r["score"] > 1.0 for r in plain)
+
+    done = cli("search", "asthma", "--year-min", "2030")
+    assert done.returncode == 0
+    assert done.stdout.startswith("no results for 'asthma'")
+
+
+def test_search_rejects_an_unknown_evidence_type(cli: Cli) -> None:
+    done = cli("search", "asthma", "--evidence-type", "anecdotal")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error [VALIDATION]: unknown evidence type anecdotal")
+    assert "Traceback" not in done.stderr
+
+
+def test_search_of_an_empty_corpus_is_not_found(fake: FakeEutilsServer, tmp_path: Path) -> None:
+    empty = make_cli(fake, tmp_path)
+    done = empty("search", "asthma")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error [NOT_FOUND]: the corpus is empty")
+    assert done.stdout == ""
+
+
+# --- get -------------------------------------------------------------------------------------
+
+
+def test_get_shows_a_readable_document(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    pmid = min(expected.pmids)
+    done = cli("get", pmid)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith(f"pmid:{pmid}  (version 1)\n")
+    assert " ".join(expected.titles[pmid].split()) in " ".join(out.split())
+    assert re.search(rf"^Journal:\s+{re.escape(expected.journals[pmid])}$", out, re.MULTILINE)
+    assert re.search(r"^Quality:\s+\d+/10  \(design \d", out, re.MULTILINE)
+    assert re.search(r"^Evidence:\s+(clinical|preclinical|basic|other)", out, re.MULTILINE)
+    assert re.search(r"^Entrez date:\s+20(20|21)-\d\d-\d\dT", out, re.MULTILINE)
+    assert "\nAbstract\n  " in out
+    assert "asthma" in out.split("\nAbstract\n", 1)[1].lower()
+
+
+def test_get_json_is_the_rag_get_payload(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    pmid = max(expected.pmids)
+    doc = cli.json("get", f"pmid:{pmid}")
+    assert doc["doc_id"] == f"pmid:{pmid}"
+    assert doc["title"] == expected.titles[pmid]
+    assert doc["version"] == 1
+    assert set(doc["quality"]) == {"design", "recency", "journal", "human", "total"}
+    assert 0 <= doc["quality"]["total"] <= 10
+
+
+def test_get_of_an_unknown_pmid_is_not_found(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str]
+) -> None:
+    assert first_sync.returncode == 0
+    done = cli("get", "99999999")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error [NOT_FOUND]: pmid:99999999 is not in the corpus")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""
+
+    as_json = cli("get", "pmid:99999999", "--json")
+    assert as_json.returncode == 1
+    body = json.loads(as_json.stdout)
+    assert body["error"]["code"] == "NOT_FOUND"
+    assert body["error"]["details"] == {"doc_id": "pmid:99999999"}
+
+
+def test_get_of_a_malformed_id_is_a_validation_error(cli: Cli) -> None:
+    done = cli("get", "PMC123")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error [VALIDATION]: 'PMC123' is not a document id")
+
+
+# --- checkpoints -----------------------------------------------------------------------------
+
+
+def test_checkpoint_get_after_sync(
+    cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
+) -> None:
+    assert first_sync.returncode == 0
+    assert cli.json("checkpoint", "get", KEY) == {"query_key": KEY, "last_edat": expected.max_edat}
+    done = cli("checkpoint", "get", KEY)
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"{KEY}: {expected.max_edat} (last scan ")
+    listed = cli.json("checkpoint", "list")["checkpoints"]
+    assert {"query_key": KEY, "last_edat": expected.max_edat}.items() <= next(
+        c for c in listed if c["query_key"] == KEY
+    ).items()
+
+
+def test_checkpoint_set_forward_then_backward(cli: Cli) -> None:
+    key = "manual_moves"
+    first = cli("checkpoint", "set", key, "2021-03-01T12:00:00Z")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"{key}: none -> 2021-03-01T12:00:00Z (audited")
+    assert first.stderr == ""
+
+    forward = cli.json("checkpoint", "set", key, "2021-06-01T00:00:00+02:00")
+    assert forward == {
+        "ok": True,
+        "query_key": key,
+        "previous_edat": "2021-03-01T12:00:00Z",
+        "last_edat": "2021-05-31T22:00:00Z",
+        "moved_backward": False,
+    }
+
+    back = cli("checkpoint", "set", key, "2021-05-01", "--reason", "backfill May")
+    assert back.returncode == 0
+    assert "2021-05-31T22:00:00Z -> 2021-05-01T00:00:00Z" in back.stdout
+    assert back.stderr.startswith(f"warning: the checkpoint of {key} moved backward by 30.9 days")
+    assert cli.json("checkpoint", "get", key)["last_edat"] == "2021-05-01T00:00:00Z"
+
+
+def test_checkpoint_set_rejects_a_future_timestamp(cli: Cli) -> None:
+    done = cli("checkpoint", "set", "rejects", "2999-01-01")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error [VALIDATION]: last_edat 2999-01-01T00:00:00Z is in the future"
+    )
+    assert "Traceback" not in done.stderr
+    unchanged = cli("checkpoint", "get", "rejects")
+    assert unchanged.returncode == 0
+    assert unchanged.stdout.startswith("rejects: no checkpoint yet")
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+def test_a_bad_setting_exits_2_naming_the_variable(cli: Cli) -> None:
+    done = cli("search", "asthma", BIOMCP_VECTOR_BACKEND="nope")
+    assert done.returncode == 2
+    assert "BIOMCP_VECTOR_BACKEND" in done.stderr
+    assert "'embedded' or 'weaviate'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+    as_json = cli("sync", "-k", "x", "-t", "y", "--json", BIOMCP_SYNC_BATCH_SIZE="0")
+    assert as_json.returncode == 2
+    body = json.loads(as_json.stdout)
+    assert body["error"]["code"] == "VALIDATION"
+    assert [d["variable"] for d in body["error"]["details"]] == ["BIOMCP_SYNC_BATCH_SIZE"]
+
+
+def test_an_unreachable_ncbi_fails_the_sync_with_a_code(cli: Cli, tmp_path: Path) -> None:
+    done = cli(
+        "sync",
+        "-k",
+        "offline",
+        "-t",
+        TERM,
+        "-q",
+        NCBI_EUTILS_BASE_URL="http://127.0.0.1:9",
+        BIOMCP_DATA_DIR=str(tmp_path / "data"),
+    )
+    assert done.returncode == 1
+    assert re.match(r"error \[(UPSTREAM|TIMEOUT|ENTREZ)\]: ", done.stderr), done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,265 @@
+"""`biomcp.open_corpus()`: the library facade, in-process, against the fake E-utilities server.
+
+Synchronous calls from plain code and from inside a running event loop (as in Jupyter), the
+async variants, filters, checkpoints, errors and closing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+import biomcp
+from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.entrypoints.library import Corpus, CorpusClosedError, open_corpus
+from biomcp.entrypoints.settings import load_settings
+from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.sync import SyncProgress
+
+pytestmark = pytest.mark.integration
+
+TERM = "hypertension[mh]"
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    corpus = FakeCorpus.from_xml_bytes(
+        generate_articles(120, start=date(2021, 1, 1), end=date(2022, 6, 30), seed=5)
+    )
+    with FakeEutilsServer(corpus) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def matching(fake: FakeEutilsServer) -> dict[str, datetime]:
+    """PMID -> Entrez date of the fake's records that TERM matches."""
+    found = {}
+    for entry in fake.corpus:
+        record = entry.record
+        if record is not None and any(h.descriptor == "Hypertension" for h in record.mesh):
+            assert record.edat is not None
+            found[record.pmid] = record.edat
+    assert len(found) >= 5
+    return found
+
+
+def settings_for(fake: FakeEutilsServer, data_dir: Path) -> dict[str, Any]:
+    return {
+        "biomcp_data_dir": data_dir,
+        "biomcp_embeddings": "deterministic",
+        "ncbi_eutils_base_url": fake.base_url,
+        "ncbi_max_retries": 0,
+        "biomcp_sync_batch_size": 10,
+    }
+
+
+@pytest.fixture(scope="module")
+def corpus(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    with open_corpus(**settings_for(fake, tmp_path_factory.mktemp("library"))) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def synced(corpus: Corpus, matching: dict[str, datetime]) -> Corpus:
+    seen: list[SyncProgress] = []
+    report = corpus.sync("htn_v1", TERM, progress=seen.append)
+    assert report.inserted == len(matching)
+    assert (report.updated, report.skipped) == (0, 0)
+    assert report.pmids_processed == len(matching)
+    assert report.max_edat_seen == max(matching.values())
+    assert report.checkpoint_advanced
+    # Progress: once after enumeration, then after every batch of 10.
+    assert seen[0].processed == 0
+    assert seen[-1].processed == seen[-1].total == len(matching)
+    assert len(seen) == 1 + -(-len(matching) // 10)
+    assert [p.processed for p in seen] == sorted(p.processed for p in seen)
+    return corpus
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def test_open_corpus_is_exported_lazily_from_the_package() -> None:
+    assert biomcp.open_corpus is open_corpus
+    assert biomcp.Corpus is Corpus
+    assert "open_corpus" in biomcp.__all__
+    assert isinstance(biomcp.__version__, str)
+
+
+def test_sync_search_get_and_checkpoint(synced: Corpus, matching: dict[str, datetime]) -> None:
+    hits = synced.search("hypertension blood pressure", top_k=5)
+    assert 1 <= len(hits) <= 5
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert {h.doc_id.removeprefix("pmid:") for h in hits} <= set(matching)
+    assert hits[0].as_payload()["doc_id"] == hits[0].doc_id
+
+    doc = synced.get(hits[0].doc_id)
+    assert doc["doc_id"] == hits[0].doc_id
+    assert doc["version"] == 1
+    pmid = hits[0].doc_id.removeprefix("pmid:")
+    assert synced.get(int(pmid)) == synced.get(pmid) == doc
+    assert doc["edat"] == iso(matching[pmid])
+
+    assert synced.checkpoint("htn_v1") == {
+        "query_key": "htn_v1",
+        "last_edat": iso(max(matching.values())),
+    }
+    assert synced.checkpoint("unknown") == {"query_key": "unknown", "last_edat": None}
+    keys = [c["query_key"] for c in synced.checkpoints()]
+    assert "htn_v1" in keys
+
+
+def test_replay_stores_and_embeds_nothing(synced: Corpus) -> None:
+    report = synced.sync("htn_v1", TERM)
+    assert report.inserted == report.updated == 0
+    assert report.texts_embedded == 0
+    assert report.chunks_written == 0
+    assert not report.checkpoint_advanced
+
+
+def test_search_filters(synced: Corpus) -> None:
+    everything = synced.search("hypertension", top_k=100)
+    assert everything
+    clinical = synced.search("hypertension", top_k=100, evidence_types="clinical")
+    assert clinical
+    assert {h.evidence_type for h in clinical} == {"clinical"}
+    assert len(clinical) < len(everything)
+    strong = synced.search("hypertension", top_k=100, min_quality=8)
+    assert strong
+    assert all(h.quality is not None and h.quality >= 8 for h in strong)
+    assert len(strong) < len(everything)
+    assert synced.search("hypertension", year_min=2030) == []
+    one = everything[0].doc_id
+    assert {h.doc_id for h in synced.search("hypertension", doc_ids=[one])} == {one}
+    unbiased = synced.search("hypertension", top_k=100, quality_bias=False)
+    assert all(h.score == h.fused for h in unbiased)
+
+
+def test_set_checkpoint_moves_back_with_an_audit(
+    synced: Corpus, matching: dict[str, datetime]
+) -> None:
+    key = "htn_manual"
+    first = synced.set_checkpoint(key, "2022-01-01T00:00:00Z")
+    assert first == {
+        "ok": True,
+        "query_key": key,
+        "previous_edat": None,
+        "last_edat": "2022-01-01T00:00:00Z",
+        "moved_backward": False,
+    }
+    back = synced.set_checkpoint(
+        key, datetime(2021, 6, 1, tzinfo=UTC), reason="backfill", actor="notebook"
+    )
+    assert back["previous_edat"] == "2022-01-01T00:00:00Z"
+    assert back["moved_backward"] is True
+    assert synced.checkpoint(key)["last_edat"] == "2021-06-01T00:00:00Z"
+    # The sync after a backfill re-reads the period (overlap 0) and stores nothing new.
+    report = synced.sync(key, TERM, overlap_days=0)
+    later = [p for p, edat in matching.items() if edat >= datetime(2021, 6, 1, tzinfo=UTC)]
+    assert report.pmids_processed == report.skipped == len(later)
+    assert report.inserted == 0
+
+
+def test_errors_are_the_typed_ones(synced: Corpus) -> None:
+    with pytest.raises(NotFoundError, match="pmid:99999999 is not in the corpus"):
+        synced.get("99999999")
+    with pytest.raises(InvalidRequestError, match="not a document id"):
+        synced.get("doi:10.1/x")
+    with pytest.raises(InvalidRequestError, match=r"top_k must be in 1\.\.100"):
+        synced.search("hypertension", top_k=0)
+    with pytest.raises(InvalidRequestError, match="in the future"):
+        synced.set_checkpoint("htn_v1", "2999-01-01")
+
+
+def test_sync_calls_work_inside_a_running_event_loop(synced: Corpus) -> None:
+    """As in Jupyter: the cell's code runs while an event loop is running in the thread."""
+
+    async def cell() -> tuple[list[str], list[str], str, str | None]:
+        asyncio.get_running_loop()  # the premise: a loop is running here
+        blocking = [h.doc_id for h in synced.search("hypertension", top_k=3)]
+        awaited = [h.doc_id for h in await synced.asearch("hypertension", top_k=3)]
+        doc = await synced.aget(blocking[0])
+        checkpoint = await synced.acheckpoint("htn_v1")
+        return blocking, awaited, doc["doc_id"], checkpoint["last_edat"]
+
+    blocking, awaited, doc_id, last_edat = asyncio.run(cell())
+    assert blocking == awaited
+    assert doc_id == blocking[0]
+    assert last_edat == synced.checkpoint("htn_v1")["last_edat"]
+
+
+def test_async_variants_from_several_loops_and_threads(synced: Corpus) -> None:
+    async def replay() -> int:
+        report = await synced.sync_async("htn_v1", TERM)
+        return report.inserted
+
+    assert asyncio.run(replay()) == 0
+    results: list[int] = []
+    thread = threading.Thread(target=lambda: results.append(len(synced.search("hypertension"))))
+    thread.start()
+    thread.join(timeout=60)
+    assert results
+    assert results[0] > 0
+
+
+def test_progress_callbacks_may_not_reenter_the_corpus(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    errors: list[BaseException] = []
+    with open_corpus(**settings_for(fake, tmp_path)) as fresh:
+
+        def progress(_: SyncProgress) -> None:
+            try:
+                fresh.checkpoint("k")
+            except RuntimeError as exc:
+                errors.append(exc)
+
+        fresh.sync("k", TERM, progress=progress)
+    assert errors
+    assert "own loop" in str(errors[0])
+
+
+def test_close_releases_the_loop_and_refuses_further_calls(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    opened = open_corpus(**settings_for(fake, tmp_path))
+    assert opened.checkpoint("k")["last_edat"] is None
+    loop_thread = opened._runner.thread
+    assert loop_thread.is_alive()
+    assert loop_thread in threading.enumerate()
+    opened.close()
+    opened.close()  # idempotent
+    assert opened.closed
+    assert not loop_thread.is_alive()
+    with pytest.raises(CorpusClosedError):
+        opened.search("hypertension")
+
+    async def use_async() -> None:
+        async with open_corpus(**settings_for(fake, tmp_path)) as again:
+            assert (await again.acheckpoint("k"))["last_edat"] is None
+        assert again.closed
+
+    asyncio.run(use_async())
+
+
+def test_settings_and_overrides(fake: FakeEutilsServer, tmp_path: Path) -> None:
+    base = load_settings(biomcp_data_dir=tmp_path, ncbi_eutils_base_url=fake.base_url)
+    with open_corpus(base, biomcp_embeddings="deterministic") as opened:
+        assert opened.settings.biomcp_embeddings == "deterministic"
+        assert opened.settings.biomcp_data_dir == tmp_path
+        assert opened.settings.ncbi_eutils_base_url == fake.base_url
+        assert "deterministic" in repr(opened)
+    with pytest.raises(TypeError, match="unknown settings biomcp_embedings"):
+        open_corpus(biomcp_embedings="deterministic")
+    with pytest.raises(ValidationError, match="biomcp_vector_backend"):
+        open_corpus(base, biomcp_vector_backend="nope")
+    with pytest.raises(ValidationError, match="biomcp_search_alpha"):
+        open_corpus(biomcp_data_dir=tmp_path, biomcp_search_alpha=3)
