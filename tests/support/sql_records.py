@@ -11,6 +11,7 @@ from biomcp.domain import classify_evidence, content_hash, score_quality
 from biomcp.domain.records import (
     AbstractSection,
     Author,
+    Grant,
     Journal,
     MeshHeading,
     MeshQualifier,
@@ -72,6 +73,10 @@ def full_record(pmid: str = "31452104", **overrides: Any) -> PubMedRecord:
         "lr": datetime(2023, 11, 14, 9, 30, 15, 654321, tzinfo=timezone(timedelta(hours=-5))),
         "pmcid": "PMC8123456",
         "doi": "10.1056/NEJMoa2032183",
+        "grants": (
+            Grant("R01 GM097142", "GM", "NIGMS NIH HHS", "United States"),
+            Grant(None, "HHMI", "Howard Hughes Medical Institute", None),
+        ),
         "authors": (
             Author(
                 last_name="Wilding",

@@ -131,6 +131,16 @@ class Journal:
 
 
 @dataclass(frozen=True, slots=True)
+class Grant:
+    """A funding entry of the record's GrantList."""
+
+    grant_id: str | None = None
+    acronym: str | None = None
+    agency: str | None = None
+    country: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Author:
     """A person (last / fore name, initials) or a group (`collective_name`)."""
 
@@ -216,6 +226,7 @@ class PubMedRecord:
     languages: tuple[str, ...] = ()
     notices: tuple[Notice, ...] = ()
     pages: str | None = None
+    grants: tuple[Grant, ...] = ()
 
     def __post_init__(self) -> None:
         if not _PMID.match(self.pmid):

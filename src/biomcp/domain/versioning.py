@@ -4,7 +4,7 @@ A record is stored once per PMID with a version that starts at 1 and grows by on
 content hash changes or PubMed's LastRevised (LR) date advances; a replay of an unchanged
 record is skipped. The content hash covers what a reader of the record would see, not when it
 was fetched: title, abstract (labels and text), journal, publication types, MeSH, keywords,
-dates, identifiers, authors, languages and notices. EDAT is excluded (it never changes for a
+dates, identifiers, authors, languages, notices and grants. EDAT is excluded (it never changes for a
 PMID) and LR is excluded (it is compared on its own, and a revision that changes nothing
 visible still bumps the version because the spec says so).
 """
@@ -41,6 +41,8 @@ def content_hash(record: PubMedRecord) -> str:
     content = asdict(record)
     content.pop("edat")
     content.pop("lr")
+    if not content["grants"]:  # added later: records without grants keep their v1 hash
+        content.pop("grants")
     payload = json.dumps(_canonical(content), sort_keys=True, ensure_ascii=False)
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return f"{HASH_SCHEME}:{digest}"

@@ -14,6 +14,7 @@ from biomcp.adapters.entrez import ParsedArticleSet, parse_pubmed_articles
 from biomcp.domain.records import (
     AbstractSection,
     Author,
+    Grant,
     MeshHeading,
     MeshQualifier,
     Notice,
@@ -161,6 +162,21 @@ def test_nejm_trial_maps_title_journal_ids_types_and_dates() -> None:
     )
     assert record.authors[0].affiliations[0].startswith("From the Firestone Institute")
     assert record.notices == ()  # CommentIn is not a trust notice
+
+
+def test_grants_keep_id_acronym_agency_and_country_in_order() -> None:
+    record = _only_record("metapub/32935693.xml")
+    assert len(record.grants) == 10
+    assert record.grants[0] == Grant(
+        "BBS/E/J/000PR9790",
+        "BB_",
+        "Biotechnology and Biological Sciences Research Council",
+        "United Kingdom",
+    )
+    assert record.grants[3] == Grant(
+        None, "HHMI", "Howard Hughes Medical Institute", "United States"
+    )
+    assert record.grants[-1].grant_id == "R01 AI117210"
 
 
 def test_structured_abstract_keeps_labels_in_order_and_flattens_inline_markup() -> None:

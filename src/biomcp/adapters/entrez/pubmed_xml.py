@@ -28,6 +28,7 @@ from biomcp.adapters.entrez.xmlsafe import MATHML_NS, parse_document
 from biomcp.domain.records import (
     AbstractSection,
     Author,
+    Grant,
     Journal,
     MeshHeading,
     MeshQualifier,
@@ -218,6 +219,19 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
         languages=optional("languages", lambda: _texts(art.iterfind("Language")), ()),
         notices=optional("notices", lambda: _notices(citation), ()),
         pages=optional("pages", lambda: _pages(art), None),
+        grants=optional("grants", lambda: _grants(art), ()),
+    )
+
+
+def _grants(art: etree._Element) -> tuple[Grant, ...]:
+    return tuple(
+        Grant(
+            grant_id=_text(node.find("GrantID")),
+            acronym=_text(node.find("Acronym")),
+            agency=_text(node.find("Agency")),
+            country=_text(node.find("Country")),
+        )
+        for node in art.iterfind("GrantList/Grant")
     )
 
 

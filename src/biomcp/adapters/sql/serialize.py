@@ -14,6 +14,7 @@ from typing import Any
 from biomcp.domain.records import (
     AbstractSection,
     Author,
+    Grant,
     Journal,
     MeshHeading,
     MeshQualifier,
@@ -171,6 +172,11 @@ def record_to_json(record: PubMedRecord) -> JsonDict:
         "languages": list(record.languages),
         "notices": [_notice_to_json(n) for n in record.notices],
         "pages": record.pages,
+        # additive (older rows have no key): read back as no grants
+        "grants": [
+            {"id": g.grant_id, "acronym": g.acronym, "agency": g.agency, "country": g.country}
+            for g in record.grants
+        ],
     }
 
 
@@ -200,6 +206,10 @@ def record_from_json(data: JsonDict) -> PubMedRecord:
             languages=tuple(data["languages"]),
             notices=tuple(_notice_from_json(n) for n in data["notices"]),
             pages=data["pages"],
+            grants=tuple(
+                Grant(g["id"], g["acronym"], g["agency"], g["country"])
+                for g in data.get("grants", ())
+            ),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed record_json: {exc!r}") from exc
