@@ -143,11 +143,16 @@ def serve(settings: Settings, body: Body) -> None:
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, answer): the structured content, or the error envelope parsed from the text
+    (errors carry no structured content: it would not match the output schema)."""
     result = await client.call_tool(name, arguments)
-    assert result.structured_content is not None
     text = result.content[0].text  # type: ignore[union-attr]
+    if result.is_error:
+        assert result.structured_content is None
+        return True, json.loads(text)
+    assert result.structured_content is not None, result
     assert json.loads(text) == result.structured_content  # text mirrors the structured answer
-    return bool(result.is_error), result.structured_content
+    return False, result.structured_content
 
 
 def assert_envelope(body: Any, code: str) -> None:

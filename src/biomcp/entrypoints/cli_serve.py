@@ -72,3 +72,78 @@ def register(app: typer.Typer) -> None:
                 await services.aclose()
 
         anyio.run(run)
+
+    @app.command("serve-http")
+    def serve_http(
+        host: str | None = typer.Option(
+            None, help="Address to bind (default: MCP_HTTP_HOST, 127.0.0.1)."
+        ),
+        port: int | None = typer.Option(
+            None,
+            min=0,
+            max=65535,
+            help="Port to bind (default: MCP_HTTP_PORT, 8000); 0 picks a free one.",
+        ),
+        insecure: bool = typer.Option(
+            False,
+            "--insecure",
+            help="Allow a non-loopback --host without MCP_AUTH_SECRET_KEY (no authentication).",
+        ),
+    ) -> None:
+        """Run the MCP server over Streamable HTTP at /mcp, with /health, /readyz and / probes.
+        Prints the URL it serves once it accepts connections; stops cleanly on Ctrl+C or
+        SIGTERM. With MCP_AUTH_SECRET_KEY set, clients send an HS256 bearer JWT (the writing
+        tools need the `write` scope); a non-loopback --host needs that key or --insecure."""
+        overrides: dict[str, object] = {}
+        if host is not None:
+            overrides["mcp_http_host"] = host
+        if port is not None:
+            overrides["mcp_http_port"] = port
+        settings = load_or_exit(**overrides)
+
+        from biomcp.entrypoints.http import (
+            InsecureBindError,
+            bind_refusal,
+            build_http_app,
+            is_loopback_host,
+            run_http,
+        )
+
+        refusal = bind_refusal(settings, insecure=insecure)
+        if refusal is not None:
+            typer.echo(refusal, err=True)
+            raise typer.Exit(code=2)
+        if settings.mcp_auth_secret_key is not None:
+            typer.echo(
+                "auth on: /mcp needs `Authorization: Bearer <HS256 JWT>` signed with "
+                "MCP_AUTH_SECRET_KEY; the writing tools need the 'write' scope.",
+                err=True,
+            )
+        elif not is_loopback_host(settings.mcp_http_host):
+            typer.echo(
+                f"warning: serving on {settings.mcp_http_host} without authentication "
+                "(--insecure): anyone who can reach the port can call every tool.",
+                err=True,
+            )
+
+        from biomcp.entrypoints.container import build_services
+
+        services = build_services(settings)
+        try:
+            http_app = build_http_app(services, settings, insecure=insecure)
+        except InsecureBindError as exc:  # pragma: no cover - bind_refusal said the same above
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(code=2) from exc
+        _quiet_libraries(settings.mcp_log_level)
+
+        def announce(url: str) -> None:
+            typer.echo(f"bio-mcp serving MCP at {url}")
+            sys.stdout.flush()
+
+        run_http(
+            http_app,
+            host=settings.mcp_http_host,
+            port=settings.mcp_http_port,
+            log_level=settings.mcp_log_level,
+            on_started=announce,
+        )

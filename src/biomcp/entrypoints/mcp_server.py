@@ -3,8 +3,8 @@
 Tools are declared by the specs' exact JSON Schemas (`schemas.py`) rather than derived from
 Python signatures: arguments are validated against the input schema (JSON Schema 2020-12), and
 every answer is structured content matching the declared output schema. Failures come back as
-tool results with `isError` and spec 01's error envelope, so one bad call never stops the
-server. Tool names are portable (`rag_search`) unless the spec-names setting asks for the
+tool results with `isError` and spec 01's error envelope as JSON text, so one bad call never
+stops the server. Tool names are portable (`rag_search`) unless the spec-names setting asks for the
 specs' dotted names (`rag.search`).
 """
 
@@ -184,12 +184,13 @@ class BioMcpServer(MCPServer[Any]):
         )
 
     def _failure(self, exc: BaseException) -> CallToolResult:
+        """A tool error: the envelope as JSON text. No structured content, because clients
+        check structured content against the tool's output schema even on errors."""
         body = envelope(exc, vector_backend=self.services.settings.biomcp_vector_backend)
         code = body["error"]["code"]
         _log.info("tool call failed with %s: %s", code, body["error"]["message"])
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-            structured_content=body,
             is_error=True,
         )
 

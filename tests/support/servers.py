@@ -1,0 +1,236 @@
+"""bio-mcp server processes for the end-to-end tests: `biomcp serve-http` and `biomcp serve`.
+
+Each server runs in a child process with an isolated environment (no inherited `MCP_*`,
+`BIOMCP_*`, `NCBI_*`, `WEAVIATE_*` or `OPENAI_*` variables, a `.env`-free working folder, the
+deterministic embedder, a private data folder) and is always stopped by the context managers
+here, whatever the test does. Readiness is the URL the server prints once it accepts
+connections, confirmed by `GET /health`; never a sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
+from typing import IO, Any, TextIO
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+__all__ = [
+    "START_TIMEOUT_S",
+    "HttpServer",
+    "biomcp_command",
+    "http_client",
+    "mcp_http",
+    "mcp_stdio",
+    "run_biomcp",
+    "serve_http",
+    "server_env",
+]
+
+#: Start-up includes importing the stack (numpy, faiss, tantivy...) on a loaded CI machine.
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+URL_LINE = re.compile(r"bio-mcp serving MCP at (?P<url>http://\S+/mcp)\s*$")
+_ISOLATED = ("MCP_", "BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_")
+
+
+def biomcp_command() -> list[str]:
+    """The `biomcp` entry point of the running interpreter's environment."""
+    script = Path(sys.executable).with_name("biomcp")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from biomcp.entrypoints.cli import main; main()"]
+
+
+def server_env(data_dir: Path, eutils_url: str, **extra: str) -> dict[str, str]:
+    """The child's environment: this one minus bio-mcp's variables, plus the test's."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_ISOLATED)}
+    env.update(
+        BIOMCP_DATA_DIR=str(data_dir),
+        BIOMCP_EMBEDDINGS="deterministic",
+        NCBI_EUTILS_BASE_URL=eutils_url,
+        NCBI_MAX_RETRIES="0",
+        MCP_LOG_LEVEL="info",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def run_biomcp(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float = START_TIMEOUT_S,
+    stdin: int | IO[Any] | None = subprocess.DEVNULL,
+) -> subprocess.CompletedProcess[str]:
+    """Run `biomcp ARGS` to completion (killed and failed after `timeout`)."""
+    return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+        [*biomcp_command(), *args],
+        env=dict(env),
+        cwd=cwd,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+class HttpServer:
+    """One `biomcp serve-http` child process (use `serve_http`, which always stops it)."""
+
+    def __init__(self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> None:
+        self.args = list(args)
+        self._stderr_path = cwd / f"serve-http-{time.monotonic_ns()}.stderr"
+        self._stderr = self._stderr_path.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(  # noqa: S603 - our own entry point
+            [*biomcp_command(), "serve-http", *self.args],
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            start_new_session=True,  # a Ctrl+C in the test's terminal is not the server's
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.stdout_lines: list[str] = []
+        self._reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._reader.start()
+        self.url = ""
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    @property
+    def base_url(self) -> str:
+        return self.url.removesuffix("/mcp")
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    def stderr_text(self) -> str:
+        self._stderr.flush()
+        return self._stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def wait_started(self, timeout: float = START_TIMEOUT_S) -> str:
+        """The URL the server printed; fails with its stderr if it exits or stays silent."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(
+                    f"serve-http printed no URL within {timeout:g}s; stderr:\n{self.stderr_text()}"
+                )
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                code = self.process.wait(timeout=STOP_TIMEOUT_S)
+                raise AssertionError(
+                    f"serve-http exited with {code} before serving; stderr:\n{self.stderr_text()}"
+                )
+            self.stdout_lines.append(line)
+            match = URL_LINE.search(line)
+            if match:
+                self.url = match.group("url")
+                return self.url
+
+    def wait_exit(self, timeout: float = START_TIMEOUT_S) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT_S) -> int:
+        """Signal the server and wait for it; kill it (and fail) if it does not stop in time."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(
+                    f"serve-http ignored signal {sig} for {timeout:g}s; stderr:\n"
+                    f"{self.stderr_text()}"
+                ) from None
+        return self.process.returncode
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def close(self) -> None:
+        """Stop the server (SIGTERM; a server that ignores it is killed and fails the test)."""
+        try:
+            self.stop()
+        finally:
+            self.kill()
+            self._reader.join(timeout=STOP_TIMEOUT_S)
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            self._stderr.close()
+
+
+@contextmanager
+def serve_http(
+    args: Sequence[str], *, env: Mapping[str, str], cwd: Path, wait: bool = True
+) -> Iterator[HttpServer]:
+    """A running `biomcp serve-http ARGS` (ready: URL printed and /health answering)."""
+    server = HttpServer(args, env=env, cwd=cwd)
+    try:
+        if wait:
+            server.wait_started()
+            response = httpx.get(f"{server.base_url}/health", timeout=30)
+            assert response.status_code == 200, response.text
+        yield server
+    finally:
+        server.close()
+
+
+def http_client(server: HttpServer, **headers: str) -> httpx.Client:
+    """A plain HTTP client on the server's base URL."""
+    return httpx.Client(base_url=server.base_url, headers=headers, timeout=60)
+
+
+@asynccontextmanager
+async def mcp_http(url: str, headers: Mapping[str, str] | None = None) -> AsyncIterator[Client]:
+    """An `mcp` Streamable HTTP client session on `url`, sending `headers` with each request."""
+    timeout = httpx2.Timeout(60.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=dict(headers or {}), timeout=timeout) as http,
+        Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def mcp_stdio(
+    env: Mapping[str, str], cwd: Path, errlog: TextIO, args: Sequence[str] = ("serve",)
+) -> AsyncIterator[Client]:
+    """An `mcp` stdio client session on a `biomcp serve` child process."""
+    command = biomcp_command()
+    params = StdioServerParameters(
+        command=command[0], args=[*command[1:], *args], env=dict(env), cwd=cwd
+    )
+    async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+        yield client
