@@ -8,10 +8,10 @@ Messages keep the driver's first line, never the SQL parameters (a record can be
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from alembic.util import CommandError
 from sqlalchemy import exc as sa_exc
 
 from biomcp.ports.metadata import MetadataStoreError, StoreUnavailableError
@@ -73,12 +73,14 @@ def _is_unavailable(exc: BaseException) -> bool:
         return _sqlite_unavailable(exc)
     return isinstance(
         exc,
-        sa_exc.DisconnectionError
-        | sa_exc.TimeoutError
-        | sa_exc.ArgumentError
-        | CommandError
-        | OSError,
-    )
+        sa_exc.DisconnectionError | sa_exc.TimeoutError | sa_exc.ArgumentError | OSError,
+    ) or _is_alembic_error(exc)
+
+
+def _is_alembic_error(exc: BaseException) -> bool:
+    # Alembic is imported only when migrating; its errors cannot exist before that.
+    util = sys.modules.get("alembic.util")
+    return util is not None and isinstance(exc, util.CommandError)
 
 
 def translate(exc: BaseException, what: str) -> MetadataStoreError:
