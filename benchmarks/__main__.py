@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 
-from benchmarks import domain, embeddings, parse, vectors
+from benchmarks import domain, embeddings, parse, sync, vectors
 
 BENCHMARKS = {
     "domain": domain,
     "embeddings": embeddings,
     "parse": parse,
+    "sync": sync,
     "vectors": vectors,
 }
 

@@ -74,9 +74,13 @@ def decide_version(
     stored: StoredVersion | None, new_hash: str, new_lr: datetime | None
 ) -> VersionDecision:
     """Insert a new PMID at version 1; update (version + 1) when the hash differs or LR moved
-    forward; skip otherwise. An LR that moves backward (an older copy replayed) never bumps."""
+    forward; skip otherwise. An LR that moves backward (an older copy replayed, e.g. from a
+    stale mirror or an older window) never bumps, whatever its content: the stored copy is the
+    newer one."""
     if stored is None:
         return VersionDecision(UpsertAction.INSERT, 1, "new record")
+    if new_lr is not None and stored.lr is not None and new_lr < stored.lr:
+        return VersionDecision(UpsertAction.SKIP, stored.version, "older copy")
     if new_hash != stored.content_hash:
         return VersionDecision(UpsertAction.UPDATE, stored.version + 1, "content changed")
     if new_lr is not None and (stored.lr is None or new_lr > stored.lr):

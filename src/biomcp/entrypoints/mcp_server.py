@@ -98,7 +98,9 @@ class BioMcpServer(MCPServer[Any]):
         read_only: bool = False,
         write_guard: WriteGuard | None = None,
     ) -> None:
+        level = services.settings.mcp_log_level.upper()
         super().__init__(
+            log_level=level,  # type: ignore[arg-type]  # one of the SDK's level names
             name="bio-mcp",
             version=__version__,
             title="bio-mcp: PubMed evidence",

@@ -1,6 +1,7 @@
 """SyncDelta: one incremental sync of a saved PubMed query (DESIGN.md, "one sync").
 
-1. Take the query key's lock (two syncs of one key never interleave).
+1. Take the query key's lock (two syncs of one key never interleave; syncs of different keys
+   run together, and serialize only while writing chunks, step 5).
 2. Window = [last EDAT - overlap, today]; with no checkpoint, `initial_days` back (None or 0:
    the whole history).
 3. Enumerate every PMID of the window (the client bisects past the 9,999 cap).
@@ -44,6 +45,10 @@ from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "SystemClock"]
+
+#: The lock every sync holds while it writes chunks (query keys are user names: this one
+#: cannot collide with a saved query's key in practice).
+INDEX_LOCK = "__biomcp_index__"
 
 #: The earliest EDAT a whole-history window asks for (PubMed's oldest records are from 1781).
 HISTORY_START = date(1700, 1, 1)
@@ -357,7 +362,6 @@ class SyncDelta:
 
         began = time.perf_counter()
         summary = await self._metadata.upsert_documents(docs)
-        behind = await self._metadata.documents_to_index([r.pmid for r in fetched.records])
         run.timed("store", began)
         run.inserted += summary.inserted
         run.updated += summary.updated
@@ -365,7 +369,15 @@ class SyncDelta:
         run.processed += len(docs)
         run.max_edat_seen = _later(run.max_edat_seen, summary.max_edat_seen)
 
-        failed = await self._index(run, behind) if behind else set()
+        # Syncs of different keys may share documents. Indexing runs under one store-wide
+        # lock and re-reads what is behind inside it, so a sync never writes the chunks of a
+        # version another sync has already replaced (nor deletes the newer version's chunks).
+        pmids = [r.pmid for r in fetched.records]
+        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self.config.lock_timeout_s):
+            began = time.perf_counter()
+            behind = await self._metadata.documents_to_index(pmids)
+            run.timed("store", began)
+            failed = await self._index(run, behind) if behind else set()
         for record in fetched.records:
             if record.pmid not in failed:
                 run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)

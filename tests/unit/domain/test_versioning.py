@@ -79,8 +79,15 @@ def test_changed_hash_updates_with_version_plus_one() -> None:
     assert decision == VersionDecision(UpsertAction.UPDATE, 4, "content changed")
 
 
-def test_changed_hash_updates_even_when_lr_moved_backward() -> None:
+def test_an_older_copy_is_skipped_even_when_its_content_differs() -> None:
+    # PubMed's LR only moves forward: a copy with an earlier LR is stale (a mirror, a cache),
+    # and the stored, newer content must not be replaced by it.
     decision = decide_version(StoredVersion(3, HASH, LR), OTHER_HASH, LR - timedelta(days=30))
+    assert decision == VersionDecision(UpsertAction.SKIP, 3, "older copy")
+
+
+def test_changed_hash_without_an_lr_still_updates() -> None:
+    decision = decide_version(StoredVersion(3, HASH, LR), OTHER_HASH, None)
     assert (decision.action, decision.version) == (UpsertAction.UPDATE, 4)
 
 
@@ -222,12 +229,18 @@ def lr_advanced(stored: StoredVersion, new_lr: datetime | None) -> bool:
     return new_lr is not None and (stored.lr is None or new_lr > stored.lr)
 
 
+def older_copy(stored: StoredVersion, new_lr: datetime | None) -> bool:
+    return new_lr is not None and stored.lr is not None and new_lr < stored.lr
+
+
 @given(stored=STORED, new_hash=HASHES, new_lr=LRS)
-def test_a_changed_hash_is_never_skipped(
+def test_a_changed_hash_is_skipped_only_for_an_older_copy(
     stored: StoredVersion, new_hash: str, new_lr: datetime | None
 ) -> None:
     decision = decide_version(stored, new_hash, new_lr)
-    if new_hash != stored.content_hash:
+    if older_copy(stored, new_lr):
+        assert decision == VersionDecision(UpsertAction.SKIP, stored.version, "older copy")
+    elif new_hash != stored.content_hash:
         assert decision.action is UpsertAction.UPDATE
 
 
@@ -237,7 +250,8 @@ def test_an_unchanged_record_is_never_bumped(
 ) -> None:
     decision = decide_version(stored, stored.content_hash, new_lr)
     if not lr_advanced(stored, new_lr):
-        assert decision == VersionDecision(UpsertAction.SKIP, stored.version, "unchanged")
+        assert decision.action is UpsertAction.SKIP
+        assert decision.version == stored.version
     else:
         assert decision.action is UpsertAction.UPDATE
 
