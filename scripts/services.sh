@@ -133,6 +133,11 @@ wv_start() {
       CLUSTER_BIND_ADDR=127.0.0.1 \
       RAFT_BOOTSTRAP_EXPECT=1 \
       GRPC_PORT="$WEAVIATE_GRPC_PORT" \
+      CLUSTER_GOSSIP_BIND_PORT=$((WEAVIATE_PORT + 1)) \
+      CLUSTER_DATA_BIND_PORT=$((WEAVIATE_PORT + 2)) \
+      RAFT_PORT=$((WEAVIATE_PORT + 3)) \
+      RAFT_INTERNAL_RPC_PORT=$((WEAVIATE_PORT + 4)) \
+      GO_PROFILING_PORT=$((WEAVIATE_PORT + 5)) \
       LOG_LEVEL=warning \
       nohup "$WEAVIATE_BIN_DIR/weaviate-server" --host 127.0.0.1 --port "$WEAVIATE_PORT" \
         --scheme http > "$WEAVIATE_DATA/server.log" 2>&1 &
