@@ -48,6 +48,10 @@ TOOLS = {
     "rag_get",
     "corpus_checkpoint_get",
     "corpus_checkpoint_set",
+    # the live PubMed tools
+    "pubmed_search_articles",
+    "pubmed_fetch_article_details",
+    "pubmed_article_relationships",
 }
 TERM = "humans[mh] OR animals[mh]"
 MCP_HEADERS = {

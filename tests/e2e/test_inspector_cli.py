@@ -37,6 +37,10 @@ TOOLS = {
     "rag_get",
     "corpus_checkpoint_get",
     "corpus_checkpoint_set",
+    # the live PubMed tools
+    "pubmed_search_articles",
+    "pubmed_fetch_article_details",
+    "pubmed_article_relationships",
 }
 FIRST_PMID = "30000000"  # generate_articles numbers PMIDs from 30000000 upwards
 
@@ -210,6 +214,51 @@ def test_tools_call_and_resources_read(
     templates = run("--method", "resources/templates/list")
     uris = {t["uriTemplate"] for t in templates["resourceTemplates"]}
     assert "resource://pubmed/paper/{pmid}" in uris
+
+
+def test_the_live_tools_are_called_and_the_pubmed_resources_read(
+    inspector: Inspector, target: Target
+) -> None:
+    def call(tool: str, *arguments: str) -> dict[str, Any]:
+        answer = inspector.json(
+            target.argv,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            "--tool-arg",
+            *arguments,
+            env=target.env,
+            cwd=target.cwd,
+        )
+        assert answer.get("isError") is not True, answer
+        structured: dict[str, Any] = answer["structuredContent"]
+        return structured
+
+    # The Inspector reads --tool-arg values as JSON: a PMID string needs its quotes.
+    found = call("pubmed_search_articles", "queryTerm=humans[mh]", "maxResults=5")
+    assert 0 < len(found["pmids"]) <= 5
+    assert found["totalFound"] >= len(found["pmids"])
+    details = call("pubmed_fetch_article_details", f'pmids=["{FIRST_PMID}"]')
+    assert [a["pmid"] for a in details["articles"]] == [FIRST_PMID]
+    assert details["notFoundPmids"] == []
+    cited = call(
+        "pubmed_article_relationships",
+        f'sourcePmid="{FIRST_PMID}"',
+        "relationshipType=citation_formats",
+        'citationStyles=["ris", "apa_string"]',
+    )
+    assert cited["citations"]["ris"].startswith("TY  - JOUR")
+    assert cited["sourcePmid"] == FIRST_PMID
+    assert "apa_string" in cited["citations"]
+
+    for uri in ("pubmed-connect://info", "pubmed-connect://stats/pubmed"):
+        read = inspector.json(
+            target.argv, "--method", "resources/read", "--uri", uri, env=target.env, cwd=target.cwd
+        )
+        contents = read["contents"][0]
+        assert contents["mimeType"] == "application/json"
+        assert json.loads(contents["text"])
 
 
 def test_a_failing_call_reaches_the_inspector_as_a_tool_error(

@@ -13,7 +13,9 @@ from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
+from biomcp import __version__
 from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+from biomcp.adapters.entrez.cache import CachingEntrezClient
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.sql import SqlMetadataStore
 from biomcp.adapters.vectors import EmbeddedVectorStore
@@ -24,6 +26,7 @@ from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncConfig, SyncDelta, SystemClock
 
@@ -43,8 +46,59 @@ class _Opened:
         return item
 
 
-def _entrez(settings: Settings, opened: _Opened) -> EntrezClient:
+def _ncbi(settings: Settings, opened: _Opened) -> HttpEntrezClient:
     return opened.add(HttpEntrezClient(EntrezSettings.from_env(settings.ncbi_environ())))
+
+
+def _entrez(settings: Settings, ncbi: HttpEntrezClient, opened: _Opened) -> EntrezClient:
+    """The client the live tools use: NCBI behind the EFetch / EInfo response cache, unless
+    BIOMCP_NCBI_CACHE_TTL_S or BIOMCP_NCBI_CACHE_MAX_MB is 0."""
+    if settings.biomcp_ncbi_cache_ttl_s <= 0 or settings.biomcp_ncbi_cache_max_mb <= 0:
+        return ncbi
+    return opened.add(
+        CachingEntrezClient(
+            ncbi,
+            settings.biomcp_data_dir / "ncbi-cache.sqlite3",
+            ttl_s=settings.biomcp_ncbi_cache_ttl_s,
+            max_bytes=settings.biomcp_ncbi_cache_max_mb * 1024 * 1024,
+            namespace=settings.ncbi_eutils_base_url,
+        )
+    )
+
+
+def _live(
+    settings: Settings,
+    entrez: EntrezClient,
+    ncbi: HttpEntrezClient,
+    metadata: MetadataStore,
+    vectors: VectorStore,
+) -> LivePubMed:
+    client = ncbi.settings
+
+    def status() -> ClientStatus:
+        stats = ncbi.stats
+        return ClientStatus(
+            requests=stats.requests,
+            retries=stats.retries,
+            last_success_at=stats.last_success_at,
+            last_error=stats.last_error,
+            queue_length=ncbi.queue_length,
+        )
+
+    config = LiveConfig(
+        base_url=client.base_url,
+        tool=client.tool,
+        email=client.email,
+        api_key_in_use=bool(client.api_key),
+        request_delay_ms=client.request_delay_ms,
+        post_threshold=client.post_threshold,
+        server_name="bio-mcp",
+        server_version=__version__,
+        collection=settings.weaviate_class,
+        cache_ttl_s=settings.biomcp_ncbi_cache_ttl_s,
+        cache_max_mb=settings.biomcp_ncbi_cache_max_mb,
+    )
+    return LivePubMed(entrez, config=config, metadata=metadata, vectors=vectors, status=status)
 
 
 def _metadata(settings: Settings, clock: Clock, opened: _Opened) -> MetadataStore:
@@ -124,14 +178,16 @@ class Container(containers.DeclarativeContainer):
     opened = providers.Singleton(_Opened)
     clock = providers.Singleton(SystemClock)
 
-    entrez = providers.Singleton(_entrez, settings, opened)
+    #: NCBI itself; syncs use it directly, as they must see records as PubMed has them now.
+    ncbi = providers.Singleton(_ncbi, settings, opened)
+    entrez = providers.Singleton(_entrez, settings, ncbi, opened)
     metadata = providers.Singleton(_metadata, settings, clock, opened)
     vectors = providers.Singleton(_vectors, settings, opened)
     embedder = providers.Singleton(_embedder, settings, opened)
 
     sync = providers.Singleton(
         SyncDelta,
-        entrez,
+        ncbi,
         metadata,
         vectors,
         embedder,
@@ -143,6 +199,7 @@ class Container(containers.DeclarativeContainer):
     )
     documents = providers.Singleton(GetDocument, metadata)
     checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)
+    live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
 
 
 @dataclass
@@ -167,6 +224,10 @@ class Services:
     @property
     def checkpoints(self) -> Checkpoints:
         return self.container.checkpoints()
+
+    @property
+    def live(self) -> LivePubMed:
+        return self.container.live()
 
     @property
     def metadata(self) -> MetadataStore:

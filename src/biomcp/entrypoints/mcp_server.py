@@ -27,6 +27,7 @@ from mcp_types import Tool as MCPTool
 from biomcp import __version__
 from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.errors import ToolCallError, classify, envelope
+from biomcp.entrypoints.live_tools import register_live_tools
 from biomcp.entrypoints.schemas import CONTRACT_VERSION, SPEC_INPUTS, V11_OUTPUTS
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
@@ -53,13 +54,20 @@ class ToolSpec:
     handler: Handler
     writes: bool
     annotations: ToolAnnotations
+    #: Schemas of tools outside spec 01 (`SPEC_INPUTS` / `V11_OUTPUTS` are used otherwise).
+    input_override: dict[str, Any] | None = None
+    output_override: dict[str, Any] | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
+        if self.input_override is not None:
+            return self.input_override
         return SPEC_INPUTS[self.spec_name]
 
     @property
     def output_schema(self) -> dict[str, Any]:
+        if self.output_override is not None:
+            return self.output_override
         return V11_OUTPUTS[self.spec_name]
 
 
@@ -109,7 +117,10 @@ class BioMcpServer(MCPServer[Any]):
                 "rag_search (hybrid BM25 + vector search, reranked by study quality and "
                 "evidence tier), read a document with rag_get or resource://pubmed/paper/{pmid}, "
                 "and grow the corpus with pubmed_sync_delta (a saved PubMed query, synced "
-                "incrementally). Cite documents by their doc_id (pmid:<digits>)."
+                "incrementally). For PubMed itself, live: pubmed_search_articles, "
+                "pubmed_fetch_article_details (abstracts, MeSH, grants, full XML, MEDLINE) and "
+                "pubmed_article_relationships (similar, cited-by, references, citation formats). "
+                "Cite documents by their doc_id (pmid:<digits>) or PMID."
             ),
         )
         self.services = services
@@ -333,6 +344,8 @@ def _help_text(server: BioMcpServer) -> str:
         "",
         f"- `{PAPER_URI_TEMPLATE}`: a corpus document (the same JSON as rag_get).",
         f"- `{HELP_URI}`: this guide.",
+        "- `pubmed-connect://info`: this server, its NCBI compliance and status, the corpus.",
+        "- `pubmed-connect://stats/pubmed`: PubMed's record count, search fields and links.",
         "",
         "Typical flow: sync a saved query (`pubmed_sync_delta`), search it (`rag_search`), read "
         "the documents behind the best chunks (`rag_get`), and cite them by doc_id.",
@@ -351,6 +364,7 @@ def build_server(services: Services, *, write_guard: WriteGuard | None = None) -
     )
     for spec in _corpus_tools(services):
         server.register(spec)
+    register_live_tools(server, services)
 
     @server.resource(
         PAPER_URI_TEMPLATE,

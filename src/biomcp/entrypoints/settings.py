@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     ncbi_admin_email: str | None = None
     ncbi_request_delay_ms: int = Field(0, ge=0, le=60_000)
     ncbi_max_retries: int = Field(3, ge=0, le=20)
+    #: Seconds an EFetch / EInfo answer stays in the on-disk response cache (0: no cache).
+    biomcp_ncbi_cache_ttl_s: int = Field(86_400, ge=0)
+    #: The most the response cache may hold, in MiB; the oldest answers are evicted first.
+    biomcp_ncbi_cache_max_mb: int = Field(256, ge=0, le=1_048_576)
 
     # --- storage ---------------------------------------------------------------------------
     biomcp_data_dir: Path = Field(

@@ -1,0 +1,521 @@
+"""A response cache for EFetch and EInfo in front of any `EntrezClient`.
+
+`CachingEntrezClient(inner, path, ttl_s=..., max_bytes=...)` is an `EntrezClient` itself. It
+keeps, in one SQLite file (WAL journal):
+
+* each PubMed article's XML by PMID, shared by `efetch` (parsed records) and `efetch_xml`
+  (the raw set), so fetching the same PMIDs again, in either form, asks NCBI for nothing;
+* each article's MEDLINE text by PMID (`efetch_medline`);
+* EInfo answers by database (`einfo`).
+
+Only the PMIDs not cached (or expired) are requested, in one EFetch per 500. An entry lives
+`ttl_s` seconds; when the file outgrows `max_bytes`, the oldest entries are evicted first.
+Entries are keyed by `namespace` too (the E-utilities base URL), so pointing the server at
+another NCBI never serves the first one's answers. PMIDs NCBI did not return are not cached:
+the next call asks again. ESearch, ESummary, ELink and history-server fetches pass through, as
+their answers change from day to day.
+
+Cached sets are reassembled as `<PubmedArticleSet>` documents without NCBI's DOCTYPE line, so a
+set is the same whether it came from NCBI or from the file. The cache never makes a call fail:
+when the file cannot be read or written, a warning is logged and NCBI is asked. The inner
+client's errors pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
+from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.ports.entrez import (
+    DatabaseInfo,
+    DateType,
+    DocSummary,
+    EntrezClient,
+    EntrezRequestError,
+    EntrezResponseError,
+    FetchResult,
+    FieldInfo,
+    LinkInfo,
+    LinkSet,
+    SearchResult,
+    WindowEnumeration,
+)
+
+__all__ = ["CacheStats", "CachingEntrezClient", "split_article_set", "split_medline"]
+
+_log = logging.getLogger("biomcp.entrez.cache")
+
+_ARTICLE = "article"
+_MEDLINE = "medline"
+_EINFO = "einfo"
+_BATCH = 500
+_LOOKUP_CHUNK = 400
+_SET_HEAD = b'<?xml version="1.0" encoding="UTF-8"?>\n<PubmedArticleSet>\n'
+_SET_TAIL = b"\n</PubmedArticleSet>\n"
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS entries (
+        ns TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        body BLOB NOT NULL,
+        size INTEGER NOT NULL,
+        stored_at REAL NOT NULL,
+        PRIMARY KEY (ns, kind, key)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX IF NOT EXISTS entries_by_age ON entries (stored_at)",
+)
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """What the cache did since it was created: entries answered from the file (`hits`),
+    entries asked of NCBI (`misses`), entries written and evicted."""
+
+    hits: int = 0
+    misses: int = 0
+    stored: int = 0
+    evicted: int = 0
+
+
+class CachingEntrezClient:
+    """`EntrezClient` answering EFetch and EInfo from a SQLite file when it can.
+
+    Args:
+        inner: the client that asks NCBI.
+        cache_path: the SQLite file (created with its parent folders on first use).
+        ttl_s: seconds an entry stays fresh; 0 or less disables the cache (every call passes
+            through).
+        max_bytes: the most the cached bodies may weigh in all; the oldest go first.
+        namespace: what keeps answers of different NCBI servers apart (the base URL).
+        clock: seconds since the epoch (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        inner: EntrezClient,
+        cache_path: Path | str,
+        *,
+        ttl_s: float = 86_400.0,
+        max_bytes: int = 256 * 1024 * 1024,
+        namespace: str = "",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0")
+        self.inner = inner
+        self.cache_path = Path(cache_path)
+        self.ttl_s = float(ttl_s)
+        self.max_bytes = int(max_bytes)
+        self.namespace = namespace
+        self.cache_stats = CacheStats()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl_s > 0 and self.max_bytes > 0
+
+    # -- what status pages read from the inner client ------------------------------------------
+
+    @property
+    def stats(self) -> Any:
+        """The inner client's request statistics (None when it keeps none)."""
+        return getattr(self.inner, "stats", None)
+
+    @property
+    def queue_length(self) -> int:
+        return int(getattr(self.inner, "queue_length", 0) or 0)
+
+    # -- pass-through calls --------------------------------------------------------------------
+
+    async def esearch(
+        self,
+        term: str,
+        *,
+        datetype: DateType | None = None,
+        mindate: str | None = None,
+        maxdate: str | None = None,
+        retstart: int = 0,
+        retmax: int = 20,
+        sort: str | None = None,
+        usehistory: bool = False,
+    ) -> SearchResult:
+        return await self.inner.esearch(
+            term,
+            datetype=datetype,
+            mindate=mindate,
+            maxdate=maxdate,
+            retstart=retstart,
+            retmax=retmax,
+            sort=sort,
+            usehistory=usehistory,
+        )
+
+    async def esearch_delta(
+        self, term: str, mindate: date, maxdate: date, datetype: DateType = "edat"
+    ) -> WindowEnumeration:
+        return await self.inner.esearch_delta(term, mindate, maxdate, datetype)
+
+    async def efetch_history(
+        self, webenv: str, query_key: str, retstart: int = 0, retmax: int = 500
+    ) -> FetchResult:
+        return await self.inner.efetch_history(webenv, query_key, retstart, retmax)
+
+    async def esummary(
+        self,
+        pmids: Sequence[str] = (),
+        *,
+        webenv: str | None = None,
+        query_key: str | None = None,
+        retstart: int = 0,
+        retmax: int = 20,
+    ) -> tuple[DocSummary, ...]:
+        return await self.inner.esummary(
+            pmids, webenv=webenv, query_key=query_key, retstart=retstart, retmax=retmax
+        )
+
+    async def elink(
+        self,
+        pmids: Sequence[str],
+        *,
+        linkname: str = "pubmed_pubmed",
+        with_scores: bool = True,
+    ) -> tuple[LinkSet, ...]:
+        return await self.inner.elink(pmids, linkname=linkname, with_scores=with_scores)
+
+    async def aclose(self) -> None:
+        """Close the SQLite connection, then the inner client."""
+        self.close()
+        await self.inner.aclose()
+
+    # -- cached calls --------------------------------------------------------------------------
+
+    async def efetch(self, pmids: Sequence[str]) -> FetchResult:
+        if not self.enabled:
+            return await self.inner.efetch(pmids)
+        wanted = _unique(pmids)
+        if not wanted:
+            return FetchResult(records=())
+        found, deleted = await self._articles(wanted)
+        try:
+            parsed = parse_pubmed_articles(_assemble(found[p] for p in wanted if p in found))
+        except EntrezResponseError as exc:  # a damaged entry: forget it and ask NCBI
+            _log.warning("NCBI cache %s: unreadable cached articles (%s)", self.cache_path, exc)
+            await asyncio.to_thread(self._delete, _ARTICLE, list(found))
+            return await self.inner.efetch(wanted)
+        seen = {r.pmid for r in parsed.records} | set(parsed.book_pmids) | set(deleted)
+        return FetchResult(
+            records=parsed.records,
+            missing=tuple(p for p in wanted if p not in seen),
+            book_pmids=parsed.book_pmids,
+            deleted_pmids=tuple(deleted),
+            problems=parsed.problems,
+        )
+
+    async def efetch_xml(self, pmids: Sequence[str]) -> bytes:
+        if not self.enabled:
+            return await self.inner.efetch_xml(pmids)
+        wanted = _unique(pmids)
+        if not wanted:
+            raise EntrezRequestError("EFetch needs at least one PMID")
+        found, _ = await self._articles(wanted)
+        return _assemble(found[p] for p in wanted if p in found)
+
+    async def efetch_medline(self, pmids: Sequence[str]) -> str:
+        if not self.enabled:
+            return await self.inner.efetch_medline(pmids)
+        wanted = _unique(pmids)
+        if not wanted:
+            raise EntrezRequestError("EFetch needs at least one PMID")
+        cached = await asyncio.to_thread(self._lookup, _MEDLINE, wanted)
+        found = {key: body.decode("utf-8") for key, body in cached.items()}
+        misses = [p for p in wanted if p not in found]
+        for batch in _batches(misses, _BATCH):
+            text = await self.inner.efetch_medline(batch)
+            fresh = split_medline(text)
+            found.update(fresh)
+            await self._store(_MEDLINE, {k: v.encode("utf-8") for k, v in fresh.items()})
+        self._count(len(wanted) - len(misses), len(misses))
+        records = [found[p] for p in wanted if p in found]
+        return "\n" + "\n\n".join(records) + "\n" if records else "\n"
+
+    async def einfo(self, db: str = "pubmed") -> DatabaseInfo:
+        if not self.enabled:
+            return await self.inner.einfo(db)
+        cached = await asyncio.to_thread(self._lookup, _EINFO, [db])
+        if db in cached:
+            try:
+                info = _database_info(json.loads(cached[db]))
+            except (ValueError, TypeError, KeyError) as exc:
+                _log.warning("NCBI cache %s: unreadable EInfo entry (%s)", self.cache_path, exc)
+            else:
+                self._count(1, 0)
+                return info
+        info = await self.inner.einfo(db)
+        self._count(0, 1)
+        await self._store(_EINFO, {db: json.dumps(asdict(info)).encode("utf-8")})
+        return info
+
+    # -- housekeeping --------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """The number of entries held (every namespace, fresh or not)."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return 0
+            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+
+    def size_bytes(self) -> int:
+        """What the cached bodies weigh in all (every namespace)."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return 0
+            return int(conn.execute("SELECT coalesce(sum(size), 0) FROM entries").fetchone()[0])
+
+    def clear(self) -> None:
+        """Forget every entry (every namespace)."""
+        with self._lock:
+            conn = self._connection()
+            if conn is not None:
+                with conn:
+                    conn.execute("DELETE FROM entries")
+
+    def close(self) -> None:
+        """Close the SQLite connection (idempotent; the next call reopens it)."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+    def __repr__(self) -> str:
+        return f"CachingEntrezClient({self.inner!r}, {str(self.cache_path)!r}, ttl_s={self.ttl_s})"
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _count(self, hits: int, misses: int) -> None:
+        self.cache_stats.hits += hits
+        self.cache_stats.misses += misses
+
+    async def _articles(self, wanted: list[str]) -> tuple[dict[str, bytes], list[str]]:
+        """The article XML of every PMID of `wanted` that PubMed has (cached or fetched now),
+        and the PMIDs NCBI reported deleted."""
+        found = await asyncio.to_thread(self._lookup, _ARTICLE, wanted)
+        misses = [p for p in wanted if p not in found]
+        deleted: list[str] = []
+        for batch in _batches(misses, _BATCH):
+            fresh, gone = split_article_set(await self.inner.efetch_xml(batch))
+            found.update(fresh)
+            deleted += gone
+            await self._store(_ARTICLE, fresh)
+        self._count(len(wanted) - len(misses), len(misses))
+        return found, deleted
+
+    async def _store(self, kind: str, bodies: dict[str, bytes]) -> None:
+        if bodies:
+            await asyncio.to_thread(self._write, kind, bodies)
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The open connection, opened on first use; None when the file is unusable. Call
+        with `_lock` held."""
+        if self._conn is not None:
+            return self._conn
+        conn: sqlite3.Connection | None = None
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.cache_path, timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            with conn:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+        except (OSError, sqlite3.Error) as exc:
+            if conn is not None:
+                conn.close()
+            _log.warning("NCBI cache %s unusable: %s", self.cache_path, exc)
+            return None
+        self._conn = conn
+        return conn
+
+    def _lookup(self, kind: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The fresh entries of `keys`; expired ones are deleted on the way."""
+        found: dict[str, bytes] = {}
+        oldest = self._clock() - self.ttl_s
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return found
+            try:
+                expired: list[str] = []
+                for start in range(0, len(keys), _LOOKUP_CHUNK):
+                    chunk = list(keys[start : start + _LOOKUP_CHUNK])
+                    marks = ",".join("?" * len(chunk))
+                    query = (
+                        "SELECT key, body, stored_at FROM entries "  # noqa: S608 - only '?'
+                        f"WHERE ns = ? AND kind = ? AND key IN ({marks})"
+                    )
+                    for key, body, stored_at in conn.execute(query, (self.namespace, kind, *chunk)):
+                        if stored_at >= oldest:
+                            found[str(key)] = bytes(body)
+                        else:
+                            expired.append(str(key))
+                if expired:
+                    with conn:
+                        conn.executemany(
+                            "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?",
+                            [(self.namespace, kind, key) for key in expired],
+                        )
+            except sqlite3.Error as exc:
+                _log.warning("NCBI cache %s lookup failed: %s", self.cache_path, exc)
+                return {}
+        return found
+
+    def _write(self, kind: str, bodies: dict[str, bytes]) -> None:
+        now = self._clock()
+        rows = [
+            (self.namespace, kind, key, body, len(body), now)
+            for key, body in bodies.items()
+            if len(body) <= self.max_bytes
+        ]
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return
+            try:
+                with conn:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO entries (ns, kind, key, body, size, stored_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    self.cache_stats.stored += len(rows)
+                    self._evict(conn, now)
+            except sqlite3.Error as exc:
+                _log.warning("NCBI cache %s write failed: %s", self.cache_path, exc)
+
+    def _evict(self, conn: sqlite3.Connection, now: float) -> None:
+        """Drop expired entries, then the oldest until the bodies fit in `max_bytes`."""
+        gone = conn.execute("DELETE FROM entries WHERE stored_at < ?", (now - self.ttl_s,))
+        self.cache_stats.evicted += max(0, gone.rowcount)
+        total = int(conn.execute("SELECT coalesce(sum(size), 0) FROM entries").fetchone()[0])
+        if total <= self.max_bytes:
+            return
+        victims: list[tuple[str, str, str]] = []
+        for ns, kind, key, size in conn.execute(
+            "SELECT ns, kind, key, size FROM entries ORDER BY stored_at, kind, key"
+        ):
+            if total <= self.max_bytes:
+                break
+            victims.append((ns, kind, key))
+            total -= int(size)
+        conn.executemany("DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?", victims)
+        self.cache_stats.evicted += len(victims)
+
+    def _delete(self, kind: str, keys: Sequence[str]) -> None:
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return
+            try:
+                with conn:
+                    conn.executemany(
+                        "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?",
+                        [(self.namespace, kind, key) for key in keys],
+                    )
+            except sqlite3.Error as exc:
+                _log.warning("NCBI cache %s delete failed: %s", self.cache_path, exc)
+
+
+# --- documents -------------------------------------------------------------------------------
+
+
+def split_article_set(xml: bytes) -> tuple[dict[str, bytes], list[str]]:
+    """({PMID: the `<PubmedArticle>` or `<PubmedBookArticle>` XML}, deleted PMIDs) of an EFetch
+    answer. Each article is serialized with the namespace declarations it needs.
+
+    Raises:
+        EntrezResponseError, EntrezRequestError, EntrezUnavailableError: not a PubmedArticleSet
+            (see `xmlsafe.parse_document`).
+    """
+    root = parse_document(
+        xml, expected_roots=frozenset({"PubmedArticleSet"}), what="a <PubmedArticleSet> document"
+    )
+    articles: dict[str, bytes] = {}
+    deleted: list[str] = []
+    for child in root.iterchildren(tag=etree.Element):
+        if child.tag == "PubmedArticle":
+            pmid = child.findtext("MedlineCitation/PMID")
+        elif child.tag == "PubmedBookArticle":
+            pmid = child.findtext("BookDocument/PMID")
+        else:
+            if child.tag == "DeleteCitation":
+                deleted += [p.strip() for p in (e.text for e in child.iterfind("PMID")) if p]
+            continue
+        if pmid and pmid.strip():
+            articles[pmid.strip()] = etree.tostring(child, encoding="UTF-8", with_tail=False)
+    return articles, deleted
+
+
+def split_medline(text: str) -> dict[str, str]:
+    """{PMID: its MEDLINE record} of an EFetch `rettype=medline` answer (records begin with a
+    `PMID- ` line; blank lines between them are dropped)."""
+    records: dict[str, str] = {}
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            pmid = current[0].partition("-")[2].strip()
+            body = "\n".join(current).rstrip()
+            if pmid:
+                records[pmid] = body
+
+    for line in text.splitlines():
+        if line.startswith("PMID-"):
+            flush()
+            current = [line]
+        elif current and line.strip():
+            current.append(line)
+    flush()
+    return records
+
+
+def _assemble(articles: Iterable[bytes]) -> bytes:
+    return _SET_HEAD + b"\n".join(articles) + _SET_TAIL
+
+
+def _database_info(data: dict[str, Any]) -> DatabaseInfo:
+    return DatabaseInfo(
+        db_name=data["db_name"],
+        count=data.get("count"),
+        last_update=data.get("last_update"),
+        menu_name=data.get("menu_name"),
+        description=data.get("description"),
+        build=data.get("build"),
+        fields=tuple(FieldInfo(**f) for f in data.get("fields", ())),
+        links=tuple(LinkInfo(**link) for link in data.get("links", ())),
+    )
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i.strip() for i in items if i and i.strip()))
+
+
+def _batches(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]

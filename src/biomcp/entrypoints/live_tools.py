@@ -1,0 +1,513 @@
+"""The live PubMed tools and resources of spec 04 on the MCP server.
+
+Tools (portable names; the spec's names under BIOMCP_TOOL_NAMES=spec):
+
+* `pubmed_search_articles` (`searchPubMedArticles`)
+* `pubmed_fetch_article_details` (`fetchArticleDetails`)
+* `pubmed_article_relationships` (`getArticleRelationships`)
+
+Input schemas are spec 04's Zod shapes translated to JSON Schema 2020-12 (names, types,
+defaults, bounds, patterns, enums; `additionalProperties: false`), with one addition the issue
+asks for: `vancouver_string` among the citation styles. Output schemas hold the spec's fields
+plus additive ones (marked in their descriptions). Resources: `pubmed-connect://info` and
+`pubmed-connect://stats/pubmed`, JSON text (`application/json`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver.context import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types import LATEST_PROTOCOL_VERSION, ToolAnnotations
+
+from biomcp.entrypoints.errors import envelope
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.mcp_server import BioMcpServer, ToolSpec
+
+__all__ = [
+    "INFO_URI",
+    "LIVE_INPUTS",
+    "LIVE_OUTPUTS",
+    "PORTABLE_NAMES",
+    "STATS_URI",
+    "live_tool_specs",
+    "register_live_tools",
+]
+
+INFO_URI = "pubmed-connect://info"
+STATS_URI = "pubmed-connect://stats/pubmed"
+PORTABLE_NAMES = {
+    "searchPubMedArticles": "pubmed_search_articles",
+    "fetchArticleDetails": "pubmed_fetch_article_details",
+    "getArticleRelationships": "pubmed_article_relationships",
+}
+
+_NCBI_DATE = {"type": "string", "pattern": r"^\d{4}(/\d{2}(/\d{2})?)?$"}
+_PMID = {"type": "string", "pattern": r"^\d+$"}
+_STRING = {"type": "string"}
+# Nullable values as `anyOf` branches of one type each: the most portable spelling (clients
+# mapping schemas onto single-`type` dialects reject `"type": [..., "null"]`).
+_NULLABLE_STRING = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+_NULLABLE_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+_NULLABLE_NUMBER = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+# --- inputs (spec 04 section 3, translated) ------------------------------------------------
+
+LIVE_INPUTS: dict[str, dict[str, Any]] = {
+    "searchPubMedArticles": {
+        "type": "object",
+        "required": ["queryTerm"],
+        "properties": {
+            "queryTerm": {
+                "type": "string",
+                "minLength": 3,
+                "description": "PubMed query (field tags, quotes, AND/OR/NOT, parentheses and "
+                "wildcards are kept). Query term must be at least 3 characters.",
+            },
+            "maxResults": {
+                "type": "integer",
+                "exclusiveMinimum": 0,
+                "maximum": 1000,
+                "default": 20,
+                "description": "Max results per query. ESearch's retmax is used.",
+            },
+            "sortBy": {
+                "type": "string",
+                "enum": ["relevance", "pub_date", "author", "journal_name"],
+                "default": "relevance",
+                "description": "Note: Other sorting (e.g., last_author, title) may require "
+                "client-side implementation or be future server enhancements.",
+            },
+            "dateRange": {
+                "type": "object",
+                "properties": {
+                    "minDate": {**_NCBI_DATE, "description": "YYYY, YYYY/MM, or YYYY/MM/DD"},
+                    "maxDate": {**_NCBI_DATE, "description": "YYYY, YYYY/MM, or YYYY/MM/DD"},
+                    "dateType": {
+                        "type": "string",
+                        "enum": ["pdat", "mdat", "edat"],
+                        "default": "pdat",
+                        "description": "pdat: Publication Date, mdat: Modification Date, "
+                        "edat: Entrez Date",
+                    },
+                },
+                "additionalProperties": False,
+                "description": "Defines a date range for the search.",
+            },
+            "filterByPublicationTypes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "e.g., ['Review', 'Clinical Trial']. Server maps to Entrez query "
+                'syntax (e.g., "Review"[Publication Type]).',
+            },
+            "fetchBriefSummaries": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 100,
+                "default": 0,
+                "description": "Number of top PMIDs for ESummary v2.0. 0 to disable. Max 100 "
+                "for this tool.",
+            },
+        },
+        "additionalProperties": False,
+    },
+    "fetchArticleDetails": {
+        "type": "object",
+        "required": ["pmids"],
+        "properties": {
+            "pmids": {
+                "type": "array",
+                "items": _PMID,
+                "minItems": 1,
+                "maxItems": 200,
+                "description": "At least one PMID is required. Max 200 PMIDs per call.",
+            },
+            "detailLevel": {
+                "type": "string",
+                "enum": ["abstract_plus", "full_xml", "medline_text", "citation_data"],
+                "default": "abstract_plus",
+                "description": "abstract_plus: parsed title, abstract, authors, journal, "
+                "publication date, keywords, DOI; full_xml: raw PubmedArticle XML; "
+                "medline_text: MEDLINE format; citation_data: minimal parsed data for citing.",
+            },
+            "includeMeshTerms": {
+                "type": "boolean",
+                "default": True,
+                "description": "Applies to 'abstract_plus' and 'citation_data' if parsed from XML.",
+            },
+            "includeGrantInfo": {
+                "type": "boolean",
+                "default": False,
+                "description": "Applies to 'abstract_plus' if parsed from XML.",
+            },
+        },
+        "additionalProperties": False,
+    },
+    "getArticleRelationships": {
+        "type": "object",
+        "required": ["sourcePmid"],
+        "properties": {
+            "sourcePmid": {**_PMID, "description": "Primary PMID for relationship lookup."},
+            "relationshipType": {
+                "type": "string",
+                "enum": [
+                    "pubmed_similar_articles",
+                    "pubmed_citedin",
+                    "pubmed_references",
+                    "citation_formats",
+                ],
+                "default": "pubmed_similar_articles",
+            },
+            "maxRelatedResults": {
+                "type": "integer",
+                "exclusiveMinimum": 0,
+                "maximum": 50,
+                "default": 5,
+                "description": "Applies to relationship types returning multiple PMIDs. "
+                "Server truncates ELink results if necessary.",
+            },
+            "citationStyles": {
+                "type": "array",
+                "items": {
+                    "type": "string",
+                    "enum": ["ris", "bibtex", "apa_string", "mla_string", "vancouver_string"],
+                },
+                "default": ["ris"],
+                "description": "For 'citation_formats' type. Formatting is server-side. "
+                "(vancouver_string is an addition to spec 04.)",
+            },
+        },
+        "additionalProperties": False,
+    },
+}
+
+# --- outputs -------------------------------------------------------------------------------
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": required if required is not None else list(properties),
+        "properties": properties,
+        "additionalProperties": False,
+    }
+
+
+def _optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or null."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+_PUBLICATION_DATE = _object(
+    {
+        "year": {"type": "integer"},
+        "month": _NULLABLE_STRING,
+        "day": _NULLABLE_INT,
+        "medlineDate": _NULLABLE_STRING,
+        "isoDate": {"type": "string", "description": "additive: YYYY, YYYY-MM or YYYY-MM-DD"},
+    }
+)
+_JOURNAL_INFO = _object(
+    {
+        "title": _NULLABLE_STRING,
+        "isoAbbreviation": _NULLABLE_STRING,
+        "volume": _NULLABLE_STRING,
+        "issue": _NULLABLE_STRING,
+        "pages": _NULLABLE_STRING,
+        "publicationDate": _optional(_PUBLICATION_DATE),
+    }
+)
+_AUTHOR = _object(
+    {
+        "lastName": _NULLABLE_STRING,
+        "firstName": _NULLABLE_STRING,
+        "initials": _NULLABLE_STRING,
+        "affiliation": _NULLABLE_STRING,
+        "collectiveName": {"type": "string", "description": "additive: a group author"},
+        "orcid": {"type": "string", "description": "additive"},
+    },
+    required=["lastName", "firstName", "initials"],
+)
+_MESH_TERM = _object(
+    {
+        "descriptorName": _STRING,
+        "qualifierName": _NULLABLE_STRING,
+        "isMajorTopic": {"type": "boolean"},
+        "ui": _NULLABLE_STRING,
+        "qualifiers": {
+            "type": "array",
+            "description": "additive: every qualifier with its own major-topic flag",
+            "items": _object(
+                {
+                    "qualifierName": _STRING,
+                    "ui": _NULLABLE_STRING,
+                    "isMajorTopic": {"type": "boolean"},
+                }
+            ),
+        },
+    },
+    required=["descriptorName", "qualifierName", "isMajorTopic", "ui"],
+)
+_GRANT = _object(
+    {
+        "grantId": _NULLABLE_STRING,
+        "agency": _NULLABLE_STRING,
+        "country": _NULLABLE_STRING,
+        "acronym": _NULLABLE_STRING,
+    }
+)
+_ARTICLE = _object(
+    {
+        "pmid": _STRING,
+        # abstract_plus and citation_data
+        "title": _NULLABLE_STRING,
+        "abstractText": _NULLABLE_STRING,
+        "abstractSections": {
+            "type": "array",
+            "description": "additive: the labelled sections of a structured abstract",
+            "items": _object(
+                {"label": _NULLABLE_STRING, "nlmCategory": _NULLABLE_STRING, "text": _STRING}
+            ),
+        },
+        "authors": {"type": "array", "items": _AUTHOR},
+        "journalInfo": _JOURNAL_INFO,
+        "publicationTypes": _STRINGS,
+        "keywords": _STRINGS,
+        "meshTerms": {"type": "array", "items": _MESH_TERM},
+        "grantList": {"type": "array", "items": _GRANT},
+        "doi": _NULLABLE_STRING,
+        "pmcid": _NULLABLE_STRING,
+        "pubmedUrl": _STRING,
+        # full_xml and medline_text
+        "fullXml": {"type": "string", "description": "the PubmedArticle element as NCBI sent it"},
+        "medlineText": {"type": "string", "description": "the article's MEDLINE record"},
+    },
+    required=["pmid"],
+)
+_BRIEF_SUMMARY = _object(
+    {
+        "pmid": _STRING,
+        "title": _NULLABLE_STRING,
+        "authors": _NULLABLE_STRING,
+        "source": _NULLABLE_STRING,
+        "pubDate": _NULLABLE_STRING,
+        "epubDate": _NULLABLE_STRING,
+    }
+)
+_RELATED = _object(
+    {
+        "pmid": _STRING,
+        "title": _NULLABLE_STRING,
+        "authors": _NULLABLE_STRING,
+        "score": _NULLABLE_NUMBER,
+        "linkUrl": _STRING,
+    }
+)
+
+LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
+    "searchPubMedArticles": _object(
+        {
+            "searchParameters": {
+                "type": "object",
+                "required": ["queryTerm", "maxResults", "sortBy", "fetchBriefSummaries"],
+                "properties": copy.deepcopy(LIVE_INPUTS["searchPubMedArticles"]["properties"]),
+                "additionalProperties": False,
+            },
+            "effectiveESearchTerm": _STRING,
+            "totalFound": {"type": "integer", "minimum": 0},
+            "retrievedPmidCount": {"type": "integer", "minimum": 0},
+            "pmids": {"type": "array", "items": _PMID},
+            "briefSummaries": {"type": "array", "items": _BRIEF_SUMMARY},
+            "eSearchUrl": _STRING,
+            "eSummaryUrl": _NULLABLE_STRING,
+            "queryTranslation": {**_NULLABLE_STRING, "description": "additive: NCBI's reading"},
+            "warnings": {**_STRINGS, "description": "additive: NCBI's ErrorList / WarningList"},
+        },
+        required=[
+            "searchParameters",
+            "effectiveESearchTerm",
+            "totalFound",
+            "retrievedPmidCount",
+            "pmids",
+            "briefSummaries",
+            "eSearchUrl",
+        ],
+    ),
+    "fetchArticleDetails": _object(
+        {
+            "requestedPmids": {"type": "array", "items": _PMID},
+            "articles": {"type": "array", "items": _ARTICLE},
+            "notFoundPmids": {"type": "array", "items": _PMID},
+            "eFetchDetails": _object(
+                {
+                    "urls": _STRINGS,
+                    "requestMethod": {"type": "string", "enum": ["GET", "POST"]},
+                }
+            ),
+            "detailLevel": {
+                "type": "string",
+                "enum": ["abstract_plus", "full_xml", "medline_text", "citation_data"],
+                "description": "additive",
+            },
+            "warnings": {**_STRINGS, "description": "additive: books, deleted records..."},
+        },
+        required=["requestedPmids", "articles", "notFoundPmids", "eFetchDetails"],
+    ),
+    "getArticleRelationships": _object(
+        {
+            "sourcePmid": _PMID,
+            "relationshipType": copy.deepcopy(
+                LIVE_INPUTS["getArticleRelationships"]["properties"]["relationshipType"]
+            ),
+            "relatedArticles": {"type": "array", "items": _RELATED},
+            "citations": _object(
+                dict.fromkeys(
+                    ("ris", "bibtex", "apa_string", "mla_string", "vancouver_string"), _STRING
+                ),
+                required=[],
+            ),
+            "retrievedCount": {"type": "integer", "minimum": 0},
+            "eLinkUrl": _NULLABLE_STRING,
+            "eSummaryUrl": {**_STRING, "description": "additive: the enrichment call"},
+            "eFetchUrl": {**_STRING, "description": "additive: the citation_formats call"},
+            "totalLinked": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "additive: links before truncation to maxRelatedResults",
+            },
+        },
+        required=[
+            "sourcePmid",
+            "relationshipType",
+            "relatedArticles",
+            "citations",
+            "retrievedCount",
+            "eLinkUrl",
+        ],
+    ),
+}
+
+_DESCRIPTIONS = {
+    "searchPubMedArticles": (
+        "Search PubMed (live, via NCBI ESearch) for articles matching queryTerm, in PubMed "
+        "query syntax. Optional dateRange (pdat/mdat/edat) and filterByPublicationTypes are "
+        "folded into the term. Returns the effective term, the total count, up to maxResults "
+        "PMIDs and, with fetchBriefSummaries > 0, ESummary v2.0 summaries (title, authors, "
+        "source, dates) of the top PMIDs, plus the E-utility URLs used (API key removed). "
+        "Use pubmed_fetch_article_details to read the articles."
+    ),
+    "fetchArticleDetails": (
+        "Fetch up to 200 PubMed articles by PMID (NCBI EFetch). detailLevel: abstract_plus "
+        "(parsed: title, abstract, authors with affiliations, journal and standardized date, "
+        "publication types, keywords, MeSH with qualifiers and major-topic flags, optional "
+        "grants, DOI), full_xml (raw PubmedArticle XML), medline_text (MEDLINE format) or "
+        "citation_data (minimal data to cite). PMIDs PubMed does not have are listed in "
+        "notFoundPmids. Repeated fetches are served from a response cache."
+    ),
+    "getArticleRelationships": (
+        "Articles related to a PMID (NCBI ELink): pubmed_similar_articles (with scores), "
+        "pubmed_citedin (articles citing it), pubmed_references (articles it cites), each "
+        "enriched with title, authors and link; or citation_formats: its citation as RIS, "
+        "BibTeX, APA 7, MLA 9 or Vancouver strings. An article without links gives an empty "
+        "list; an unknown PMID gives a NOT_FOUND error."
+    ),
+}
+_TITLES = {
+    "searchPubMedArticles": "Search PubMed",
+    "fetchArticleDetails": "Fetch PubMed article details",
+    "getArticleRelationships": "Related articles and citations",
+}
+
+
+def live_tool_specs(services: Services) -> list[ToolSpec]:
+    """The three live tools, as `ToolSpec`s with their own schemas."""
+    from biomcp.entrypoints.mcp_server import ToolSpec
+
+    async def search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.live.search(
+            args["queryTerm"],
+            max_results=args["maxResults"],
+            sort_by=args["sortBy"],
+            date_range=args.get("dateRange"),
+            publication_types=args.get("filterByPublicationTypes"),
+            brief_summaries=args["fetchBriefSummaries"],
+        )
+
+    async def fetch(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.live.fetch(
+            args["pmids"],
+            detail_level=args["detailLevel"],
+            include_mesh=args["includeMeshTerms"],
+            include_grants=args["includeGrantInfo"],
+        )
+
+    async def related(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.live.relationships(
+            args["sourcePmid"],
+            relationship_type=args["relationshipType"],
+            max_results=args["maxRelatedResults"],
+            citation_styles=args["citationStyles"],
+        )
+
+    reading = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    handlers = {
+        "searchPubMedArticles": search,
+        "fetchArticleDetails": fetch,
+        "getArticleRelationships": related,
+    }
+    return [
+        ToolSpec(
+            name,
+            PORTABLE_NAMES[name],
+            _TITLES[name],
+            _DESCRIPTIONS[name],
+            handler,
+            False,
+            reading,
+            input_override=LIVE_INPUTS[name],
+            output_override=LIVE_OUTPUTS[name],
+        )
+        for name, handler in handlers.items()
+    ]
+
+
+def register_live_tools(server: BioMcpServer, services: Services) -> None:
+    """Add the live tools and the two `pubmed-connect://` resources to `server`."""
+    for spec in live_tool_specs(services):
+        server.register(spec)
+    backend = services.settings.biomcp_vector_backend
+
+    @server.resource(
+        INFO_URI,
+        name="server-info",
+        title="Server information",
+        description="This server's identity, NCBI compliance (API key in use, tool id, target "
+        "rate), supported E-utilities, operational status (last successful NCBI call, queue "
+        "length) and the corpus summary (records, chunks, last sync per query key).",
+        mime_type="application/json",
+    )
+    async def server_info() -> str:
+        info = await services.live.server_info(mcp_spec_version=LATEST_PROTOCOL_VERSION)
+        return json.dumps(info, ensure_ascii=False)
+
+    @server.resource(
+        STATS_URI,
+        name="pubmed-stats",
+        title="PubMed database statistics",
+        description="NCBI EInfo for PubMed: record count, last update, search fields and link "
+        "names.",
+        mime_type="application/json",
+    )
+    async def pubmed_stats() -> str:
+        try:
+            stats = await services.live.database_stats("pubmed")
+        except Exception as exc:
+            body = envelope(exc, vector_backend=backend)
+            raise MCPError(-32603, f"{STATS_URI}: {body['error']['message']}", body) from None
+        return json.dumps(stats, ensure_ascii=False)
