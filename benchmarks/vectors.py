@@ -19,14 +19,17 @@ queries (hybrid search latency p50/p95 excluding query embedding, best of two ro
 BM25-only, vector-only and filtered), read the resident memory (RSS), and at the largest size
 the ANN recall@10 of `alpha = 1` against exact brute force.
 
-The Weaviate arm (in the same run, after the embedded sizes; 10k and 100k, 2k in --quick):
+The Weaviate arm (same run, after the embedded sizes; 10k and 100k unless --weaviate-sizes):
 the same chunks imported into a Weaviate server through `WeaviateVectorStore.upsert_chunks`
-(import time, objects per s) in a class of its own (`BenchChunk10k`, dropped afterwards), then
-the same queries and searches timed the same way (in this process: the latency is the client's
-round trips plus the server's work). `side_by_side` puts both stores' p50 / p95 / mean and
-import rates per size together. Server from --weaviate-url / --weaviate-grpc-port (env
-BIOMCP_TEST_WEAVIATE_URL or WEAVIATE_URL, BIOMCP_TEST_WEAVIATE_GRPC_PORT); without one, or when
-it does not answer, the arm is reported as skipped with the reason.
+(import time, objects per s) in a class of its own (`BenchChunk10k`, dropped afterwards); after
+--weaviate-settle seconds (65: Weaviate flushes its memtables after 60 s idle, and BM25 over
+unflushed memtables is ~4x slower), the same queries and searches timed the same way, in this
+process (the latency includes the client's work: `client_cpu_share` of the wall time).
+`side_by_side` puts both stores' p50 / p95 / mean and import rates per size together. Server
+from --weaviate-url / --weaviate-grpc-port (env BIOMCP_TEST_WEAVIATE_URL or WEAVIATE_URL,
+BIOMCP_TEST_WEAVIATE_GRPC_PORT); without one, or when it does not answer, the arm is reported as
+skipped with the reason. --quick runs it as a smoke test: 2k chunks, 30 queries, hybrid only,
+no settling.
 
 `--compare` (default on, not in --quick) measures the candidate engines at 100k in a fresh
 process: tantivy, bm25s and SQLite FTS5 for BM25 over the same OR queries (top 100); numpy
@@ -54,6 +57,7 @@ import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse
@@ -89,8 +93,11 @@ FALLBACK_WORDS = [
 ]  # fmt: skip
 TOKEN = re.compile(r"[^\W_]+")
 WEAVIATE_SIZES = "10000,100000"
-WEAVIATE_QUICK_SIZES = [2_000]
 WEAVIATE_BATCH = 1_000  # chunks per `upsert_chunks` call (one gRPC batch request)
+# Weaviate keeps new writes in memtables until they have been idle for 60 s (its default
+# PERSISTENCE_MEMTABLES_FLUSH_IDLE_AFTER_SECONDS); BM25 over them is ~4x slower than over the
+# flushed segments, so the arm waits this long after an import before timing the searches.
+WEAVIATE_SETTLE_S = 65.0
 
 Query = tuple[str, list[float]]
 Queries = Sequence[Query]
@@ -449,15 +456,27 @@ def weaviate_server(url: str) -> tuple[str | None, str | None]:
     return str((meta or {}).get("version", "unknown")), None
 
 
-async def weaviate_size(url: str, grpc_port: int, n: int, corpus: Corpus,
-                        queries: Queries) -> dict[str, Any]:  # fmt: skip
-    """Import `n` chunks through `WeaviateVectorStore.upsert_chunks`, then time the searches."""
+@dataclass(frozen=True)
+class WeaviateArm:
+    """Where and how the Weaviate arm runs."""
+
+    url: str | None
+    grpc_port: int
+    sizes: list[int]
+    queries: int
+    settle_s: float
+    runs: list[str]
+
+
+async def weaviate_size(arm: WeaviateArm, n: int, corpus: Corpus) -> dict[str, Any]:
+    """Import `n` chunks through `WeaviateVectorStore.upsert_chunks`, settle, time the searches."""
     from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
     from biomcp.ports.vectors import VectorStoreError
 
+    assert arm.url is not None
     name = weaviate_collection(n)
-    _drop_weaviate_class(url, name)  # left over by an interrupted run
-    store = WeaviateVectorStore(url, grpc_port=grpc_port, corpus_collection=name)
+    _drop_weaviate_class(arm.url, name)  # left over by an interrupted run
+    store = WeaviateVectorStore(arm.url, grpc_port=arm.grpc_port, corpus_collection=name)
     try:
         await store.ensure_schema(name, dim=corpus.dim, model_id="synthetic-384")
         generate = upsert = 0.0
@@ -480,41 +499,43 @@ async def weaviate_size(url: str, grpc_port: int, n: int, corpus: Corpus,
                 "generate_s": round(generate, 1),
             },
             "count": await store.count(name),
+            "settle_s": arm.settle_s,
         }
-        figures.update(await time_searches(store, name, queries, search_runs()))
+        await asyncio.sleep(arm.settle_s)
+        runs = {k: v for k, v in search_runs().items() if k in arm.runs}
+        queries = corpus.queries(arm.queries, n)
+        cpu, wall = time.process_time(), time.perf_counter()
+        figures.update(await time_searches(store, name, queries, runs))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        figures["client_cpu_share"] = round(cpu / wall, 2)  # of the searches' wall time
         return figures
     finally:
         await store.aclose()
         with contextlib.suppress(OSError):
-            _drop_weaviate_class(url, name)
+            _drop_weaviate_class(arm.url, name)
 
 
-def run_weaviate(url: str | None, grpc_port: int, sizes: list[int], n_queries: int,
-                 corpus: Corpus) -> dict[str, Any]:  # fmt: skip
+def run_weaviate(arm: WeaviateArm, corpus: Corpus) -> dict[str, Any]:
     """The Weaviate arm: figures per size, or `status: skipped` with the reason."""
     from biomcp.ports.vectors import VectorStoreError
 
-    out: dict[str, Any] = {"url": url, "grpc_port": grpc_port, "batch": WEAVIATE_BATCH,
-                           "sizes": {}}  # fmt: skip
-    if not url:
-        reason = "no server: pass --weaviate-url or set BIOMCP_TEST_WEAVIATE_URL / WEAVIATE_URL"
-        return out | {"status": "skipped", "reason": reason}
-    if not sizes:
-        return out | {"status": "skipped", "reason": "no Weaviate size left (--weaviate-sizes)"}
-    version, reason = weaviate_server(url)
+    out: dict[str, Any] = {"url": arm.url, "grpc_port": arm.grpc_port, "sizes": {}}
+    if not arm.url:
+        hint = "no server: pass --weaviate-url or set BIOMCP_TEST_WEAVIATE_URL / WEAVIATE_URL"
+        return out | {"status": "skipped", "reason": hint}
+    if not arm.sizes:
+        return out | {"status": "skipped", "reason": "no size left (--weaviate-sizes)"}
+    version, reason = weaviate_server(arm.url)
     if reason is not None:
         return out | {"status": "skipped", "reason": reason}
     out["server_version"] = version
-    for n in sizes:
+    for n in arm.sizes:
         try:
-            figures = asyncio.run(
-                weaviate_size(url, grpc_port, n, corpus, corpus.queries(n_queries, n))
-            )
+            out["sizes"][str(n)] = asyncio.run(weaviate_size(arm, n, corpus))
         except (VectorStoreError, OSError, TimeoutError) as exc:
             out["status"] = "partial" if out["sizes"] else "skipped"
             out["reason"] = f"at {n} chunks: {type(exc).__name__}: {exc}"
             return out
-        out["sizes"][str(n)] = figures
     return out | {"status": "ok"}
 
 
@@ -754,6 +775,8 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
                         default=int(os.environ.get("BIOMCP_TEST_WEAVIATE_GRPC_PORT", "50051")),
                         help="env BIOMCP_TEST_WEAVIATE_GRPC_PORT")  # fmt: skip
     parser.add_argument("--weaviate-sizes", default=WEAVIATE_SIZES, help="'' for none")
+    parser.add_argument("--weaviate-settle", type=float, default=WEAVIATE_SETTLE_S,
+                        help="seconds to wait after an import (memtable flush)")  # fmt: skip
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     weaviate_sizes = [int(s) for s in args.weaviate_sizes.split(",") if s.strip()]
@@ -761,8 +784,11 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         sizes = [s for s in sizes if s <= args.max_size]
         weaviate_sizes = [s for s in weaviate_sizes if s <= args.max_size]
     n_queries = args.queries
-    if quick:
-        sizes, weaviate_sizes, n_queries = [10_000], WEAVIATE_QUICK_SIZES, min(n_queries, 100)
+    arm = WeaviateArm(args.weaviate_url, args.weaviate_grpc_port, weaviate_sizes, n_queries,
+                      args.weaviate_settle, list(search_runs()))  # fmt: skip
+    if quick:  # Weaviate: a smoke test of the arm (2k chunks, one search, no settling)
+        sizes, n_queries = [10_000], min(n_queries, 100)
+        arm = replace(arm, sizes=[2_000], queries=30, settle_s=0.0, runs=["hybrid_limit40"])
     root = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-vectors-"))
     root.mkdir(parents=True, exist_ok=True)
     corpus = Corpus()
@@ -788,9 +814,13 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             "max(128, min(1024, n / 1000)) widened by 1/selectivity), exact scan when <= 20k "
             "vectors are allowed",
             "weaviate": {
-                "sizes": weaviate_sizes,
+                "sizes": arm.sizes,
+                "queries": arm.queries,
+                "searches": arm.runs,
+                "settle_s": arm.settle_s,
                 "store": "WeaviateVectorStore: bm25 and near_vector (HNSW, cosine) as two "
-                "concurrent server queries, fused in the client as the embedded store does",
+                "concurrent server queries, fused in the client as the embedded store does; "
+                "timed in this process, so the latency includes the client's work",
                 "import": f"upsert_chunks of {WEAVIATE_BATCH} chunks (one gRPC batch each)",
             },
         },
@@ -801,9 +831,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             queries = corpus.queries(n_queries, n)
             largest = i == len(sizes) - 1
             result["sizes"][str(n)] = run_size(n, corpus, root, queries, largest, args.reuse)
-        result["weaviate"] = run_weaviate(
-            args.weaviate_url, args.weaviate_grpc_port, weaviate_sizes, n_queries, corpus
-        )
+        result["weaviate"] = run_weaviate(arm, corpus)
         result["side_by_side"] = side_by_side(result["sizes"], result["weaviate"])
         if not quick and not args.no_compare:
             result["engines"] = _in_fresh_process("compare_engines", args.compare_size, n_queries)
