@@ -29,19 +29,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
+from biomcp.domain.chunking import ChunkingConfig
 from biomcp.domain.evidence import classify_evidence
-from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.quality import QualityConfig, score_quality
-from biomcp.domain.records import Chunk, PubMedRecord
+from biomcp.domain.records import PubMedRecord
 from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import window_start
 from biomcp.ports.clock import Clock
-from biomcp.ports.embeddings import Embedder, EmbeddingError
+from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
-from biomcp.ports.vectors import ChunkRecord, VectorStore
+from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "SystemClock"]
@@ -198,18 +198,20 @@ class SyncDelta:
     ) -> None:
         self._entrez = entrez
         self._metadata = metadata
-        self._vectors = vectors
-        self._embedder = embedder
         self._clock = clock or SystemClock()
         self.config = config or SyncConfig()
-        self._schema_ready = False
+        self.indexer = ChunkIndexer(
+            vectors,
+            embedder,
+            collection=self.config.collection,
+            chunking=self.config.chunking,
+            embed_batch_size=self.config.embed_batch_size,
+        )
 
     @property
     def chunking(self) -> ChunkingConfig:
         """The chunk budget in force: the configured one, else the embedder's window's."""
-        if self.config.chunking is not None:
-            return self.config.chunking
-        return chunking_for_window(self._embedder.max_tokens)
+        return self.indexer.chunking
 
     async def run(
         self,
@@ -389,86 +391,22 @@ class SyncDelta:
 
     async def _index(self, run: _Run, docs: Sequence[StoredDocument]) -> set[str]:
         """Chunk, embed and write `docs`; return the PMIDs whose chunks were refused."""
-        collection = self.config.collection
-        if not self._schema_ready:
-            await self._vectors.ensure_schema(
-                collection, dim=self._embedder.dim, model_id=self._embedder.model_id
-            )
-            self._schema_ready = True
-
-        began = time.perf_counter()
-        chunking = self.chunking
-        pieces: list[tuple[StoredDocument, Chunk]] = [
-            (doc, chunk) for doc in docs for chunk in chunk_record(doc.record, chunking)
-        ]
-        run.timed("chunk", began)
-
-        began = time.perf_counter()
-        vectors = await self._embed([chunk.text for _, chunk in pieces])
-        run.timed("embed", began)
-        run.texts_embedded += len(pieces)
-
-        began = time.perf_counter()
-        records = [
-            _chunk_record(doc, chunk, vector)
-            for (doc, chunk), vector in zip(pieces, vectors, strict=True)
-        ]
-        report = await self._vectors.upsert_chunks(collection, records)
-        refused = {error.uuid: error.message for error in report.errors}
-        failed = {doc.record.pmid for (doc, chunk) in pieces if chunk.uuid in refused}
-        if refused:
+        outcome = await self.indexer.index(docs)
+        for stage, seconds in outcome.timings.items():
+            run.timings[stage] = run.timings.get(stage, 0.0) + seconds
+        run.texts_embedded += outcome.texts_embedded
+        run.chunks_written += outcome.chunks_written
+        run.chunks_deleted += outcome.chunks_deleted
+        if outcome.refused:
             run.complete = False
-            sample = "; ".join(list(refused.values())[:3])
+            sample = "; ".join(list(outcome.refused.values())[:3])
             run.warnings.append(
-                f"the vector store refused {len(refused)} chunks of {len(failed)} documents "
-                f"({sample}); they will be retried by the next sync"
+                f"the vector store refused {len(outcome.refused)} chunks of "
+                f"{len(outcome.failed)} documents ({sample}); the next sync retries them"
             )
-        run.chunks_written += report.upserted
-
-        keep: dict[str, set[str]] = {}
-        for doc, chunk in pieces:
-            keep.setdefault(doc.record.pmid, set()).add(chunk.chunk_id)
-        for doc in docs:
-            if doc.indexed_version > 0 and doc.record.pmid not in failed:
-                run.chunks_deleted += await self._vectors.delete_chunks(
-                    collection, doc.record.doc_id, keep=keep.get(doc.record.pmid, set())
-                )
+        began = time.perf_counter()
         await self._metadata.mark_indexed(
-            {doc.record.pmid: doc.version for doc in docs if doc.record.pmid not in failed}
+            {d.record.pmid: d.version for d in docs if d.record.pmid not in outcome.failed}
         )
         run.timed("index", began)
-        return failed
-
-    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        size = self.config.embed_batch_size
-        vectors: list[list[float]] = []
-        for offset in range(0, len(texts), size):
-            part = texts[offset : offset + size]
-            got = await self._embedder.embed(part)
-            if len(got) != len(part):
-                raise EmbeddingError(
-                    f"the embedder returned {len(got)} vectors for {len(part)} texts"
-                )
-            vectors.extend(got)
-        return vectors
-
-
-def _chunk_record(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
-    record = doc.record
-    return ChunkRecord(
-        uuid=chunk.uuid,
-        doc_id=record.doc_id,
-        chunk_id=chunk.chunk_id,
-        text=chunk.text,
-        vector=vector,
-        section=chunk.section,
-        year=record.year,
-        evidence_type=str(doc.evidence.evidence_type),
-        quality_total=float(doc.quality.total),
-        journal=record.journal.title or record.journal.iso_abbreviation,
-        pub_types=record.publication_types,
-        edat=iso_utc(record.edat),
-        lr=iso_utc(record.lr),
-        source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
-        has_numbers=has_numeric_result(chunk.text),
-    )
+        return outcome.failed

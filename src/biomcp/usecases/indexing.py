@@ -1,0 +1,151 @@
+"""ChunkIndexer: documents into a vector collection (chunk, embed, write, drop stale chunks).
+
+The one path by which documents reach a collection: syncs use it, and so does the retrieval
+evaluation, so what is measured is what is served. Chunk ids are stable (`uuid5(ns,
+f"{pmid}:{chunk_id}")`): writing a document again replaces its chunks in place, and the chunks
+a new version no longer has are deleted when the document was indexed before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
+from biomcp.domain.numeric import has_numeric_result
+from biomcp.domain.records import Chunk
+from biomcp.ports.embeddings import Embedder, EmbeddingError
+from biomcp.ports.metadata import StoredDocument
+from biomcp.ports.vectors import ChunkRecord, VectorStore
+from biomcp.usecases.payloads import iso_utc
+
+__all__ = ["ChunkIndexer", "IndexOutcome", "chunk_record_of"]
+
+
+@dataclass(slots=True)
+class IndexOutcome:
+    """What one `index` call did. `failed` are the PMIDs with a refused chunk (`refused`:
+    uuid -> the store's message); `timings` are seconds per stage (chunk, embed, index)."""
+
+    texts_embedded: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    refused: dict[str, str] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class ChunkIndexer:
+    """Writes documents' chunks into `collection`. `chunking` None follows the embedder's
+    window (`chunking_for_window`)."""
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        collection: str,
+        chunking: ChunkingConfig | None = None,
+        embed_batch_size: int = 256,
+    ) -> None:
+        if embed_batch_size < 1:
+            raise ValueError("embed_batch_size must be >= 1")
+        self._vectors = vectors
+        self._embedder = embedder
+        self.collection = collection
+        self._chunking = chunking
+        self._embed_batch_size = embed_batch_size
+        self._schema_ready = False
+
+    @property
+    def chunking(self) -> ChunkingConfig:
+        if self._chunking is not None:
+            return self._chunking
+        return chunking_for_window(self._embedder.max_tokens)
+
+    async def ensure_schema(self) -> None:
+        if not self._schema_ready:
+            await self._vectors.ensure_schema(
+                self.collection, dim=self._embedder.dim, model_id=self._embedder.model_id
+            )
+            self._schema_ready = True
+
+    async def index(self, docs: Sequence[StoredDocument]) -> IndexOutcome:
+        """Chunk, embed and write `docs`; delete the chunks that documents indexed before no
+        longer have (unless one of their chunks was refused).
+
+        Raises:
+            EmbeddingError, VectorStoreError: from the adapters (nothing is half-recorded: the
+                caller records indexed versions only after this returns).
+        """
+        outcome = IndexOutcome()
+        await self.ensure_schema()
+
+        began = time.perf_counter()
+        chunking = self.chunking
+        pieces: list[tuple[StoredDocument, Chunk]] = [
+            (doc, chunk) for doc in docs for chunk in chunk_record(doc.record, chunking)
+        ]
+        outcome.timings["chunk"] = time.perf_counter() - began
+
+        began = time.perf_counter()
+        vectors = await self._embed([chunk.text for _, chunk in pieces])
+        outcome.timings["embed"] = time.perf_counter() - began
+        outcome.texts_embedded = len(pieces)
+
+        began = time.perf_counter()
+        records = [
+            chunk_record_of(doc, chunk, vector)
+            for (doc, chunk), vector in zip(pieces, vectors, strict=True)
+        ]
+        report = await self._vectors.upsert_chunks(self.collection, records)
+        outcome.refused = {error.uuid: error.message for error in report.errors}
+        outcome.failed = {doc.record.pmid for doc, chunk in pieces if chunk.uuid in outcome.refused}
+        outcome.chunks_written = report.upserted
+
+        keep: dict[str, set[str]] = {}
+        for doc, chunk in pieces:
+            keep.setdefault(doc.record.pmid, set()).add(chunk.chunk_id)
+        for doc in docs:
+            if doc.indexed_version > 0 and doc.record.pmid not in outcome.failed:
+                outcome.chunks_deleted += await self._vectors.delete_chunks(
+                    self.collection, doc.record.doc_id, keep=keep.get(doc.record.pmid, set())
+                )
+        outcome.timings["index"] = time.perf_counter() - began
+        return outcome
+
+    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        size = self._embed_batch_size
+        vectors: list[list[float]] = []
+        for offset in range(0, len(texts), size):
+            part = texts[offset : offset + size]
+            got = await self._embedder.embed(part)
+            if len(got) != len(part):
+                raise EmbeddingError(
+                    f"the embedder returned {len(got)} vectors for {len(part)} texts"
+                )
+            vectors.extend(got)
+        return vectors
+
+
+def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
+    """The vector-store record of one chunk, with the document's filterable metadata."""
+    record = doc.record
+    return ChunkRecord(
+        uuid=chunk.uuid,
+        doc_id=record.doc_id,
+        chunk_id=chunk.chunk_id,
+        text=chunk.text,
+        vector=vector,
+        section=chunk.section,
+        year=record.year,
+        evidence_type=str(doc.evidence.evidence_type),
+        quality_total=float(doc.quality.total),
+        journal=record.journal.title or record.journal.iso_abbreviation,
+        pub_types=record.publication_types,
+        edat=iso_utc(record.edat),
+        lr=iso_utc(record.lr),
+        source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
+        has_numbers=has_numeric_result(chunk.text),
+    )
