@@ -14,6 +14,7 @@ from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.numeric import claim_spans
 from biomcp.domain.quality import score_quality
 from biomcp.domain.records import EvidenceType, PubMedRecord
+from biomcp.domain.versioning import content_hash
 from tests.conftest import SHARED_DATA, shared_data_path
 from tests.support.pubmedqa import load_pubmedqa
 
@@ -122,3 +123,12 @@ def test_reference_data_folder_is_where_the_tests_look() -> None:
     if not SHARED_DATA.exists():
         pytest.skip(f"reference data not present: {SHARED_DATA}")
     assert Path(SHARED_DATA, "pubmedqa").is_dir()
+
+
+def test_content_hashes_of_real_records_match_the_first_v1_implementation() -> None:
+    from tests.unit.domain.test_versioning import _reference_hash
+
+    records = _eutils_records()
+    assert any(record.grants for record in records)
+    for record in records:
+        assert content_hash(record) == _reference_hash(record), record.pmid
