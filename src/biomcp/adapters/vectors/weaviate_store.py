@@ -376,7 +376,7 @@ class WeaviateVectorStore:
                 return []
             response = await handle.query.bm25(
                 query=text, query_properties=["text"], limit=k, filters=where,
-                return_metadata=metadata, include_vector=query_vector is not None,
+                return_metadata=metadata,
             )  # fmt: skip
             return list(response.objects)
 
@@ -385,7 +385,7 @@ class WeaviateVectorStore:
                 return []
             response = await handle.query.near_vector(
                 near_vector=query_vector, target_vector=_VECTOR, limit=k, filters=where,
-                return_metadata=metadata, include_vector=True,
+                return_metadata=metadata,
             )  # fmt: skip
             return list(response.objects)
 
@@ -395,11 +395,35 @@ class WeaviateVectorStore:
             raise _translate(exc) from exc
         objects = {str(o.uuid): o for o in [*keyword, *dense]}
         bm25 = {str(o.uuid): float(o.metadata.score or 0.0) for o in keyword}
-        sims = {str(o.uuid): _cosine(query_vector, o.vector) for o in objects.values()}
-        vec_arm = [(str(o.uuid), sims[str(o.uuid)] or 0.0) for o in dense]
+        # Cosine distance on unit vectors: similarity = 1 - distance (no vectors shipped).
+        sims: dict[str, float | None] = {
+            str(o.uuid): 1.0 - float(o.metadata.distance)
+            for o in dense
+            if o.metadata.distance is not None
+        }
+        vec_arm = [(str(o.uuid), sims.get(str(o.uuid)) or 0.0) for o in dense]
         fuse = ranked_fusion if fusion is Fusion.RANKED else relative_score_fusion
         fused = fuse(vec_arm, list(bm25.items()), weight)[:limit]
+        if query_vector is not None:
+            # Keyword-only hits of the final page still report their similarity: fetch just
+            # their vectors (at most `limit`, instead of every candidate's).
+            missing = [u for u, _ in fused if u not in sims]
+            if missing:
+                sims.update(await self._similarities(handle, query_vector, missing))
         return [_hit(objects[u], score, bm25.get(u), sims.get(u)) for u, score in fused]
+
+    async def _similarities(
+        self, handle: Any, query: list[float], uuids: list[str]
+    ) -> dict[str, float | None]:
+        try:
+            response = await handle.query.fetch_objects(
+                filters=Filter.by_id().contains_any(uuids),
+                limit=len(uuids),
+                include_vector=True,
+            )
+        except WeaviateBaseError as exc:
+            raise _translate(exc) from exc
+        return {str(o.uuid): _cosine(query, o.vector) for o in response.objects}
 
 
 def _schema_properties() -> list[Any]:
