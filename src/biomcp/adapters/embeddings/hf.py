@@ -74,9 +74,14 @@ def bundled_model_path() -> Path | None:
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """Silence the deprecation and user warnings torch/transformers emit while loading."""
+    """Silence the deprecation and user warnings torch/transformers emit while loading, and
+    their progress bars (noise on the stderr of a server or a CLI)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        with contextlib.suppress(ImportError):
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         yield
 
 
