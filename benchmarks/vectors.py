@@ -64,7 +64,7 @@ from urllib.parse import quote, urlparse
 
 import numpy as np
 
-from benchmarks.machine import describe
+from benchmarks.machine import describe, goal
 
 if TYPE_CHECKING:
     from biomcp.ports.vectors import VectorStore
@@ -180,7 +180,8 @@ class Corpus:
             + w_own * own
         )
         v = self.mean + z @ self.basis_t
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
+        normalized: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return normalized
 
     def texts(self, b: int) -> list[str]:
         rng = np.random.default_rng([self.seed, 2, b])
@@ -624,7 +625,7 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
 
         record("lexical", "tantivy", tantivy_build, tantivy_query)
 
-        import bm25s
+        import bm25s  # type: ignore[import-untyped]
 
         def bm25s_build() -> Any:
             retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
@@ -673,7 +674,7 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
         return index
 
     def faiss_params(sel: Any = None, ef: int = 128) -> Any:
-        p = faiss.SearchParametersHNSW()
+        p = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
         p.efSearch = ef
         if sel is not None:
             p.sel = sel
@@ -703,7 +704,7 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
 
     record("vector", "faiss_hnsw_m32", faiss_build, faiss_query, faiss_extra)
 
-    import hnswlib
+    import hnswlib  # type: ignore[import-untyped]
 
     def hnsw_build() -> Any:
         index = hnswlib.Index("ip", DIM)
@@ -796,6 +797,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         "benchmark": "vectors",
         "machine": describe(),
         "config": {
+            "quick": quick,
             "dim": DIM,
             "vectors": {
                 "mean_norm": MEAN_NORM,
@@ -838,4 +840,32 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     finally:
         if args.data_dir is None:
             shutil.rmtree(root, ignore_errors=True)
+    result["goals"] = goals(result["sizes"])
     return result
+
+
+#: Issue 7's goals for the embedded store: hybrid p95 per size (ms), resident memory at 1M.
+HYBRID_P95_GOALS_MS = {100_000: 15.0, 1_000_000: 75.0}
+RSS_GOAL_MIB_AT_1M = 2.5 * 1024
+
+
+def goals(sizes: dict[str, Any]) -> dict[str, Any]:
+    """`met` per goal; None for a size this run did not measure (e.g. --quick, --max-size)."""
+    out: dict[str, Any] = {}
+    search = "hybrid_limit40"  # what rag_search runs: top_k 20, oversampled x2
+    for n, limit in HYBRID_P95_GOALS_MS.items():
+        figures = sizes.get(str(n), {}).get(search)
+        p95 = figures["p95_ms"] if figures else None
+        label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else f"{n // 1000}k"
+        out[f"embedded_hybrid_p95_ms_at_{label}"] = goal(
+            f"<= {limit:g} ms ({search}, query vector given)",
+            p95,
+            None if p95 is None else p95 <= limit,
+        )
+    rss = sizes.get("1000000", {}).get("rss_mb_after_queries")
+    out["resident_memory_mib_at_1m"] = goal(
+        f"<= 2.5 GiB ({RSS_GOAL_MIB_AT_1M:g} MiB) after open and queries",
+        rss,
+        None if rss is None else rss <= RSS_GOAL_MIB_AT_1M,
+    )
+    return out
