@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints import cli_corpus, cli_pubmed, cli_serve
+from biomcp.entrypoints import cli_corpus, cli_eval, cli_pubmed, cli_serve
 
 app = typer.Typer(
     name="biomcp",
@@ -181,6 +181,7 @@ def db_current(url: str | None = typer.Option(None, "--url", help=_DB_URL_HELP))
 cli_serve.register(app)
 cli_corpus.register(app)
 cli_pubmed.register(app)
+cli_eval.register(app)
 
 
 def main() -> None:

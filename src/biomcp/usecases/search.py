@@ -24,12 +24,13 @@ from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 __all__ = ["SearchConfig", "SearchCorpus", "SearchHit"]
 
 MAX_TOP_K = 100
+_EMPTY_QUERY = "query is empty: ask a question or give keywords"
 
 
 @dataclass(frozen=True, slots=True)
 class SearchConfig:
     collection: str = "PubMedChunk"
-    alpha: float = 0.5
+    alpha: float = 0.6  # BIOMCP_SEARCH_ALPHA's default (measured: see settings)
     fusion: Fusion = Fusion.RELATIVE_SCORE
     oversample: int = 2
     weights: RerankWeights = field(default_factory=RerankWeights)
@@ -96,11 +97,33 @@ class SearchCorpus:
             NotFoundError: nothing has been indexed yet.
             EmbeddingError, VectorStoreError: from the adapters.
         """
-        text = query.strip()
-        if not text:
-            raise InvalidRequestError("query is empty: ask a question or give keywords")
+        if not query.strip():
+            raise InvalidRequestError(_EMPTY_QUERY)
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
+        return await self.ranked(query, top_k, quality_bias, filters=filters)
+
+    async def ranked(
+        self,
+        query: str,
+        limit: int,
+        quality_bias: bool = True,
+        *,
+        filters: SearchFilters | None = None,
+    ) -> list[SearchHit]:
+        """`run` without its bound on `top_k`: the best `limit` chunks, ranked exactly as `run`
+        ranks them. The retrieval evaluation reads deep rankings (Recall@100 of documents needs
+        a few hundred chunks) through it.
+
+        Raises:
+            InvalidRequestError: an empty query or `limit` < 1.
+            NotFoundError, EmbeddingError, VectorStoreError: as `run`.
+        """
+        text = query.strip()
+        if not text:
+            raise InvalidRequestError(_EMPTY_QUERY)
+        if limit < 1:
+            raise InvalidRequestError(f"limit must be >= 1, got {limit}")
         vector = (await self._embedder.embed([text]))[0]
         config = self.config
         try:
@@ -108,7 +131,7 @@ class SearchCorpus:
                 config.collection,
                 text,
                 vector,
-                limit=top_k * config.oversample,
+                limit=limit * config.oversample,
                 alpha=config.alpha,
                 fusion=config.fusion,
                 filters=filters,
@@ -148,4 +171,4 @@ class SearchCorpus:
                 )
             )
         results.sort(key=lambda r: (-r.score, r.uuid))
-        return results[:top_k]
+        return results[:limit]
