@@ -10,9 +10,8 @@ Every answer is validated against the tool's declared output schema.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,13 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, article_extras, to_medline
-from biomcp.entrypoints.container import Services, build_services
+from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.live_tools import LIVE_INPUTS, LIVE_OUTPUTS, PORTABLE_NAMES
-from biomcp.entrypoints.mcp_server import BioMcpServer, build_server
+from biomcp.entrypoints.mcp_server import BioMcpServer
 from biomcp.entrypoints.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.settings import Settings
 from tests.conftest import shared_data_path
+from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration
 
@@ -79,32 +79,8 @@ def _clean(fake: FakeEutilsServer) -> Iterator[None]:
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "biomcp_data_dir": tmp_path / "data",
-        "ncbi_eutils_base_url": fake.base_url,
-        "ncbi_api_key": API_KEY,
-        "ncbi_admin_email": "ops@example.org",
-        "biomcp_embeddings": "deterministic",
-        "biomcp_sync_initial_days": 0,
-    }
-    values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
-
-
-Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
-
-
-def serve(settings: Settings, body: Body) -> None:
-    async def main() -> None:
-        services = build_services(settings)
-        server = build_server(services)
-        try:
-            async with Client(server) as client:
-                await body(client, server, services)
-        finally:
-            await services.aclose()
-
-    asyncio.run(main())
+    values: dict[str, Any] = {"ncbi_api_key": API_KEY, "ncbi_admin_email": "ops@example.org"}
+    return test_settings(tmp_path / "data", fake.base_url, **{**values, **overrides})
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:

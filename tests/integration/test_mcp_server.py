@@ -9,12 +9,11 @@ declared output schema, and against the spec's v1.0 schema with additive fields 
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,11 +24,12 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
-from biomcp.entrypoints.container import Services, build_services
-from biomcp.entrypoints.mcp_server import BioMcpServer, build_server
+from biomcp.entrypoints.container import Services
+from biomcp.entrypoints.mcp_server import BioMcpServer
 from biomcp.entrypoints.schemas import ERROR_ENVELOPE, SPEC_INPUTS, SPEC_OUTPUTS, V11_OUTPUTS
 from biomcp.entrypoints.settings import Settings
 from tests.conftest import REPO_ROOT
+from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration
 
@@ -121,31 +121,7 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "biomcp_data_dir": tmp_path / "data",
-        "ncbi_eutils_base_url": fake.base_url,
-        "ncbi_api_key": "test-key-not-secret",
-        "biomcp_embeddings": "deterministic",
-        "biomcp_sync_initial_days": 0,
-    }
-    values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
-
-
-Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
-
-
-def serve(settings: Settings, body: Body) -> None:
-    async def main() -> None:
-        services = build_services(settings)
-        server = build_server(services)
-        try:
-            async with Client(server) as client:
-                await body(client, server, services)
-        finally:
-            await services.aclose()
-
-    asyncio.run(main())
+    return test_settings(tmp_path / "data", fake.base_url, **overrides)
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from biomcp.adapters.sqlite_cache import open_cache_db
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 
 __all__ = ["CachingEmbedder"]
@@ -176,18 +177,8 @@ class CachingEmbedder:
         with `_lock` held."""
         if self._conn is not None:
             return self._conn
-        conn: sqlite3.Connection | None = None
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.cache_path, timeout=30.0, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            with conn:
-                conn.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            if conn is not None:
-                conn.close()
-            _log.warning("embedding cache %s unusable: %s", self.cache_path, exc)
+        conn = open_cache_db(self.cache_path, (_SCHEMA,), "embedding cache")
+        if conn is None:
             return None
         self._conn = conn
         return conn

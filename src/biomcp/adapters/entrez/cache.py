@@ -39,6 +39,7 @@ from lxml import etree
 
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.adapters.sqlite_cache import open_cache_db
 from biomcp.ports.entrez import (
     DatabaseInfo,
     DateType,
@@ -337,19 +338,8 @@ class CachingEntrezClient:
         with `_lock` held."""
         if self._conn is not None:
             return self._conn
-        conn: sqlite3.Connection | None = None
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.cache_path, timeout=30.0, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            with conn:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-        except (OSError, sqlite3.Error) as exc:
-            if conn is not None:
-                conn.close()
-            _log.warning("NCBI cache %s unusable: %s", self.cache_path, exc)
+        conn = open_cache_db(self.cache_path, _SCHEMA, "NCBI cache")
+        if conn is None:
             return None
         self._conn = conn
         return conn
