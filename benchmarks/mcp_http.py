@@ -80,19 +80,20 @@ URL_LINE = re.compile(r"bio-mcp serving MCP at (?P<url>http://\S+/mcp)")
 ISOLATED = ("MCP_", "BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_")
 PROFILE_ENV = "BIOMCP_BENCH_PROFILE"
 VARIANT_ENV = "BIOMCP_BENCH_VARIANT"
-VARIANT_FLAGS = ("json_response", "sql_point_query", "sql_inline")
-#: What-if servers (--what-if): name -> (MCP_LOG_LEVEL, None for --server-log-level; patch
-#: flags; whether the server runs with --extra-site on its path: uvicorn then picks uvloop and
-#: httptools when that folder holds them). The `*_uvloop_httptools` ones need --extra-site.
-VARIANTS: dict[str, tuple[str | None, str, bool]] = {
-    "as_shipped": (None, "", False),
-    "log_warning": ("warning", "", False),
-    "json_response": (None, "json_response", False),
-    "sql_point_query": (None, "sql_point_query", False),
-    "sql_point_query_inline": (None, "sql_point_query,sql_inline", False),
-    "all_of_them": ("warning", "json_response,sql_point_query,sql_inline", False),
-    "uvloop_httptools": (None, "", True),
-    "all_of_them_uvloop_httptools": ("warning", "json_response,sql_point_query,sql_inline", True),
+VARIANT_FLAGS = ("sql_via_thread", "asyncio_h11")
+JSON_RESPONSE = {"MCP_HTTP_JSON_RESPONSE": "true"}
+#: What-if servers (--what-if), all measured in one run: name -> (MCP_LOG_LEVEL, None for
+#: --server-log-level; patch flags, see `_apply_variant`; extra environment). The patches undo
+#: this release's `rag_get` changes one at a time, so before and after are compared on the
+#: same machine at the same moment; `previous_release` undoes both.
+VARIANTS: dict[str, tuple[str | None, str, dict[str, str]]] = {
+    "as_shipped": (None, "", {}),
+    "previous_release": (None, "sql_via_thread,asyncio_h11", {}),
+    "asyncio_h11": (None, "asyncio_h11", {}),
+    "sql_via_thread": (None, "sql_via_thread", {}),
+    "log_warning": ("warning", "", {}),
+    "json_response": (None, "", JSON_RESPONSE),
+    "json_response_log_warning": ("warning", "", JSON_RESPONSE),
 }
 START_TIMEOUT_S = 120.0
 GOAL_RPS, GOAL_P95_MS, GOAL_CLIENTS = 300.0, 50.0, 32
@@ -134,53 +135,35 @@ def serve_main() -> None:
 
 
 def _apply_variant(flags: str) -> None:
-    """What-if patches of the server child (the benchmark's experiments; src is unchanged):
+    """What-if patches of the server child, each undoing one change of this release (src is
+    unchanged):
 
-    - `json_response`: the session manager answers each POST with one JSON body instead of an
-      SSE stream (`streamable_http_app(json_response=True)`).
-    - `sql_point_query`: `SqlMetadataStore.get_document` runs one prebuilt
-      `SELECT ... WHERE pmid = :pmid` instead of building an expanding `IN` query per call.
-    - `sql_inline`: the SQL store's work runs on the event loop instead of `asyncio.to_thread`
-      (SQLite point reads take tens of microseconds; the thread hop costs more).
+    - `sql_via_thread`: `SqlMetadataStore.get_document` as it was: an expanding `IN` query
+      built per call (`get_documents([pmid])`), run in a worker thread.
+    - `asyncio_h11`: uvicorn on the standard asyncio loop and the pure-Python h11 parser, as
+      before uvloop and httptools became dependencies.
     """
     wanted = {f for f in flags.split(",") if f}
     unknown = wanted - set(VARIANT_FLAGS)
     if unknown:
         raise SystemExit(f"unknown variant flags: {sorted(unknown)}")
-    if "json_response" in wanted:
-        from mcp.server.mcpserver import MCPServer
-
-        build_app = MCPServer.streamable_http_app
-
-        def json_app(self: Any, **kwargs: Any) -> Any:
-            kwargs["json_response"] = True
-            return build_app(self, **kwargs)
-
-        MCPServer.streamable_http_app = json_app  # type: ignore[method-assign]
-    if "sql_point_query" in wanted:
-        from sqlalchemy import bindparam, select
-
-        from biomcp.adapters.sql.rows import DOCS, document_from_row
+    if "sql_via_thread" in wanted:
         from biomcp.adapters.sql.store import SqlMetadataStore
-
-        statement = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
 
         async def get_document(self: Any, pmid: str) -> Any:
-            def work(engine: Any) -> Any:
-                with engine.connect() as connection:
-                    row = connection.execute(statement, {"pmid": pmid}).first()
-                return document_from_row(row) if row is not None else None
-
-            return await self._run("reading documents", work)
+            return (await self.get_documents([pmid])).get(pmid)
 
         SqlMetadataStore.get_document = get_document  # type: ignore[method-assign]
-    if "sql_inline" in wanted:
-        from biomcp.adapters.sql.store import SqlMetadataStore
+    if "asyncio_h11" in wanted:
+        import uvicorn
 
-        async def run_inline(self: Any, what: str, work: Any) -> Any:
-            return self._call(what, work)
+        configure = uvicorn.Config.__init__
 
-        SqlMetadataStore._run = run_inline  # type: ignore[method-assign]
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs.update(loop="asyncio", http="h11")
+            configure(self, *args, **kwargs)
+
+        uvicorn.Config.__init__ = init  # type: ignore[method-assign]
 
 
 # --- child processes -------------------------------------------------------------------------
@@ -789,35 +772,34 @@ async def direct_calls(data_dir: Path, embedder: str, pmids: list[int], n: int) 
 
 
 async def _sql_variants(store: Any, pmids: list[int], n: int, rng: random.Random) -> dict[str, Any]:
-    """`SqlMetadataStore.get_document` as shipped (a new Select with an expanding IN per call,
-    via `asyncio.to_thread`) against a prebuilt `WHERE pmid = :pmid` statement, in a worker
-    thread and inline on the loop: the SQL part of the what-if variants, without HTTP noise."""
-    from sqlalchemy import bindparam, select
+    """The SQL behind `rag_get`, without HTTP noise: `SqlMetadataStore.get_document` as
+    shipped (a prebuilt point query, on the event loop on SQLite) against the previous path
+    (`get_documents([pmid])`: an expanding `IN` query built per call, in a worker thread) and
+    the shipped query sent to a worker thread."""
+    from biomcp.adapters.sql.rows import document_from_row
+    from biomcp.adapters.sql.store import _DOC_BY_PMID
 
-    from biomcp.adapters.sql.rows import DOCS, document_from_row
-
-    statement = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
     engine = store._open_engine()
 
     def point(pmid: str) -> Any:
         with engine.connect() as connection:
-            row = connection.execute(statement, {"pmid": pmid}).first()
+            row = connection.execute(_DOC_BY_PMID, {"pmid": pmid}).first()
         return document_from_row(row) if row is not None else None
 
     async def as_shipped(pmid: str) -> Any:
         return await store.get_document(pmid)
 
-    async def point_query(pmid: str) -> Any:
-        return await asyncio.to_thread(point, pmid)
+    async def previous_release(pmid: str) -> Any:
+        return (await store.get_documents([pmid])).get(pmid)
 
-    async def point_query_inline(pmid: str) -> Any:
-        return point(pmid)
+    async def point_query_thread(pmid: str) -> Any:
+        return await asyncio.to_thread(point, pmid)
 
     out: dict[str, Any] = {}
     runs = {
         "as_shipped": as_shipped,
-        "point_query": point_query,
-        "point_query_inline": point_query_inline,
+        "previous_release": previous_release,
+        "point_query_thread": point_query_thread,
     }
     for name, fn in runs.items():
         await fn(str(pmids[0]))
@@ -884,13 +866,9 @@ def _goals(figures: dict[str, Any], rate: float | None) -> dict[str, Any]:
 
 
 def _variant_env(env: dict[str, str], args: argparse.Namespace, name: str) -> dict[str, str]:
-    level, flags, extra_site = VARIANTS[name]
-    if extra_site and not args.extra_site:
-        raise SystemExit(f"variant {name} needs --extra-site (a folder with uvloop, httptools)")
-    out = dict(env, MCP_LOG_LEVEL=level or args.server_log_level)
+    level, flags, extra = VARIANTS[name]
+    out = dict(env, MCP_LOG_LEVEL=level or args.server_log_level, **extra)
     out[VARIANT_ENV] = flags
-    if extra_site:
-        out["PYTHONPATH"] = os.pathsep.join([str(args.extra_site), env["PYTHONPATH"]])
     return out
 
 
@@ -941,13 +919,6 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         default="as_shipped",
         help="run the main server patched as this what-if variant (exploration)",
     )
-    parser.add_argument(
-        "--extra-site",
-        type=Path,
-        default=None,
-        help="a folder holding uvloop and httptools (pip install --target DIR uvloop "
-        "httptools): adds the *_uvloop_httptools what-if variants",
-    )
     parser.add_argument("--direct-calls", type=int, default=None, help="(500; quick 100)")
     args = parser.parse_args(argv)
     records = args.records or (1000 if quick else 3000)
@@ -986,14 +957,13 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             figures["server_rss_mb"] = _rss_mb(server.pid)
         if args.what_if:
             figures["what_if"] = {}
-            for name, (_, flags, extra_site) in VARIANTS.items():
-                if extra_site and not args.extra_site:
-                    continue
+            for name, (_, flags, extra) in VARIANTS.items():
                 variant_env = _variant_env(env, args, name)
                 with running_server(variant_env, work) as server:
                     figures["what_if"][name] = {
                         "log_level": variant_env["MCP_LOG_LEVEL"],
                         "patches": _names(flags),
+                        "environment": extra,
                         "native_modules_loaded": _native_modules(server.pid),
                         **asyncio.run(what_if_cells(args, server, pmids)),
                     }
@@ -1021,8 +991,9 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             "records": records,
             "embedder": args.embedder,
             "stores": "embedded defaults (SQLite metadata + embedded vector store), temp dir",
-            "server": "biomcp serve-http --host 127.0.0.1 --port 0: one process (uvicorn, "
-            "h11, asyncio loop), stateful Streamable HTTP sessions, SSE answers",
+            "server": "biomcp serve-http --host 127.0.0.1 --port 0: one process (uvicorn "
+            "on uvloop + httptools), stateful Streamable HTTP sessions, SSE answers unless "
+            "MCP_HTTP_JSON_RESPONSE",
             "server_log_level": main_env["MCP_LOG_LEVEL"],
             "server_variant": args.variant,
             "client_arms": args.clients,
@@ -1034,7 +1005,6 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             "clients_process": "all clients in this process, one asyncio loop",
             "profile": args.profile,
             "what_if": args.what_if,
-            "extra_site": str(args.extra_site) if args.extra_site else None,
             "loadavg_before_after": [load_before, loadavg()],
         },
         "goals": _goals(figures, args.rate),

@@ -291,6 +291,83 @@ def test_bad_arguments_get_the_validation_envelope_and_the_server_keeps_answerin
         assert http.get("/health").status_code == 200
 
 
+def _tools_call(http: httpx.Client, name: str, arguments: dict[str, Any]) -> httpx.Response:
+    """initialize + initialized over raw HTTP, then one tools/call; its response."""
+    opened = http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    assert opened.status_code == 200, opened.text
+    session = {
+        **MCP_HEADERS,
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": INITIALIZE["params"]["protocolVersion"],  # type: ignore[index]
+    }
+    done = http.post(
+        "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
+    )
+    assert done.status_code == 202, done.text
+    request = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return http.post("/mcp", json=request, headers=session)
+
+
+def test_answers_stream_as_sse_and_a_sync_reports_progress_over_http(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    env = server_env(tmp_path / "data", fake.base_url, BIOMCP_SYNC_BATCH_SIZE="10")
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    async def scenario(url: str) -> None:
+        async with mcp_http(url) as client:
+            result = await client.call_tool(
+                "pubmed_sync_delta",
+                {"query_key": "p", "term": TERM},
+                progress_callback=on_progress,
+            )
+            assert not result.is_error, result
+
+    with serve_http(["--port", "0"], env=env, cwd=tmp_path) as server:
+        asyncio.run(scenario(server.url))
+        with http_client(server) as http:
+            answer = _tools_call(http, "corpus_checkpoint_get", {"query_key": "p"})
+    assert seen, "no progress notification reached the HTTP client"
+    assert seen[-1] == (len(fake.corpus), len(fake.corpus))
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    assert '"last_edat"' in answer.text
+
+
+def test_json_responses_answer_each_call_with_one_json_body(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    env = server_env(tmp_path / "data", fake.base_url, MCP_HTTP_JSON_RESPONSE="true")
+    with serve_http(["--port", "0"], env=env, cwd=tmp_path) as server:
+        with http_client(server) as http:
+            answer = _tools_call(http, "corpus_checkpoint_get", {"query_key": "p"})
+            assert answer.status_code == 200, answer.text
+            assert answer.headers["content-type"].startswith("application/json")
+            body = answer.json()
+            assert body["id"] == 2
+            assert body["result"]["structuredContent"] == {"query_key": "p", "last_edat": None}
+            missing = _tools_call(http, "rag_get", {"doc_id": "pmid:1"})
+            assert missing.status_code == 200
+            assert missing.json()["result"]["isError"] is True
+
+        async def scenario() -> None:  # the SDK's client works with JSON answers too
+            async with mcp_http(server.url) as client:
+                error, report = await call(
+                    client, "pubmed_sync_delta", {"query_key": "j", "term": TERM}
+                )
+                assert not error, report
+                assert report["inserted"] == len(fake.corpus)
+
+        asyncio.run(scenario())
+
+
 # --- auth --------------------------------------------------------------------------------------
 
 

@@ -7,8 +7,11 @@ How a record becomes chunks:
   stays whole when it fits the target; Results and Conclusions stay whole up to the hard maximum.
 * An unstructured abstract is chunked as one text; ids are `w<k>`.
 * A record without an abstract gets one title-only chunk `w0`, so it can still be found.
-* The title is prepended to the record's first chunk (clipped to a third of the maximum, which
-  only a pathological title reaches).
+* Every chunk starts with the record's title (clipped to a third of the maximum, which only a
+  pathological title reaches), then its section label: a chunk read alone says which paper it
+  comes from, and both retrieval arms see the title beside every part of the abstract (on
+  SciFact's train split this gained +0.6 nDCG@10 over a title on the first chunk only, see
+  `title_every_chunk`).
 * A section that must be split is cut only between units (sentences, or for an over-long
   sentence its clauses, then words), never inside a numeric claim (`numeric.claim_spans`), never
   between a sentence reporting a number and a following sentence that gives its comparator
@@ -55,12 +58,15 @@ class ChunkingConfig:
     `target_tokens` is the size a split section aims at and the size up to which any section
     stays whole; sections whose label or NlmCategory is in `intact_sections` stay whole up to
     `max_tokens`, the hard ceiling that only an indivisible numeric claim may break.
+    `title_every_chunk` prefixes the title to every chunk (the default) rather than to the
+    record's first chunk only.
     """
 
     target_tokens: int = 350
     max_tokens: int = 450
     overlap_tokens: int = 50
     intact_sections: frozenset[str] = field(default_factory=lambda: _INTACT_WHEN_SHORT)
+    title_every_chunk: bool = True
 
     def __post_init__(self) -> None:
         if not 16 <= self.target_tokens <= self.max_tokens:
@@ -99,7 +105,10 @@ def chunking_for_window(window_tokens: int | None) -> ChunkingConfig:
     target = min(default.target_tokens, int(max_tokens * 0.85))
     overlap = min(default.overlap_tokens, target // 4)
     return ChunkingConfig(
-        target_tokens=max(16, target), max_tokens=max_tokens, overlap_tokens=overlap
+        target_tokens=max(16, target),
+        max_tokens=max_tokens,
+        overlap_tokens=overlap,
+        title_every_chunk=default.title_every_chunk,
     )
 
 
@@ -260,9 +269,10 @@ def _pack(
 ) -> list[_Part]:
     """Group consecutive units into parts of about the target size.
 
-    `budgets` is (first part's body budget, later parts' body budget): the first part of a
-    record also carries the title. Parts after the first start with whole units of the previous
-    part adding up to at most `overlap_tokens`.
+    `budgets` is (first part's body budget, later parts' body budget): with the title on the
+    first chunk only, the record's first part carries more prefix than the rest. Parts after
+    the first start with whole units of the previous part adding up to at most
+    `overlap_tokens`.
     """
     total = count(units[0][0], units[-1][1])
     aim = math.ceil(total / max(1, math.ceil(total / config.target_tokens)))
@@ -330,10 +340,14 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
         if not text.strip():
             continue
         label_prefix = f"{section.label}: " if section.label else ""
-        first_prefix = (f"{title}\n" if title and not chunks else "") + label_prefix
+        title_prefix = f"{title}\n" if title else ""
+        first_prefix = (title_prefix if not chunks else "") + label_prefix
+        later_prefix = (title_prefix if config.title_every_chunk else "") + label_prefix
+        if config.title_every_chunk:
+            first_prefix = later_prefix
         budgets = (
             max(1, config.max_tokens - count_tokens(first_prefix)),
-            max(1, config.max_tokens - count_tokens(label_prefix)),
+            max(1, config.max_tokens - count_tokens(later_prefix)),
         )
         count = _Counter(text)
         whole = count(0, len(text))
@@ -353,7 +367,7 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
             parts = _pack(units, count, budgets, config)
         for j, part in enumerate(parts):
             chunk_id = f"s{section.index}_{j}" if structured else f"w{serial}"
-            prefix = (f"{title}\n" if title and not chunks else "") + label_prefix
+            prefix = first_prefix if not chunks else later_prefix
             body = text[part.start : part.end].strip()
             chunks.append(
                 _make_chunk(

@@ -302,6 +302,14 @@ def register(app: typer.Typer) -> None:
                 help="Chunk budget (max tokens); default: the embedder window's budget.",
             ),
         ] = None,
+        title: Annotated[
+            str,
+            typer.Option(
+                "--title",
+                help="every: the title heads every chunk (the product's default); first: the "
+                "first chunk only (for comparison).",
+            ),
+        ] = "every",
         max_queries: Annotated[
             int | None,
             typer.Option("--max-queries", min=1, help="Score only the first N queries."),
@@ -352,6 +360,12 @@ def register(app: typer.Typer) -> None:
                 settings,
                 json_output,
             ) from None
+        if title not in ("every", "first"):
+            raise _fail(
+                InvalidRequestError(f"unknown --title {title!r}: use every or first"),
+                settings,
+                json_output,
+            )
         if keep_index is not None and keep_index.exists() and any(keep_index.iterdir()):
             raise _fail(
                 InvalidRequestError(f"--keep-index {keep_index} is not empty: give a new folder"),
@@ -387,6 +401,7 @@ def register(app: typer.Typer) -> None:
                         store,
                         embedder,
                         chunking=budget_chunking(chunk_tokens) if chunk_tokens else None,
+                        title_every_chunk=title == "every",
                         search=services.search.config,
                         depth=depth,
                     )

@@ -485,6 +485,7 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
     # its own DNS-rebinding check (which knows nothing of MCP_ALLOWED_ORIGINS) stays off.
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
+        json_response=settings.mcp_http_json_response,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     manager = server.session_manager

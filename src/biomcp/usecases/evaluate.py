@@ -36,7 +36,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from biomcp.domain.chunking import ChunkingConfig
+from biomcp.domain.chunking import ChunkingConfig, chunking_for_window
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.metrics import mean_scores, score_ranking
 from biomcp.domain.numeric import has_numeric_result
@@ -367,6 +367,7 @@ class BeirReport:
                 "target_tokens": self.chunking.target_tokens,
                 "max_tokens": self.chunking.max_tokens,
                 "overlap_tokens": self.chunking.overlap_tokens,
+                "title_every_chunk": self.chunking.title_every_chunk,
             },
             "depth_chunks": self.depth,
             "oversample": self.oversample,
@@ -408,6 +409,7 @@ class BeirEvaluation:
         depth: int = 200,
         embed_batch_size: int = 256,
         index_batch: int = 1000,
+        title_every_chunk: bool | None = None,
     ) -> None:
         if depth < 1:
             raise InvalidRequestError(f"depth must be >= 1, got {depth}")
@@ -417,6 +419,9 @@ class BeirEvaluation:
         self.search = replace(search or SearchConfig(), collection=collection)
         self.depth = depth
         self._index_batch = index_batch
+        if title_every_chunk is not None:
+            base = chunking or chunking_for_window(embedder.max_tokens)
+            chunking = replace(base, title_every_chunk=title_every_chunk)
         self.indexer = ChunkIndexer(
             vectors,
             embedder,

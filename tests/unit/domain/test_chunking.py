@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import replace
 from itertools import pairwise
 
 import pytest
@@ -71,17 +72,35 @@ def test_short_structured_sections_become_one_chunk_each_with_stable_ids() -> No
     assert [c.chunk_id for c in chunks] == ["s0_0", "s1_0"]
     assert [c.section for c in chunks] == ["BACKGROUND", "RESULTS"]
     assert chunks[0].text == "A title\nBACKGROUND: Asthma is common."
-    assert chunks[1].text == "RESULTS: It improved (p = 0.01)."
+    assert chunks[1].text == "A title\nRESULTS: It improved (p = 0.01)."
+    first_only = chunk_record(record, ChunkingConfig(title_every_chunk=False))
+    assert [c.text for c in first_only] == [
+        "A title\nBACKGROUND: Asthma is common.",
+        "RESULTS: It improved (p = 0.01).",
+    ]
 
 
-def test_unstructured_abstract_uses_w_ids_and_title_only_on_the_first_chunk() -> None:
+def test_unstructured_abstract_uses_w_ids_and_the_title_on_every_chunk() -> None:
     record = _record([(None, FILLER * 3)])
     chunks = chunk_record(record, TIGHT)
     assert [c.chunk_id for c in chunks] == [f"w{k}" for k in range(len(chunks))]
     assert len(chunks) > 2
-    assert chunks[0].text.startswith("A title\n")
-    assert not any(c.text.startswith("A title") for c in chunks[1:])
+    assert all(c.text.startswith("A title\n") for c in chunks)
     assert all(c.section is None for c in chunks)
+    assert all(c.token_count <= TIGHT.max_tokens for c in chunks)
+
+
+def test_the_title_can_go_on_the_first_chunk_only() -> None:
+    record = _record([(None, FILLER * 3)], title="Pragmatic multicentre trials of asthma care")
+    config = replace(TIGHT, title_every_chunk=False)
+    chunks = chunk_record(record, config)
+    assert chunks[0].text.startswith("Pragmatic multicentre trials of asthma care\n")
+    assert not any(c.text.startswith("Pragmatic") for c in chunks[1:])
+    text = _section_texts(record)[0]
+    assert [c.text for c in chunks[1:]] == [text[c.start : c.end].strip() for c in chunks[1:]]
+    title = "Pragmatic multicentre trials of asthma care\n"
+    every = chunk_record(record, TIGHT)
+    assert [c.text for c in every] == [title + text[c.start : c.end].strip() for c in every]
 
 
 def test_a_record_without_abstract_gets_one_title_chunk_and_without_either_none() -> None:

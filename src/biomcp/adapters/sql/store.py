@@ -68,6 +68,9 @@ __all__ = ["SqlMetadataStore"]
 
 T = TypeVar("T")
 
+#: `rag_get`'s query, built once: one document by its PMID.
+_DOC_BY_PMID = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
+
 
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
@@ -152,6 +155,16 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
     async def _run(self, what: str, work: Callable[[Engine], T]) -> T:
         return await asyncio.to_thread(self._call, what, work)
 
+    async def _point_read(self, what: str, work: Callable[[Engine], T]) -> T:
+        """A read of one row by its key. On an open SQLite engine it runs on the event loop:
+        in WAL mode a reader never waits for a writer, and the read (tens of microseconds) is
+        cheaper than the hop to a worker thread and back, which dominated `rag_get`. Anything
+        else (the first open and its migration, PostgreSQL's network round trip) goes to a
+        worker thread as usual."""
+        if self._engine is not None and self._backend == "sqlite":
+            return self._call(what, work)
+        return await self._run(what, work)
+
     # -- lifecycle --------------------------------------------------------------------------
 
     async def open(self) -> None:
@@ -209,8 +222,14 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         return await self._run("storing documents", lambda engine: upsert_batch(engine, docs, now))
 
     async def get_document(self, pmid: str) -> StoredDocument | None:
-        """The stored document, or None for an unknown PMID."""
-        return (await self.get_documents([pmid])).get(pmid)
+        """The stored document, or None for an unknown PMID (one prebuilt point query)."""
+
+        def work(engine: Engine) -> StoredDocument | None:
+            with engine.connect() as connection:
+                row = connection.execute(_DOC_BY_PMID, {"pmid": pmid}).first()
+            return document_from_row(row) if row is not None else None
+
+        return await self._point_read("reading a document", work)
 
     async def get_documents(self, pmids: Sequence[str]) -> dict[str, StoredDocument]:
         """The stored documents among `pmids`, by PMID (unknown ones are absent)."""
