@@ -80,7 +80,7 @@ URL_LINE = re.compile(r"bio-mcp serving MCP at (?P<url>http://\S+/mcp)")
 ISOLATED = ("MCP_", "BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_")
 PROFILE_ENV = "BIOMCP_BENCH_PROFILE"
 VARIANT_ENV = "BIOMCP_BENCH_VARIANT"
-VARIANT_FLAGS = ("sql_via_thread", "asyncio_h11")
+VARIANT_FLAGS = ("sql_via_thread", "asyncio_h11", "no_gc_freeze")
 JSON_RESPONSE = {"MCP_HTTP_JSON_RESPONSE": "true"}
 #: What-if servers (--what-if), all measured in one run: name -> (MCP_LOG_LEVEL, None for
 #: --server-log-level; patch flags, see `_apply_variant`; extra environment). The patches undo
@@ -88,7 +88,8 @@ JSON_RESPONSE = {"MCP_HTTP_JSON_RESPONSE": "true"}
 #: same machine at the same moment; `previous_release` undoes both.
 VARIANTS: dict[str, tuple[str | None, str, dict[str, str]]] = {
     "as_shipped": (None, "", {}),
-    "previous_release": (None, "sql_via_thread,asyncio_h11", {}),
+    "previous_release": (None, "sql_via_thread,asyncio_h11,no_gc_freeze", {}),
+    "no_gc_freeze": (None, "no_gc_freeze", {}),
     "asyncio_h11": (None, "asyncio_h11", {}),
     "sql_via_thread": (None, "sql_via_thread", {}),
     "log_warning": ("warning", "", {}),
@@ -142,6 +143,8 @@ def _apply_variant(flags: str) -> None:
       built per call (`get_documents([pmid])`), run in a worker thread.
     - `asyncio_h11`: uvicorn on the standard asyncio loop and the pure-Python h11 parser, as
       before uvloop and httptools became dependencies.
+    - `no_gc_freeze`: the server does not `gc.freeze()` its heap once started, so every full
+      garbage collection walks all the imported modules again.
     """
     wanted = {f for f in flags.split(",") if f}
     unknown = wanted - set(VARIANT_FLAGS)
@@ -154,6 +157,10 @@ def _apply_variant(flags: str) -> None:
             return (await self.get_documents([pmid])).get(pmid)
 
         SqlMetadataStore.get_document = get_document  # type: ignore[method-assign]
+    if "no_gc_freeze" in wanted:
+        import gc
+
+        gc.freeze = lambda: None
     if "asyncio_h11" in wanted:
         import uvicorn
 
