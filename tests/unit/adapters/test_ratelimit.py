@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -79,6 +80,30 @@ def test_concurrent_waiters_are_counted_in_the_queue_and_released_in_turn() -> N
     # The last waiter cannot start before its slot: five intervals after the first start.
     # (Single gaps are not asserted: a late wake-up of one waiter shortens the next gap.)
     assert starts[-1] - starts[0] >= limiter.interval * 5 * 0.8
+
+
+def test_a_stalled_event_loop_does_not_release_a_burst() -> None:
+    """Six waiters, then the loop is blocked past four of their slots: when it runs again, the
+    waiters still start an interval apart, not together."""
+    limiter = RateLimiter(20)
+
+    async def scenario() -> list[float]:
+        starts: list[float] = []
+
+        async def one() -> None:
+            await limiter.acquire()
+            starts.append(time.monotonic())
+
+        tasks = [asyncio.create_task(one()) for _ in range(6)]
+        await asyncio.sleep(0)  # every waiter has reserved its slot
+        time.sleep(limiter.interval * 4.5)  # the stall under test
+        await asyncio.gather(*tasks)
+        return starts
+
+    starts = asyncio.run(scenario())
+    gaps = [b - a for a, b in pairwise(starts)]
+    assert len(gaps) == 5
+    assert min(gaps) >= limiter.interval * 0.95, gaps
 
 
 def test_a_non_positive_rate_is_rejected() -> None:

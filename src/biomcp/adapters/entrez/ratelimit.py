@@ -7,6 +7,12 @@ one request too many in a one-second window unless that jitter exceeds 100 ms. S
 takes a thread lock only to reserve a slot and then sleeps outside it, so it works from any
 event loop and any thread; a cancelled waiter simply leaves its slot unused.
 
+Reserved slots alone are not enough: a waiter that wakes late (a stalled event loop, a busy
+CPU, a garbage collection) would start together with the waiters whose slots came due
+meanwhile, a burst NCBI counts. So a waiter also checks, when it wakes, that the previous
+request started at least one interval ago, and waits for the rest if not: actual starts are
+spaced, not only their plans.
+
 `shared_limiter` returns one limiter per NCBI identity (base URL, with or without a key) for the
 whole process: NCBI counts per client, not per `httpx.AsyncClient`, so two clients created by
 mistake still share one budget.
@@ -43,6 +49,7 @@ class RateLimiter:
         self._clock = clock
         self._lock = threading.Lock()
         self._next_slot = 0.0
+        self._last_start = float("-inf")
         self._waiting = 0
 
     @property
@@ -58,14 +65,27 @@ class RateLimiter:
             self._next_slot = slot + self.interval
             return slot - now
 
+    def _start(self) -> float:
+        """Start now if the previous start is at least an interval ago (returns 0), else how
+        long to wait before asking again."""
+        with self._lock:
+            now = self._clock()
+            wait = self._last_start + self.interval - now
+            if wait <= 0:
+                self._last_start = now
+                return 0.0
+            return wait
+
     async def acquire(self) -> None:
-        """Wait for this caller's turn."""
+        """Wait for this caller's turn: its reserved slot, then an interval after the start
+        before it."""
         delay = self.reserve()
-        if delay <= 0:
-            return
         self._waiting += 1
         try:
-            await asyncio.sleep(delay)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            while (wait := self._start()) > 0:
+                await asyncio.sleep(wait)
         finally:
             self._waiting -= 1
 
