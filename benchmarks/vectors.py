@@ -756,12 +756,11 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
         )
 
     usearch = _optional("usearch.index", out["vector"])
-    UIndex = usearch.Index if usearch is not None else None  # noqa: N806
 
     for dtype in ("f32", "f16") if usearch is not None else ():
 
         def usearch_build(dtype: str = dtype) -> Any:
-            index = UIndex(ndim=DIM, metric="ip", dtype=dtype, connectivity=32,
+            index = usearch.Index(ndim=DIM, metric="ip", dtype=dtype, connectivity=32,
                            expansion_add=80, expansion_search=128)  # fmt: skip
             index.add(np.arange(n), xb)
             return index

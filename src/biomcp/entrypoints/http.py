@@ -552,7 +552,7 @@ class _Uvicorn(uvicorn.Server):
     With `freeze_heap`, everything alive once the server has started (the imported modules,
     the app, its schemas) moves out of the garbage collector's sight (`gc.freeze`). Otherwise
     every full collection walks those objects again: pauses of about 100 ms on this server,
-    which were most of the tail latency of `rag_get` under load (p99 86 -> 4 ms at 300
+    which were most of the tail latency of `rag_get` under load (p99 92 -> 4 ms at 300
     calls/s, benchmarks/mcp_http.py's `no_gc_freeze` variant)."""
 
     def __init__(

@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     mcp_auth_secret_key: SecretStr | None = None
     mcp_log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     #: Answer each Streamable HTTP request with one JSON body instead of an SSE stream: about
-    #: a third less server CPU per call, but progress notifications (of a sync) no longer
+    #: half the server CPU per call, but progress notifications (of a sync) no longer
     #: reach HTTP clients.
     mcp_http_json_response: bool = False
     #: `portable` names (`rag_search`) or the specs' exact names (`rag.search`).

@@ -243,14 +243,16 @@ _ANY_TEXT = st.text(min_size=0, max_size=1500)
 _TEXT = st.one_of(_PROSE, _PROSE, _ANY_TEXT)
 _LABEL = st.sampled_from(["BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS", "OBJECTIVE"])
 _CONFIG = st.builds(
-    lambda target, extra, overlap: ChunkingConfig(
+    lambda target, extra, overlap, title_every_chunk: ChunkingConfig(
         target_tokens=target,
         max_tokens=target + extra,
         overlap_tokens=min(overlap, target // 2 - 1),
+        title_every_chunk=title_every_chunk,
     ),
     st.integers(min_value=16, max_value=120),
     st.integers(min_value=0, max_value=100),
     st.integers(min_value=0, max_value=50),
+    st.booleans(),
 )
 _RECORD = st.one_of(
     st.builds(
