@@ -130,7 +130,7 @@ def serve_main() -> None:
         signal.signal(signal.SIGUSR1, start)
         signal.signal(signal.SIGUSR2, stop)
     _apply_variant(os.environ.get(VARIANT_ENV, ""))
-    from biomcp.entrypoints.cli import main
+    from biomcp.entrypoints.cli.main import main
 
     main()
 
@@ -151,7 +151,11 @@ def _apply_variant(flags: str) -> None:
     if unknown:
         raise SystemExit(f"unknown variant flags: {sorted(unknown)}")
     if "sql_via_thread" in wanted:
-        from biomcp.adapters.sql.store import SqlMetadataStore
+        from biomcp.entrypoints.container import build_services
+        from biomcp.entrypoints.settings import Settings
+
+        # The class of the metadata store the container builds (it connects lazily).
+        SqlMetadataStore = type(build_services(Settings()).metadata)  # noqa: N806
 
         async def get_document(self: Any, pmid: str) -> Any:
             return (await self.get_documents([pmid])).get(pmid)
@@ -201,7 +205,7 @@ def sync_corpus(env: dict[str, str], cwd: Path) -> dict[str, Any]:
     command = [
         sys.executable,
         "-c",
-        "from biomcp.entrypoints.cli import main; main()",
+        "from biomcp.entrypoints.cli.main import main; main()",
         "sync",
         "--query-key",
         QUERY_KEY,
@@ -783,15 +787,6 @@ async def _sql_variants(store: Any, pmids: list[int], n: int, rng: random.Random
     shipped (a prebuilt point query, on the event loop on SQLite) against the previous path
     (`get_documents([pmid])`: an expanding `IN` query built per call, in a worker thread) and
     the shipped query sent to a worker thread."""
-    from biomcp.adapters.sql.rows import document_from_row
-    from biomcp.adapters.sql.store import _DOC_BY_PMID
-
-    engine = store._open_engine()
-
-    def point(pmid: str) -> Any:
-        with engine.connect() as connection:
-            row = connection.execute(_DOC_BY_PMID, {"pmid": pmid}).first()
-        return document_from_row(row) if row is not None else None
 
     async def as_shipped(pmid: str) -> Any:
         return await store.get_document(pmid)
@@ -800,7 +795,7 @@ async def _sql_variants(store: Any, pmids: list[int], n: int, rng: random.Random
         return (await store.get_documents([pmid])).get(pmid)
 
     async def point_query_thread(pmid: str) -> Any:
-        return await asyncio.to_thread(point, pmid)
+        return await asyncio.to_thread(store.get_document_blocking, pmid)
 
     out: dict[str, Any] = {}
     runs = {
@@ -939,7 +934,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     direct_n = args.direct_calls or (100 if quick else 500)
 
     from benchmarks.sync import fake_eutils
-    from biomcp.adapters.entrez.fake import generate_articles
+    from biomcp.testing.eutils import generate_articles
 
     load_before = loadavg()
     end = date.today() - timedelta(days=1)

@@ -57,7 +57,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         real = _real_documents(SHARED)
         # Repeat the small real set so timings are not dominated by timer noise.
         figures["real_eutils_x20"] = _measure(real * 20, repeat)
-    from biomcp.adapters.entrez.fake.synthetic import generate_articles
+    from biomcp.testing.eutils.synthetic import generate_articles
 
     n = 1000 if quick else args.synthetic
     body = generate_articles(n, start=date(2024, 1, 1), end=date(2024, 12, 31), seed=1)

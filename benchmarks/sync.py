@@ -148,7 +148,7 @@ def fake_eutils(corpus_file: Path) -> Iterator[str]:
     command = [
         sys.executable,
         "-c",
-        "from biomcp.entrypoints.cli import main; main()",
+        "from biomcp.entrypoints.cli.main import main; main()",
         "fake-eutils",
         str(corpus_file),
     ]
@@ -281,6 +281,7 @@ def _sync_use_case(services: Any) -> tuple[Any, CountingEmbedder, CountingVector
         services.metadata,
         vectors,
         embedder,
+        clock=services.clock,
         config=services.sync.config,
     )
     return sync, embedder, vectors
@@ -307,7 +308,7 @@ async def _measure(
     from mcp import Client
 
     from biomcp.entrypoints.container import build_services
-    from biomcp.entrypoints.mcp_server import build_server
+    from biomcp.entrypoints.mcp.server import build_server
 
     services = build_services(_settings(args, data_dir, base_url, database_url))
     figures: dict[str, Any] = {}
@@ -501,7 +502,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    from biomcp.adapters.entrez.fake import FakeCorpus, generate_articles
+    from biomcp.testing.eutils import FakeCorpus, generate_articles
 
     end = date.today() - timedelta(days=1)
     body = generate_articles(records, start=end - timedelta(days=399), end=end, seed=2024)

@@ -181,7 +181,7 @@ class TestHfEmbedderInt8(EmbedderContract):
 @pytest.fixture(scope="module")
 def fake_openai() -> Iterator[Any]:
     require("openai", "openai")
-    from biomcp.adapters.embeddings.fake_openai import FakeOpenAIServer
+    from biomcp.testing.openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer(api_key=KEY, max_input_tokens=8192) as server:
         yield server

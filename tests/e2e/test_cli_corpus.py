@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.domain.records import PubMedRecord
-from biomcp.entrypoints.live_tools import LIVE_OUTPUTS
+from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
 pytestmark = pytest.mark.e2e
 

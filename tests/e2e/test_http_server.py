@@ -27,8 +27,8 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp import __version__
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
-from biomcp.entrypoints.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
+from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.servers import (
     HttpServer,
     http_client,

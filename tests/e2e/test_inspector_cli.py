@@ -22,7 +22,7 @@ from typing import Any
 import jwt
 import pytest
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.servers import biomcp_command, serve_http, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -19,8 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
-from biomcp.entrypoints.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.servers import START_TIMEOUT_S, biomcp_command, mcp_stdio, run_biomcp, server_env
 
 pytestmark = pytest.mark.e2e

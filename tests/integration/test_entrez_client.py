@@ -12,9 +12,6 @@ import httpx
 import pytest
 
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
-from biomcp.adapters.entrez.fake.corpus import FakeCorpus
-from biomcp.adapters.entrez.fake.server import FakeEutilsServer
-from biomcp.adapters.entrez.fake.synthetic import generate_articles
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
@@ -26,6 +23,9 @@ from biomcp.ports.entrez import (
     EntrezUnavailableError,
     WindowEnumeration,
 )
+from biomcp.testing.eutils.corpus import FakeCorpus
+from biomcp.testing.eutils.server import FakeEutilsServer
+from biomcp.testing.eutils.synthetic import generate_articles
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer
-from biomcp.entrypoints.cli import app
+from biomcp.entrypoints.cli.main import app
 from biomcp.entrypoints.settings import Settings
-from biomcp.usecases.evaluate import beir_pmids
+from biomcp.eval.beir import beir_pmids
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 
 pytestmark = pytest.mark.integration
 

@@ -16,12 +16,12 @@ import httpx
 import pytest
 from lxml import etree
 
-from biomcp.adapters.entrez.fake import (
+from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
+from biomcp.testing.eutils import (
     FakeCorpus,
     FakeEutilsServer,
     generate_articles,
 )
-from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from tests.conftest import shared_data_path
 
 pytestmark = pytest.mark.integration
@@ -735,7 +735,7 @@ def test_the_fake_eutils_command() -> None:
     command = [
         sys.executable,
         "-c",
-        "from biomcp.entrypoints.cli import main; main()",
+        "from biomcp.entrypoints.cli.main import main; main()",
         "fake-eutils",
         "--synthetic",
         "50",
@@ -765,7 +765,7 @@ def test_the_command_refuses_a_remote_host() -> None:
         [
             sys.executable,
             "-c",
-            "from biomcp.entrypoints.cli import main; main()",
+            "from biomcp.entrypoints.cli.main import main; main()",
             "fake-eutils",
             "--host",
             "0.0.0.0",  # noqa: S104 - refused, that is the point

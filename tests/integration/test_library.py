@@ -17,9 +17,9 @@ import pytest
 from pydantic import ValidationError
 
 import biomcp
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.entrypoints.library import Corpus, CorpusClosedError, open_corpus
 from biomcp.entrypoints.settings import load_settings
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.sync import SyncProgress
 

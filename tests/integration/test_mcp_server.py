@@ -23,12 +23,12 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from biomcp.adapters.entrez.fake import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.entrypoints.container import Services
-from biomcp.entrypoints.mcp_server import BioMcpServer
-from biomcp.entrypoints.schemas import ERROR_ENVELOPE, SPEC_INPUTS, SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE, SPEC_INPUTS, SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings
-from tests.conftest import REPO_ROOT
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.conftest import REPO_ROOT, skip_without_shared
 from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration
@@ -73,7 +73,7 @@ def _json_after(text: str, start: int) -> tuple[dict[str, Any], int]:
 def spec_schemas() -> dict[str, dict[str, dict[str, Any]]]:
     """{tool: {"request": schema, "response": schema}} parsed from spec 01's text."""
     if not SPEC_01.exists():
-        pytest.skip(f"spec not present: {SPEC_01}")
+        skip_without_shared(SPEC_01)
     text = SPEC_01.read_text(encoding="utf-8")
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for name in ("pubmed.sync_delta", "rag.search", "rag.get"):

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from biomcp.adapters.sql import current_revision, head_revision, upgrade
 from biomcp.adapters.sql.migrate import MIGRATIONS_DIR, alembic_config
 from biomcp.adapters.sql.models import Base
-from biomcp.entrypoints.cli import app
+from biomcp.entrypoints.cli.main import app
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 

@@ -26,13 +26,13 @@ except ImportError:  # pragma: no cover - only without the openai package
     )
 
 from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
-from biomcp.adapters.embeddings.fake_openai import FakeOpenAIServer
 from biomcp.adapters.embeddings.openai import OpenAIEmbedder, estimate_tokens
 from biomcp.ports.embeddings import (
     EmbeddingError,
     EmbeddingInputError,
     EmbeddingUnavailableError,
 )
+from biomcp.testing.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.integration
 

@@ -22,10 +22,10 @@ from typing import Any
 import httpx
 import pytest
 
-from biomcp.adapters.entrez.fake import FakeEutilsServer, FaultInjector
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.ports.metadata import SyncJob
 from biomcp.ports.vectors import SearchFilters, VectorStoreUnavailableError
+from biomcp.testing.eutils import FakeEutilsServer, FaultInjector
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.sync_harness import (
@@ -263,6 +263,7 @@ import asyncio, json, sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from biomcp.adapters.clock import SystemClock
 from biomcp.adapters.embeddings import DeterministicEmbedder
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
@@ -281,7 +282,7 @@ async def main() -> None:
         EntrezSettings(base_url=conf["base_url"]), limiter=RateLimiter(1000.0)
     )
     sync = SyncDelta(
-        entrez, metadata, vectors, DeterministicEmbedder(max_tokens=256),
+        entrez, metadata, vectors, DeterministicEmbedder(max_tokens=256), clock=SystemClock(),
         config=SyncConfig(collection=conf["collection"], batch_size=20, lock_timeout_s=120),
     )
     await metadata.open()

@@ -16,9 +16,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from biomcp.adapters.entrez.fake import FakeEutilsServer
 from biomcp.domain.chunking import chunk_record
-from biomcp.entrypoints.schemas import SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.search import SearchConfig, SearchCorpus

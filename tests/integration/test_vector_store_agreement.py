@@ -29,12 +29,12 @@ from pathlib import Path
 import pytest
 
 from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
-from biomcp.adapters.entrez.fake.synthetic import generate_articles
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.domain.chunking import ChunkingConfig, chunk_record
 from biomcp.ports.vectors import ChunkRecord, VectorHit, VectorStore
+from biomcp.testing.eutils.synthetic import generate_articles
 from tests.support.services import weaviate_url
 
 pytestmark = pytest.mark.integration

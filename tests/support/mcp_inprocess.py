@@ -10,7 +10,7 @@ from typing import Any
 from mcp import Client
 
 from biomcp.entrypoints.container import Services, build_services
-from biomcp.entrypoints.mcp_server import BioMcpServer, build_server
+from biomcp.entrypoints.mcp.server import BioMcpServer, build_server
 from biomcp.entrypoints.settings import Settings
 
 __all__ = ["Body", "serve", "test_settings"]

@@ -52,7 +52,7 @@ def biomcp_command() -> list[str]:
     script = Path(sys.executable).with_name("biomcp")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from biomcp.entrypoints.cli import main; main()"]
+    return [sys.executable, "-c", "from biomcp.entrypoints.cli.main import main; main()"]
 
 
 def server_env(data_dir: Path, eutils_url: str, **extra: str) -> dict[str, str]:

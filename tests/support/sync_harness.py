@@ -44,7 +44,6 @@ import pytest
 
 from biomcp.adapters.embeddings import DeterministicEmbedder
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
-from biomcp.adapters.entrez.fake import FakeCorpus, generate_articles
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
@@ -64,6 +63,7 @@ from biomcp.ports.vectors import (
     VectorStore,
     VectorStoreUnavailableError,
 )
+from biomcp.testing.eutils import FakeCorpus, generate_articles
 from biomcp.usecases.sync import SyncConfig, SyncDelta
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema

@@ -15,7 +15,7 @@ from biomcp.domain.numeric import claim_spans
 from biomcp.domain.quality import score_quality
 from biomcp.domain.records import EvidenceType, PubMedRecord
 from biomcp.domain.versioning import content_hash
-from tests.conftest import SHARED_DATA, shared_data_path
+from tests.conftest import SHARED_DATA, shared_data_path, skip_without_shared
 from tests.support.pubmedqa import load_pubmedqa
 
 pytestmark = pytest.mark.unit
@@ -121,7 +121,7 @@ def test_pubmedqa_tiers_follow_the_mesh_rules() -> None:
 
 def test_reference_data_folder_is_where_the_tests_look() -> None:
     if not SHARED_DATA.exists():
-        pytest.skip(f"reference data not present: {SHARED_DATA}")
+        skip_without_shared(SHARED_DATA)
     assert Path(SHARED_DATA, "pubmedqa").is_dir()
 
 

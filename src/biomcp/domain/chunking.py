@@ -9,9 +9,10 @@ How a record becomes chunks:
 * A record without an abstract gets one title-only chunk `w0`, so it can still be found.
 * Every chunk starts with the record's title (clipped to a third of the maximum, which only a
   pathological title reaches), then its section label: a chunk read alone says which paper it
-  comes from, and both retrieval arms see the title beside every part of the abstract (on
-  SciFact's train split, against a title on the first chunk only: hybrid nDCG@10 +0.3, BM25
-  alone +1.9; `title_every_chunk` False restores the old way).
+  comes from, and both retrieval arms see the title beside every part of the abstract (chosen
+  on SciFact's train split against a title on the first chunk only: better nDCG@10 for hybrid
+  search and more so for BM25 alone; `title_every_chunk` False restores the old way; figures:
+  benchmarks/README.md, "Decisions and their figures").
 * A section that must be split is cut only between units (sentences, or for an over-long
   sentence its clauses, then words), never inside a numeric claim (`numeric.claim_spans`), never
   between a sentence reporting a number and a following sentence that gives its comparator

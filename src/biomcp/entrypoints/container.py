@@ -9,11 +9,13 @@ check and `aclose()`, which closes exactly the adapters that were created.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
 from biomcp import __version__
+from biomcp.adapters.clock import SystemClock
 from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
 from biomcp.adapters.entrez.cache import CachingEntrezClient
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
@@ -28,9 +30,17 @@ from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.search import SearchConfig, SearchCorpus
-from biomcp.usecases.sync import SyncConfig, SyncDelta, SystemClock
+from biomcp.usecases.sync import SyncConfig, SyncDelta
 
-__all__ = ["Container", "Services", "build_services"]
+__all__ = [
+    "Container",
+    "EvaluationIndex",
+    "SchemaState",
+    "Services",
+    "build_services",
+    "database_schema",
+    "migrate_database",
+]
 
 _T = TypeVar("_T")
 
@@ -241,6 +251,10 @@ class Services:
     def entrez(self) -> EntrezClient:
         return self.container.entrez()
 
+    @property
+    def clock(self) -> Clock:
+        return self.container.clock()
+
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports."""
         checks: dict[str, str] = {}
@@ -275,3 +289,75 @@ def build_services(settings: Settings | None = None) -> Services:
     settings = settings or Settings()
     container = Container(settings=settings)
     return Services(settings, container)
+
+
+class EvaluationIndex:
+    """What `biomcp eval beir` indexes into: a throwaway embedded store in `root` and the
+    configured embedder (never the corpus's embedding cache), behind a persistent cache at
+    `cache_path` when one is given, so a second run embeds nothing."""
+
+    def __init__(self, settings: Settings, root: Path, cache_path: Path | None) -> None:
+        self._plain = build_services(settings.model_copy(update={"biomcp_embedding_cache": False}))
+        self.vectors: VectorStore = EmbeddedVectorStore(root / "vectors")
+        embedder: Embedder = self._plain.container.embedder()
+        self._cache = CachingEmbedder(embedder, cache_path) if cache_path is not None else None
+        self.embedder: Embedder = self._cache if self._cache is not None else embedder
+
+    @property
+    def cache_stats(self) -> dict[str, int] | None:
+        """Hits and misses of the embedding cache so far (None without a cache)."""
+        if self._cache is None:
+            return None
+        return {"hits": self._cache.hits, "misses": self._cache.misses}
+
+    async def aclose(self) -> None:
+        try:
+            await self.vectors.aclose()
+        finally:
+            try:
+                if self._cache is not None:
+                    await self._cache.aclose()
+            finally:
+                await self._plain.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """The metadata database's schema: its URL (password redacted), its revision (None before
+    the first migration) and the newest revision this bio-mcp ships."""
+
+    database: str
+    current: str | None
+    head: str
+
+
+def _database_url(url: str | None, data_dir: Path) -> tuple[str, str]:
+    from biomcp.adapters.sql.engine import parse_url, redact, resolve_url
+
+    target = resolve_url(url, data_dir, use_env=True)
+    return target, redact(parse_url(target))
+
+
+def migrate_database(url: str | None, data_dir: Path) -> SchemaState:
+    """Migrate the metadata database (`url`, else the configured one) to the newest revision.
+
+    Raises:
+        MetadataStoreError: the database cannot be reached or migrated.
+    """
+    from biomcp.adapters.sql import upgrade
+
+    target, shown = _database_url(url, data_dir)
+    head = upgrade(target)
+    return SchemaState(shown, head, head)
+
+
+def database_schema(url: str | None, data_dir: Path) -> SchemaState:
+    """Where the metadata database's schema stands.
+
+    Raises:
+        MetadataStoreError: the database cannot be reached.
+    """
+    from biomcp.adapters.sql import current_revision, head_revision
+
+    target, shown = _database_url(url, data_dir)
+    return SchemaState(shown, current_revision(target), head_revision())

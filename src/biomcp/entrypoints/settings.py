@@ -89,7 +89,8 @@ class Settings(BaseSettings):
     biomcp_sync_lock_timeout_s: float = Field(600.0, ge=0)
     #: Weight of the vector arm in hybrid search (0: BM25 only, 1: vectors only). 0.6 was
     #: the best on SciFact train (`biomcp eval beir`; all-MiniLM-L6-v2, embedded store, nDCG@10
-    #: 0.727 at 0.5, 0.732 at 0.6, 0.727 at 0.7); with a stronger embedder, try higher.
+    #: against 0.5 and 0.7); with a stronger embedder, try higher (figures:
+    #: benchmarks/README.md, "Decisions and their figures").
     biomcp_search_alpha: float = Field(0.6, ge=0.0, le=1.0)
     biomcp_search_fusion: Literal["relative_score", "ranked"] = "relative_score"
     biomcp_search_oversample: int = Field(2, ge=1, le=20)

@@ -10,7 +10,6 @@ from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import Checkpoint, MetadataStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
-from biomcp.usecases.sync import SystemClock
 
 __all__ = ["Checkpoints", "GetDocument"]
 
@@ -43,9 +42,9 @@ class Checkpoints:
     """The watermarks of saved queries. Syncs move them forward only; a manual set may move
     one backward (to re-sync a period) and is written to the audit trail."""
 
-    def __init__(self, metadata: MetadataStore, *, clock: Clock | None = None) -> None:
+    def __init__(self, metadata: MetadataStore, *, clock: Clock) -> None:
         self._metadata = metadata
-        self._clock = clock or SystemClock()
+        self._clock = clock
 
     async def get(self, query_key: str) -> Checkpoint:
         key = _key(query_key)

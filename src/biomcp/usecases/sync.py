@@ -44,7 +44,7 @@ from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
 
-__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "SystemClock"]
+__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport"]
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
 #: cannot collide with a saved query's key in practice).
@@ -52,13 +52,6 @@ INDEX_LOCK = "__biomcp_index__"
 
 #: The earliest EDAT a whole-history window asks for (PubMed's oldest records are from 1781).
 HISTORY_START = date(1700, 1, 1)
-
-
-class SystemClock:
-    """The wall clock, in UTC."""
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +186,12 @@ class SyncDelta:
         vectors: VectorStore,
         embedder: Embedder,
         *,
-        clock: Clock | None = None,
+        clock: Clock,
         config: SyncConfig | None = None,
     ) -> None:
         self._entrez = entrez
         self._metadata = metadata
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self.config = config or SyncConfig()
         self.indexer = ChunkIndexer(
             vectors,

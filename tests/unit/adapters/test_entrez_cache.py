@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from biomcp.adapters.entrez.cache import CachingEntrezClient, split_article_set, split_medline
-from biomcp.adapters.entrez.fake import FakeCorpus, article_extras, generate_articles, to_medline
-from biomcp.adapters.entrez.fake.render import efetch_xml
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.ports.entrez import (
     DatabaseInfo,
@@ -22,6 +20,8 @@ from biomcp.ports.entrez import (
     FieldInfo,
     LinkInfo,
 )
+from biomcp.testing.eutils import FakeCorpus, article_extras, generate_articles, to_medline
+from biomcp.testing.eutils.render import efetch_xml
 
 pytestmark = pytest.mark.unit
 
@@ -275,7 +275,7 @@ def test_the_live_tools_read_cached_answers_in_their_declared_shape(
     from jsonschema import Draft202012Validator
     from lxml import etree
 
-    from biomcp.entrypoints.live_tools import LIVE_OUTPUTS
+    from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
     from biomcp.usecases.live import LivePubMed
 
     cache, inner, _ = make(tmp_path)

@@ -6,10 +6,6 @@ from datetime import date
 
 import pytest
 
-from biomcp.adapters.entrez.fake.corpus import FakeCorpus
-from biomcp.adapters.entrez.fake.index import SearchIndex
-from biomcp.adapters.entrez.fake.medline import ArticleExtras, to_medline
-from biomcp.adapters.entrez.fake.synthetic import generate_articles
 from biomcp.domain.records import (
     AbstractSection,
     Author,
@@ -19,6 +15,10 @@ from biomcp.domain.records import (
     PubDate,
     utc,
 )
+from biomcp.testing.eutils.corpus import FakeCorpus
+from biomcp.testing.eutils.index import SearchIndex
+from biomcp.testing.eutils.medline import ArticleExtras, to_medline
+from biomcp.testing.eutils.synthetic import generate_articles
 from tests.support.builders import make_record
 
 pytestmark = pytest.mark.unit

@@ -6,9 +6,9 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from biomcp.adapters.entrez.fake.corpus import FakeCorpus
-from biomcp.adapters.entrez.fake.index import SearchIndex
-from biomcp.adapters.entrez.fake.query import (
+from biomcp.testing.eutils.corpus import FakeCorpus
+from biomcp.testing.eutils.index import SearchIndex
+from biomcp.testing.eutils.query import (
     BinOp,
     QuerySyntaxError,
     Term,

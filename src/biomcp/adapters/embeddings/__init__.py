@@ -4,10 +4,9 @@
 * `CachingEmbedder` (`.cache`): a SQLite cache in front of any embedder.
 * `HfEmbedder` (`.hf`): a local sentence-transformers model (extra `hf`).
 * `OpenAIEmbedder` (`.openai`): the OpenAI embeddings API.
-* `FakeOpenAIServer` (`.fake_openai`): an OpenAI-compatible fake for tests and demos.
 
 Only the first two are imported here; the others load their heavy or optional dependencies
-(torch, openai, uvicorn) when their module is imported.
+(torch, openai) when their module is imported.
 """
 
 from biomcp.adapters.embeddings.cache import CachingEmbedder

@@ -9,14 +9,13 @@
 * Vectors are L2-normalized float vectors; texts beyond `max_tokens` model tokens are truncated
   by the model (the chunker keeps chunks under that budget).
 * `quantize=True` applies torch dynamic int8 quantization to the Linear layers (int8 weights
-  with per-channel scales, activations quantized per batch on the fly). Measured on 2 cores
-  (`benchmarks/embeddings.py`, SciFact): about 1.9x fp32 tokens/s at 256 tokens and 3x at
-  128; mean cosine to the fp32 vectors 0.983 on abstracts (min 0.97; 0.975 on short
-  sentences); SciFact nDCG@10 fp32 0.6602 -> int8 0.6589 on train, 0.6451 -> 0.6495 on test.
-  Per-tensor weight scales, torch's default, lose far more (mean cosine 0.92). Because the
-  activation scales follow the batch, an int8 vector depends slightly on its batch mates
-  (cosine >= 0.95 between a short text embedded alone and in a batch of 100).
-  Its `model_id` ends in `+int8`.
+  with per-channel scales, activations quantized per batch on the fly), chosen by measurement
+  (`benchmarks/embeddings.py`, SciFact): on the CPU it embeds markedly faster than fp32, its
+  vectors stay very close to fp32's and SciFact nDCG@10 is unchanged within noise. Weight
+  scales are per channel because per-tensor ones (torch's default) lose far more accuracy.
+  Because the activation scales follow the batch, an int8 vector depends slightly on its
+  batch mates. Its `model_id` ends in `+int8` (figures: benchmarks/README.md, "Decisions and
+  their figures").
 * Every failure to import, load or run the model is an `EmbeddingUnavailableError`.
 """
 

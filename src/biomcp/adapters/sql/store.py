@@ -72,6 +72,12 @@ T = TypeVar("T")
 _DOC_BY_PMID = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
 
 
+def _read_document(engine: Engine, pmid: str) -> StoredDocument | None:
+    with engine.connect() as connection:
+        row = connection.execute(_DOC_BY_PMID, {"pmid": pmid}).first()
+    return document_from_row(row) if row is not None else None
+
+
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -223,13 +229,12 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
     async def get_document(self, pmid: str) -> StoredDocument | None:
         """The stored document, or None for an unknown PMID (one prebuilt point query)."""
+        return await self._point_read("reading a document", lambda e: _read_document(e, pmid))
 
-        def work(engine: Engine) -> StoredDocument | None:
-            with engine.connect() as connection:
-                row = connection.execute(_DOC_BY_PMID, {"pmid": pmid}).first()
-            return document_from_row(row) if row is not None else None
-
-        return await self._point_read("reading a document", work)
+    def get_document_blocking(self, pmid: str) -> StoredDocument | None:
+        """`get_document`'s query on the caller's thread, blocking (for callers that pick
+        their own thread, and for measuring where the query should run)."""
+        return self._call("reading a document", lambda e: _read_document(e, pmid))
 
     async def get_documents(self, pmids: Sequence[str]) -> dict[str, StoredDocument]:
         """The stored documents among `pmids`, by PMID (unknown ones are absent)."""

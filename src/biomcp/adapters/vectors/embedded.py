@@ -15,14 +15,14 @@ rows after an index's generation is replayed into it, and an index that is missi
 unreadable or inconsistent is rebuilt. A crash (even SIGKILL in the middle of an upsert)
 therefore leaves each chunk either old or new, never mixed, and costs at most a replay.
 
-Engines were chosen by measurement (`python -m benchmarks vectors`, 100k chunks, top 100):
-tantivy answers claim-length OR queries in 1.2 / 1.8 ms (p50 / p95) where SQLite FTS5 takes
-81 / 130 ms; bm25s is as fast (1.0 / 3.8 ms) but holds ~1 GB more in memory and cannot update
-an index in place, while tantivy updates incrementally on disk and filters in the index. For
-vectors, faiss HNSW (M 32) builds in 10 s, answers in 0.3 / 0.4 ms at recall@10 0.97, filters
-in C++ (`IDSelectorBitmap`: 3 ms, recall 0.99 at 10% selectivity) and lets the exact path and
-the exact cosines read its storage without a second copy; hnswlib is as fast but reading 100
-vectors back costs 4 ms, usearch cannot filter from Python and builds slower.
+Engines were chosen by measurement (`python -m benchmarks vectors`). tantivy was chosen over
+SQLite FTS5 and bm25s: an order of magnitude faster than FTS5 at 100k chunks; bm25s is as fast
+but holds far more in memory and cannot update an index in place, while tantivy updates
+incrementally on disk and filters in the index. faiss HNSW was chosen over hnswlib and usearch:
+fast to build and to query at high recall, it filters in C++ (`IDSelectorBitmap`) and lets the
+exact path and the exact cosines read its storage without a second copy; hnswlib is as fast but
+slow to read vectors back, usearch cannot filter from Python and builds slower (figures:
+benchmarks/README.md, "Decisions and their figures").
 
 Nothing happens in `__init__`; a collection is opened on first use. Every call runs in a worker
 thread (`asyncio.to_thread`); calls on one collection are serialized by its mutex. Every

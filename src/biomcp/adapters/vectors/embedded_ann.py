@@ -14,7 +14,8 @@ slots) when at most `exact_max` slots are allowed, else approximate (HNSW, `efSe
 `AnnSettings.ef`, widened by the inverse of the filter's selectivity), falling back to exact
 when the graph yields fewer hits than asked for. Similarities returned are always recomputed
 from the stored float32 vectors (numpy, no BLAS threads: on two busy cores a threaded BLAS
-call took 10 ms where one thread takes 1).
+call was far slower than a single thread; figures: benchmarks/README.md, "Decisions and their
+figures").
 
 A snapshot (`vectors-<gen>.faiss` + `vectors-<gen>.npy` slot->rid, named by `vectors.json`)
 is written from time to time and at close; at open the rows written after its generation are

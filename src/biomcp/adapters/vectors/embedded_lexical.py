@@ -16,11 +16,11 @@ Tokenization, the same at index and query time:
   words, before stemming (a content word is never dropped for stemming to a stopword); a term
   repeated in the query weighs as many times as it appears.
 
-Stemming was chosen by measurement (`biomcp eval beir`, SciFact, all-MiniLM-L6-v2 int8,
-nDCG@10; chosen on the train split, test measured afterwards): BM25 alone 0.634 -> 0.665 on
-train, 0.641 -> 0.671 on test; hybrid (relative-score fusion, alpha 0.6) 0.716 -> 0.732 on
-train, 0.714 -> 0.719 on test. A longer stopword list (NLTK's 179 words) or dropping the
-stopwords from the index as well changed hybrid nDCG@10 by less than 0.001 on train.
+Stemming was chosen by measurement (`biomcp eval beir`, SciFact, all-MiniLM-L6-v2 int8;
+chosen on the train split, test measured afterwards): it raised nDCG@10 of BM25 alone and of
+hybrid search on both splits. A longer stopword list (NLTK's 179 words) or dropping the
+stopwords from the index as well made no meaningful difference, so neither was adopted
+(figures: benchmarks/README.md, "Decisions and their figures").
 
 Scoring is tantivy's BM25 with k1 = 1.2, b = 0.75 and IDF = ln(1 + (N - n + 0.5) / (n + 0.5)),
 which are Weaviate's defaults too (document lengths are quantized to one byte, as in Lucene).
@@ -31,9 +31,9 @@ The index records in `lexical.json` the row-store generation it reflects and the
 was built with (`ANALYZER`); it is written after each tantivy commit, so it never claims more
 than the index holds. An index built by another analyzer (an older bio-mcp: no `analyzer`
 entry) is dropped when opened and rebuilt from the rows, which hold every chunk's text: the
-collection's first open after an upgrade re-tokenizes it (0.8 s for 15,500 chunks, so about
-a minute per million), and nothing else changes. Bump `ANALYZER` whenever the tokens change
-(a new filter, a tantivy upgrade that changes the stemmer).
+collection's first open after an upgrade re-tokenizes it, which is quick (figures:
+benchmarks/README.md, "Decisions and their figures"), and nothing else changes. Bump
+`ANALYZER` whenever the tokens change (a new filter, a tantivy upgrade that changes the stemmer).
 """
 
 from __future__ import annotations
@@ -248,7 +248,9 @@ class LexicalIndex:
             for term, n in sorted(terms.items())
         ]
         filter_queries = self._filter_queries(filters)
-        if filter_queries:  # a bare disjunction is faster (block-max WAND): ~20% at 1M
+        # Wrap only when filtering: a bare disjunction is faster (block-max WAND; figures:
+        # benchmarks/README.md, "Decisions and their figures").
+        if filter_queries:
             clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
             query = tantivy.Query.boolean_query(
                 clauses + [(tantivy.Occur.Must, q) for q in filter_queries]

@@ -1,0 +1,1 @@
+"""The `biomcp` command line: one module per command family, helpers in `common`."""

@@ -1,0 +1,118 @@
+"""What every `biomcp` command shares: settings at the edge, one use case per event loop, the
+error line (or envelope) and exit codes, and terminal helpers.
+
+A failure is one line on stderr, `error [CODE]: message`, with spec 01's codes (see
+`errors.classify`), and exit status 2 for `VALIDATION`, 1 for everything else (130 when
+interrupted). With `--json` the error envelope is printed on stdout instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+
+from biomcp.entrypoints.runtime import load_or_exit
+from biomcp.entrypoints.settings import Settings, format_settings_error, load_settings
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_VALIDATION",
+    "JsonOption",
+    "cli_settings",
+    "clip",
+    "emit_json",
+    "execute",
+    "fail",
+    "terminal_width",
+]
+
+T = TypeVar("T")
+
+EXIT_FAILURE = 1
+EXIT_VALIDATION = 2
+EXIT_INTERRUPTED = 130
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print JSON on stdout (the error envelope on failure).")
+]
+
+
+def emit_json(payload: Any) -> None:
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def cli_settings(json_output: bool) -> Settings:
+    """The settings, or exit 2: one line per bad variable on stderr (and the envelope on
+    stdout with `--json`)."""
+    if not json_output:
+        return load_or_exit()
+    try:
+        return load_settings()
+    except ValidationError as exc:
+        message = format_settings_error(exc)
+        details = [
+            {
+                "variable": ".".join(str(part) for part in error["loc"]).upper(),
+                "message": error["msg"],
+            }
+            for error in exc.errors()
+        ]
+        emit_json({"error": {"code": "VALIDATION", "message": message, "details": details}})
+        typer.echo(message, err=True)
+        raise typer.Exit(code=EXIT_VALIDATION) from exc
+
+
+def fail(exc: BaseException, settings: Settings, json_output: bool) -> typer.Exit:
+    """Report `exc` as spec 01 classifies it; the exit to raise."""
+    from biomcp.entrypoints.errors import classify
+
+    code, message, details = classify(exc, vector_backend=settings.biomcp_vector_backend)
+    if code == "UNKNOWN":
+        # classify() logged the traceback; a CLI user wants the cause, not the server's words.
+        message = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it)"
+    if json_output:
+        emit_json({"error": {"code": code, "message": message, "details": details}})
+    else:
+        typer.echo(f"error [{code}]: {message}", err=True)
+    return typer.Exit(code=EXIT_VALIDATION if code == "VALIDATION" else EXIT_FAILURE)
+
+
+def execute(
+    settings: Settings, work: Callable[[Services], Awaitable[T]], *, json_output: bool
+) -> T:
+    """Run `work` on the services of `settings`, closing them whatever happens."""
+    from biomcp.entrypoints.container import build_services
+
+    async def main() -> T:
+        services = build_services(settings)
+        try:
+            return await work(services)
+        finally:
+            await services.aclose()
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
+    except Exception as exc:
+        raise fail(exc, settings, json_output) from None
+
+
+def terminal_width() -> int:
+    return max(60, shutil.get_terminal_size((120, 24)).columns)
+
+
+def clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(0, width - 1)].rstrip() + "…"

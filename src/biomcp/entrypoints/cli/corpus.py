@@ -1,0 +1,596 @@
+"""`biomcp sync|search|get|checkpoint`: the corpus from the command line.
+
+Every command loads the settings (a bad variable exits 2 naming it), builds the services of
+`container.build_services`, runs one use case on a fresh event loop and always closes the
+services. A failure is one line on stderr, `error [CODE]: message`, with spec 01's codes (see
+`errors.classify`), and exit status 2 for `VALIDATION`, 1 for everything else (130 when
+interrupted). With `--json` the result, or the error envelope, is printed on stdout instead.
+"""
+
+from __future__ import annotations
+
+import getpass
+import sys
+import textwrap
+import time
+from types import TracebackType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from biomcp.entrypoints.cli.common import (
+    JsonOption,
+    cli_settings,
+    clip,
+    emit_json,
+    execute,
+    fail,
+    terminal_width,
+)
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+    from biomcp.usecases.search import SearchHit
+    from biomcp.usecases.sync import SyncProgress, SyncReport
+
+__all__ = ["register"]
+
+EVIDENCE_TYPES = ("clinical", "preclinical", "basic", "other")
+
+# --- formatting helpers -----------------------------------------------------------------------
+
+
+def _iso(value: Any) -> str | None:
+    from biomcp.usecases.payloads import iso_utc
+
+    return iso_utc(value)
+
+
+def _table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
+    """Columns aligned on the widest cell; the last column is not padded."""
+    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            if i == len(cells) - 1:
+                out.append(cell)
+            elif i in right:
+                out.append(cell.rjust(widths[i]))
+            else:
+                out.append(cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(row) for row in rows)])
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _quality(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+# --- sync progress ----------------------------------------------------------------------------
+
+
+class _SyncDisplay:
+    """Live progress of a sync on stderr: a rich progress bar on a terminal, else a plain line
+    at most every second (and at the end)."""
+
+    def __init__(self, query_key: str, *, enabled: bool) -> None:
+        self.query_key = query_key
+        self.enabled = enabled
+        self._rich: Any = None
+        self._task: Any = None
+        self._last_line = 0.0
+        self._tty = sys.stderr.isatty()
+        self._pending_newline = False
+
+    def __enter__(self) -> _SyncDisplay:
+        if not self.enabled or not self._tty:
+            return self
+        try:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+        except ImportError:  # typer without rich: plain updating lines
+            return self
+        self._rich = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn(
+                "records • {task.fields[chunks]} chunks embedded • {task.fields[rate]:.0f}/s"
+            ),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self._rich.start()
+        self._task = self._rich.add_task(
+            f"{self.query_key} (searching)", total=None, chunks=0, rate=0.0
+        )
+        return self
+
+    def __call__(self, progress: SyncProgress) -> None:
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.update(
+                self._task,
+                description=self.query_key,
+                total=progress.total,
+                completed=progress.processed,
+                chunks=progress.chunks_embedded,
+                rate=progress.rate,
+            )
+            return
+        now = time.monotonic()
+        done = progress.processed >= progress.total
+        if not done and now - self._last_line < 1.0:
+            return
+        self._last_line = now
+        line = (
+            f"sync {self.query_key}: {progress.processed}/{progress.total} records fetched, "
+            f"{progress.chunks_embedded} chunks embedded, {progress.rate:.1f} records/s"
+        )
+        if self._tty:
+            sys.stderr.write("\r" + line.ljust(terminal_width() - 1)[: terminal_width() - 1])
+            self._pending_newline = True
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+        elif self._pending_newline:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _sync_summary(report: SyncReport, elapsed: float) -> str:
+    window = (
+        f"from {_iso(report.window_start)} (checkpoint minus overlap)"
+        if report.window_start is not None
+        else "whole history (no checkpoint yet)"
+    )
+    if report.checkpoint is None:
+        checkpoint = "none (nothing stored yet)"
+    else:
+        state = "advanced" if report.checkpoint_advanced else "unchanged"
+        checkpoint = f"{_iso(report.checkpoint)} ({state})"
+    timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.timings.items())
+    rows = [
+        ("job", report.job_id),
+        ("window", window),
+        ("found", f"{report.pmids_found} PMIDs"),
+        ("inserted", str(report.inserted)),
+        ("updated", str(report.updated)),
+        ("skipped", str(report.skipped)),
+        ("processed", str(report.pmids_processed)),
+        (
+            "chunks",
+            f"{report.chunks_written} written, {report.chunks_deleted} deleted, "
+            f"{report.texts_embedded} texts embedded",
+        ),
+        ("max EDAT", _iso(report.max_edat_seen) or "-"),
+        ("checkpoint", checkpoint),
+        ("timings", timings or "-"),
+    ]
+    lines = [f"sync {report.query_key}: done in {elapsed:.2f}s"]
+    lines += [f"  {name:<11}{value}" for name, value in rows]
+    if report.warnings:
+        lines.append(f"warnings ({len(report.warnings)}):")
+        lines += [f"  - {warning}" for warning in report.warnings]
+    else:
+        lines.append("warnings: none")
+    return "\n".join(lines)
+
+
+def _sync_json(report: SyncReport) -> dict[str, Any]:
+    """The spec's response, then additive fields for operators."""
+    return {
+        **report.as_payload(),
+        "query_key": report.query_key,
+        "pmids_found": report.pmids_found,
+        "chunks_written": report.chunks_written,
+        "chunks_deleted": report.chunks_deleted,
+        "texts_embedded": report.texts_embedded,
+        "window_start": _iso(report.window_start),
+        "checkpoint": _iso(report.checkpoint),
+        "checkpoint_advanced": report.checkpoint_advanced,
+        "timings": report.timings,
+    }
+
+
+# --- search and get views ---------------------------------------------------------------------
+
+
+def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
+    if not hits:
+        return f"no results for {query!r} (try fewer filters or other words)"
+    rows = [
+        [
+            str(rank),
+            _number(hit.score),
+            hit.doc_id,
+            hit.evidence_type or "-",
+            _quality(hit.quality),
+            hit.section or "-",
+            "",
+        ]
+        for rank, hit in enumerate(hits, 1)
+    ]
+    headers = ["#", "score", "doc_id", "evidence", "quality", "section", "text"]
+    fixed = sum(max(len(headers[i]), *(len(r[i]) for r in rows)) + 2 for i in range(6))
+    room = max(30, terminal_width() - fixed)
+    for row, hit in zip(rows, hits, strict=True):
+        row[6] = clip(hit.text or "", room)
+    bias = "quality-biased" if quality_bias else "no quality bias"
+    title = f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {query!r} ({bias})"
+    return title + "\n" + _table(headers, rows, right=frozenset({0, 1, 4}))
+
+
+def _document_view(doc: dict[str, Any]) -> str:
+    width = min(terminal_width(), 100)
+    breakdown = doc.get("quality_breakdown") or doc["quality"]
+    parts = [
+        f"{name.replace('_', ' ')} {breakdown[name]}"
+        for name in ("design", "recency", "journal", "human", "sample_size")
+        if breakdown.get(name) is not None
+    ]
+    if breakdown.get("sample_size_n"):
+        parts.append(f"n={breakdown['sample_size_n']}")
+    evidence = doc.get("evidence_type") or "-"
+    if doc.get("evidence_rule"):
+        evidence += f" (rule {doc['evidence_rule']})"
+    flags = [name for name in ("has_numbers", "has_biomarker") if doc.get(name)]
+    if flags:
+        evidence += "; " + ", ".join(flag.removeprefix("has_") for flag in flags)
+    authors = doc.get("authors") or []
+    shown_authors = ", ".join(authors[:6]) + (
+        f", ... ({len(authors)} in all)" if len(authors) > 6 else ""
+    )
+    fields = [
+        ("Journal", doc.get("journal")),
+        ("Published", doc.get("pdat")),
+        ("Entrez date", doc.get("edat")),
+        ("Revised", doc.get("lr")),
+        ("Authors", shown_authors or None),
+        ("Pub types", ", ".join(doc.get("pub_types") or []) or None),
+        ("Evidence", evidence),
+        ("Quality", f"{doc['quality']['total']}/10  ({', '.join(parts)})"),
+        ("MeSH", "; ".join(doc.get("mesh_terms") or []) or None),
+        ("PMCID", doc.get("pmcid")),
+        ("DOI", doc.get("doi")),
+        ("URL", doc.get("url")),
+    ]
+    lines = [f"{doc['doc_id']}  (version {doc['version']})"]
+    if doc.get("retracted"):
+        lines.append("*** RETRACTED ***")
+    lines += textwrap.wrap(doc.get("title") or "(no title)", width=width, subsequent_indent="  ")
+    lines.append("")
+    indent = " " * 13
+    for name, value in fields:
+        if value:
+            lines += textwrap.wrap(
+                str(value),
+                width=width,
+                initial_indent=f"{name + ':':<13}",
+                subsequent_indent=indent,
+            )
+    lines += ["", "Abstract"]
+    abstract = doc.get("abstract")
+    if abstract:
+        for paragraph in abstract.splitlines():
+            lines += textwrap.wrap(
+                paragraph, width=width, initial_indent="  ", subsequent_indent="  "
+            )
+    else:
+        lines.append("  (no abstract)")
+    return "\n".join(lines)
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:  # no user name (some containers)
+        return "cli"
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+
+def register(app: typer.Typer) -> None:
+    """Add the corpus commands to `app`."""
+
+    @app.command()
+    def sync(
+        query_key: Annotated[
+            str, typer.Option("--query-key", "-k", help="Name of the saved query, e.g. glp1_v1.")
+        ],
+        term: Annotated[str, typer.Option("--term", "-t", help="The PubMed query to sync.")],
+        overlap_days: Annotated[
+            int,
+            typer.Option(
+                "--overlap-days", min=0, help="Days re-read before the checkpoint (late records)."
+            ),
+        ] = 5,
+        json_output: JsonOption = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")
+        ] = False,
+    ) -> None:
+        """Sync a saved PubMed query into the corpus, incrementally.
+
+        Only the Entrez-date window since the query key's checkpoint (minus the overlap) is
+        fetched, and only new or changed records are embedded. Progress goes to stderr."""
+        settings = cli_settings(json_output)
+        started = time.perf_counter()
+        with _SyncDisplay(query_key, enabled=not quiet) as display:
+
+            async def work(services: Services) -> SyncReport:
+                return await services.sync.run(query_key, term, overlap_days, progress=display)
+
+            report = execute(settings, work, json_output=json_output)
+        elapsed = time.perf_counter() - started
+        if json_output:
+            emit_json(_sync_json(report))
+        else:
+            typer.echo(_sync_summary(report, elapsed))
+
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(help="A question or keywords.")],
+        top_k: Annotated[int, typer.Option("--top-k", "-n", help="Results to show (1-100).")] = 20,
+        no_quality_bias: Annotated[
+            bool,
+            typer.Option("--no-quality-bias", help="Rank by relevance only, not quality."),
+        ] = False,
+        evidence_type: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--evidence-type",
+                "-e",
+                help="Keep only this evidence type (repeatable): clinical, preclinical, "
+                "basic, other.",
+            ),
+        ] = None,
+        year_min: Annotated[
+            int | None, typer.Option("--year-min", help="Earliest publication year.")
+        ] = None,
+        year_max: Annotated[
+            int | None, typer.Option("--year-max", help="Latest publication year.")
+        ] = None,
+        min_quality: Annotated[
+            float | None, typer.Option("--min-quality", help="Lowest quality total (0-10).")
+        ] = None,
+        journal: Annotated[
+            list[str] | None,
+            typer.Option("--journal", help="Keep only this journal title (repeatable)."),
+        ] = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
+        from biomcp.ports.vectors import SearchFilters
+        from biomcp.usecases.errors import InvalidRequestError
+
+        settings = cli_settings(json_output)
+        types = [t.strip().casefold() for t in evidence_type or [] if t.strip()]
+        unknown = sorted(set(types) - set(EVIDENCE_TYPES))
+        if unknown:
+            raise fail(
+                InvalidRequestError(
+                    f"unknown evidence type {', '.join(unknown)}: use {', '.join(EVIDENCE_TYPES)}"
+                ),
+                settings,
+                json_output,
+            )
+        if year_min is not None and year_max is not None and year_min > year_max:
+            raise fail(
+                InvalidRequestError(f"--year-min {year_min} is after --year-max {year_max}"),
+                settings,
+                json_output,
+            )
+        filters = SearchFilters(
+            evidence_types=frozenset(types) or None,
+            year_min=year_min,
+            year_max=year_max,
+            min_quality=min_quality,
+            journals=frozenset(journal) if journal else None,
+        )
+        quality_bias = not no_quality_bias
+
+        async def work(services: Services) -> list[SearchHit]:
+            return await services.search.run(query, top_k, quality_bias, filters=filters)
+
+        hits = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json({"results": [hit.as_payload() for hit in hits]})
+        else:
+            typer.echo(_search_table(query, hits, quality_bias))
+
+    @app.command()
+    def get(
+        doc_id: Annotated[
+            str, typer.Argument(metavar="PMID_OR_DOC_ID", help="pmid:<digits> or the PMID.")
+        ],
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show one stored document: metadata, evidence type, quality breakdown, abstract."""
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return await services.documents.run(doc_id)
+
+        doc = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(doc)
+        else:
+            typer.echo(_document_view(doc))
+
+    checkpoint_app = typer.Typer(
+        name="checkpoint",
+        help="The Entrez-date watermarks of saved queries (where the next sync starts).",
+        no_args_is_help=True,
+    )
+    app.add_typer(checkpoint_app)
+
+    @checkpoint_app.command("get")
+    def checkpoint_get(
+        query_key: Annotated[str, typer.Argument(help="The saved query's key.")],
+        json_output: JsonOption = False,
+    ) -> None:
+        """Print the checkpoint of QUERY_KEY."""
+        from biomcp.ports.metadata import Checkpoint
+
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> Checkpoint:
+            return await services.checkpoints.get(query_key)
+
+        checkpoint = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json({"query_key": checkpoint.query_key, "last_edat": _iso(checkpoint.last_edat)})
+        elif checkpoint.last_edat is None:
+            typer.echo(
+                f"{checkpoint.query_key}: no checkpoint yet (the first sync reads the "
+                "whole history, or BIOMCP_SYNC_INITIAL_DAYS back)"
+            )
+        else:
+            scanned = _iso(checkpoint.last_scan_at)
+            suffix = f" (last scan {scanned})" if scanned else ""
+            typer.echo(f"{checkpoint.query_key}: {_iso(checkpoint.last_edat)}{suffix}")
+
+    @checkpoint_app.command("set")
+    def checkpoint_set(
+        query_key: Annotated[str, typer.Argument(help="The saved query's key.")],
+        timestamp: Annotated[
+            str,
+            typer.Argument(
+                help="The new watermark, ISO 8601 UTC (2025-08-17T15:59:02Z or a date)."
+            ),
+        ],
+        reason: Annotated[
+            str, typer.Option("--reason", "-r", help="Why (kept in the audit trail).")
+        ] = "manual set (cli)",
+        json_output: JsonOption = False,
+    ) -> None:
+        """Move the checkpoint of QUERY_KEY (audited); backward re-syncs a period.
+
+        Every manual move is kept in the audit trail (who, why, when, from, to): see
+        `biomcp checkpoint history`."""
+        from biomcp.domain.watermarks import WatermarkAudit
+
+        settings = cli_settings(json_output)
+        actor = _actor()
+
+        async def work(services: Services) -> WatermarkAudit:
+            return await services.checkpoints.set(query_key, timestamp, actor=actor, reason=reason)
+
+        audit = execute(settings, work, json_output=json_output)
+        backward = audit.moved_backward
+        if json_output:
+            emit_json(
+                {
+                    "ok": True,
+                    "query_key": audit.query_key,
+                    "previous_edat": _iso(audit.previous),
+                    "last_edat": _iso(audit.new),
+                    "moved_backward": backward,
+                }
+            )
+        else:
+            previous = _iso(audit.previous) or "none"
+            typer.echo(f"{audit.query_key}: {previous} -> {_iso(audit.new)} (audited, by {actor})")
+        if backward and audit.previous is not None:
+            days = (audit.previous - audit.new).total_seconds() / 86400
+            typer.echo(
+                f"warning: the checkpoint of {audit.query_key} moved backward by {days:.1f} "
+                "days: the next sync re-reads that period (a backfill)",
+                err=True,
+            )
+
+    @checkpoint_app.command("list")
+    def checkpoint_list(json_output: JsonOption = False) -> None:
+        """List every saved query's checkpoint."""
+        from biomcp.ports.metadata import Checkpoint
+
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> list[Checkpoint]:
+            return await services.metadata.list_checkpoints()
+
+        checkpoints = execute(settings, work, json_output=json_output)
+        entries = [
+            {
+                "query_key": c.query_key,
+                "last_edat": _iso(c.last_edat),
+                "last_scan_at": _iso(c.last_scan_at),
+            }
+            for c in sorted(checkpoints, key=lambda c: c.query_key)
+        ]
+        if json_output:
+            emit_json({"checkpoints": entries})
+        elif not entries:
+            typer.echo("no checkpoints yet: run `biomcp sync` first")
+        else:
+            rows = [
+                [str(e["query_key"]), e["last_edat"] or "-", e["last_scan_at"] or "-"]
+                for e in entries
+            ]
+            typer.echo(_table(["query_key", "last_edat", "last_scan_at"], rows, right=frozenset()))
+
+    @checkpoint_app.command("history")
+    def checkpoint_history(
+        query_key: Annotated[str, typer.Argument(help="The saved query's key.")],
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show the audit trail of manual moves of QUERY_KEY's checkpoint, newest first."""
+        from biomcp.domain.watermarks import WatermarkAudit
+
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> list[WatermarkAudit]:
+            return await services.checkpoints.audit(query_key)
+
+        trail = execute(settings, work, json_output=json_output)
+        entries = [
+            {
+                "at": _iso(a.at),
+                "previous_edat": _iso(a.previous),
+                "last_edat": _iso(a.new),
+                "actor": a.actor,
+                "reason": a.reason,
+            }
+            for a in trail
+        ]
+        if json_output:
+            emit_json({"query_key": query_key, "audit": entries})
+        elif not entries:
+            typer.echo(f"{query_key}: no manual moves")
+        else:
+            rows = [
+                [
+                    e["at"] or "-",
+                    f"{e['previous_edat'] or 'none'} -> {e['last_edat']}",
+                    str(e["actor"]),
+                    str(e["reason"]),
+                ]
+                for e in entries
+            ]
+            typer.echo(_table(["at", "move", "actor", "reason"], rows, right=frozenset()))

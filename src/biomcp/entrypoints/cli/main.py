@@ -1,0 +1,46 @@
+"""The `biomcp` command line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from biomcp import __version__
+from biomcp.entrypoints.cli import corpus, db, fakes, pubmed, serve
+from biomcp.entrypoints.cli import eval as evaluation
+
+app = typer.Typer(
+    name="biomcp",
+    help="bio-mcp: trustworthy PubMed evidence for LLM agents (MCP server, CLI, library).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"bio-mcp {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """bio-mcp command line."""
+
+
+fakes.register(app)
+db.register(app)
+serve.register(app)
+corpus.register(app)
+pubmed.register(app)
+evaluation.register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(app())

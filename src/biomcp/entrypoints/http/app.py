@@ -1,0 +1,100 @@
+"""The Streamable HTTP surface: MCP at `/mcp`, probes at `/health` and `/readyz`, an index at `/`.
+
+`build_http_app` wraps the MCP server of `build_server` in a Starlette app:
+
+- `/mcp` is the SDK's Streamable HTTP transport (stateful sessions, SSE answers); the app's
+  lifespan runs its session manager and closes the services at shutdown.
+- `probes`: `/health`, `/readyz` and `/`, no token needed.
+- `auth`: with `MCP_AUTH_SECRET_KEY` set, `/mcp` needs a bearer JWT; the writing tools also need
+  the `write` scope (`mcp.policy`), else they answer the VALIDATION envelope.
+- `gate`: Host and Origin checks and CORS; a non-loopback bind needs a key or `insecure`.
+- `run`: uvicorn, until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Final
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from biomcp.entrypoints.container import Services
+from biomcp.entrypoints.http.auth import BearerAuth, RequireBearer
+from biomcp.entrypoints.http.gate import (
+    InsecureBindError,
+    OriginPolicy,
+    RequestGate,
+    bind_refusal,
+    cors_options,
+    is_loopback_host,
+)
+from biomcp.entrypoints.http.probes import probe_routes
+from biomcp.entrypoints.mcp.server import build_server
+from biomcp.entrypoints.settings import Settings
+
+__all__ = ["MCP_PATH", "build_http_app"]
+
+MCP_PATH: Final = "/mcp"
+
+
+def build_http_app(services: Services, settings: Settings, *, insecure: bool = False) -> Starlette:
+    """The Starlette app serving `services` over Streamable HTTP (see the module docstring).
+
+    The app owns `services` from then on: its lifespan closes them at shutdown.
+
+    Raises:
+        InsecureBindError: `settings.mcp_http_host` is not loopback, no auth key is set and
+            `insecure` is False.
+    """
+    refusal = bind_refusal(settings, insecure=insecure)
+    if refusal is not None:
+        raise InsecureBindError(refusal)
+    key = settings.mcp_auth_secret_key
+    auth = BearerAuth(key.get_secret_value()) if key is not None else None
+    server = build_server(services, require_write_scope=auth is not None)
+
+    # The SDK builds the session manager; Host/Origin checks are ours (`RequestGate`), so
+    # its own DNS-rebinding check (which knows nothing of MCP_ALLOWED_ORIGINS) stays off.
+    server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        json_response=settings.mcp_http_json_response,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    manager = server.session_manager
+    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    if auth is not None:
+        endpoint = RequireBearer(endpoint, auth)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await services.aclose()
+
+    origins = OriginPolicy.from_settings(settings)
+    app = Starlette(
+        routes=[
+            Route(MCP_PATH, endpoint),
+            *probe_routes(server, services, settings, mcp_path=MCP_PATH),
+        ],
+        middleware=[
+            Middleware(
+                RequestGate,
+                origins=origins,
+                loopback_only=is_loopback_host(settings.mcp_http_host),
+            ),
+            Middleware(CORSMiddleware, **cors_options(origins)),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.mcp_server = server
+    return app

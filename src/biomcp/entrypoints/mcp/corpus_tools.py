@@ -1,0 +1,128 @@
+"""The corpus tools of spec 01: sync, search, get, and the checkpoints (read and move)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver.context import Context
+from mcp_types import ToolAnnotations
+
+from biomcp.entrypoints.mcp.tools import ToolSpec
+from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.sync import SyncProgress
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+
+__all__ = ["corpus_tool_specs"]
+
+
+def corpus_tool_specs(services: Services) -> list[ToolSpec]:
+    """The five corpus tools, with spec 01's input schemas and the v1.1 outputs."""
+
+    async def sync_delta(args: dict[str, Any], context: Context[Any, Any] | None) -> dict[str, Any]:
+        async def progress(state: SyncProgress) -> None:
+            if context is None or state.total == 0:
+                return
+            message = f"{state.processed}/{state.total} records, {state.chunks_embedded} chunks"
+            with contextlib.suppress(Exception):  # a client without a progress token
+                await context.report_progress(state.processed, state.total, message)
+
+        report = await services.sync.run(
+            args["query_key"], args["term"], args["overlap_days"], progress=progress
+        )
+        return report.as_payload()
+
+    async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        hits = await services.search.run(args["query"], args["top_k"], args["quality_bias"])
+        return {"results": [hit.as_payload() for hit in hits]}
+
+    async def rag_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.documents.run(args["doc_id"])
+
+    async def checkpoint_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.checkpoints.get_payload(args["query_key"])
+
+    async def checkpoint_set(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        audit = await services.checkpoints.set(
+            args["query_key"], args["last_edat"], actor="mcp", reason="corpus.checkpoint.set"
+        )
+        return {
+            "ok": True,
+            "query_key": audit.query_key,
+            "previous_edat": iso_utc(audit.previous),
+            "last_edat": iso_utc(audit.new),
+        }
+
+    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return [
+        ToolSpec(
+            "pubmed.sync_delta",
+            "pubmed_sync_delta",
+            "Sync a saved PubMed query into the corpus",
+            "Incrementally sync the PubMed records matching `term` into the evidence corpus, "
+            "under the saved-query name `query_key`: records whose Entrez date falls after the "
+            "query's checkpoint (minus `overlap_days`) are fetched, classified (clinical / "
+            "preclinical / basic), quality-scored, chunked and embedded; unchanged records are "
+            "skipped, so replaying is safe. Returns counts of inserted / updated / skipped "
+            "records and the newest Entrez date seen.",
+            sync_delta,
+            True,
+            ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=True,
+            ),
+        ),
+        ToolSpec(
+            "rag.search",
+            "rag_search",
+            "Search the evidence corpus",
+            "Hybrid (BM25 + vector) search over the synced corpus, returning the top_k most "
+            "relevant abstract chunks. With quality_bias (default) the ranking favours "
+            "higher-quality studies, Results/Conclusions sections and the evidence tier the "
+            "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), the "
+            "chunk text, its section, evidence type, quality (0-10) and the raw scores.",
+            rag_search,
+            False,
+            reading,
+        ),
+        ToolSpec(
+            "rag.get",
+            "rag_get",
+            "Get a corpus document",
+            "The normalized metadata of one corpus document by doc_id (pmid:<digits>): title, "
+            "abstract, journal, publication types, dates, evidence type and the quality score "
+            "with its breakdown (design, recency, journal, human, sample size).",
+            rag_get,
+            False,
+            reading,
+        ),
+        ToolSpec(
+            "corpus.checkpoint.get",
+            "corpus_checkpoint_get",
+            "Read a sync checkpoint",
+            "The Entrez-date watermark (ISO 8601 UTC, or null before the first sync) of a saved "
+            "query: the next pubmed_sync_delta starts there minus its overlap.",
+            checkpoint_get,
+            False,
+            reading,
+        ),
+        ToolSpec(
+            "corpus.checkpoint.set",
+            "corpus_checkpoint_set",
+            "Move a sync checkpoint",
+            "Set the Entrez-date watermark of a saved query (ISO 8601 UTC). It may move "
+            "backward to re-sync a period (backfill); every manual move is audited.",
+            checkpoint_set,
+            True,
+            ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+        ),
+    ]

@@ -1,0 +1,168 @@
+"""The MCP server: the tool families and resources on the official SDK's `MCPServer`.
+
+Tools come from their families (`corpus_tools`, `live_tools`) as `ToolSpec`s, declared by the
+specs' exact JSON Schemas (`schemas`, `live_schemas`) rather than derived from Python
+signatures: arguments are validated against the input schema (JSON Schema 2020-12), and every
+answer is structured content matching the declared output schema. Failures come back as tool
+results with `isError` and spec 01's error envelope as JSON text, so one bad call never stops
+the server. Tool names are portable (`rag_search`) unless the spec-names setting asks for the
+specs' dotted names (`rag.search`). Writing tools are hidden in read-only mode and, over
+authenticated HTTP, need the write scope (`policy`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp_types import CallToolResult, TextContent
+from mcp_types import Tool as MCPTool
+
+from biomcp import __version__
+from biomcp.entrypoints.container import Services
+from biomcp.entrypoints.errors import ToolCallError, envelope
+from biomcp.entrypoints.mcp.corpus_tools import corpus_tool_specs
+from biomcp.entrypoints.mcp.live_tools import live_tool_specs
+from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
+from biomcp.entrypoints.mcp.resources import register_resources
+from biomcp.entrypoints.mcp.tools import ToolSpec, validation_failure, with_defaults
+
+__all__ = ["BioMcpServer", "build_server"]
+
+_log = logging.getLogger("biomcp.server")
+
+
+class BioMcpServer(MCPServer[Any]):
+    """`MCPServer` with schema-declared tools. Build it with `build_server`."""
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        spec_names: bool = False,
+        read_only: bool = False,
+        require_write_scope: bool = False,
+    ) -> None:
+        level = services.settings.mcp_log_level.upper()
+        super().__init__(
+            log_level=level,  # type: ignore[arg-type]  # one of the SDK's level names
+            name="bio-mcp",
+            version=__version__,
+            title="bio-mcp: PubMed evidence",
+            instructions=(
+                "Evidence from PubMed for biomedical questions. Search the synced corpus with "
+                "rag_search (hybrid BM25 + vector search, reranked by study quality and "
+                "evidence tier), read a document with rag_get or resource://pubmed/paper/{pmid}, "
+                "and grow the corpus with pubmed_sync_delta (a saved PubMed query, synced "
+                "incrementally). For PubMed itself, live: pubmed_search_articles, "
+                "pubmed_fetch_article_details (abstracts, MeSH, grants, full XML, MEDLINE) and "
+                "pubmed_article_relationships (similar, cited-by, references, citation formats). "
+                "Cite documents by their doc_id (pmid:<digits>) or PMID."
+            ),
+        )
+        self.services = services
+        self.spec_names = spec_names
+        self.read_only = read_only
+        self.require_write_scope = require_write_scope
+        self._tools: dict[str, ToolSpec] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    # --- registration ------------------------------------------------------------------------
+
+    def public_name(self, spec: ToolSpec) -> str:
+        return spec.spec_name if self.spec_names else spec.portable_name
+
+    def register(self, spec: ToolSpec) -> None:
+        if spec.writes and self.read_only:
+            return
+        name = self.public_name(spec)
+        self._tools[name] = spec
+        self._validators[name] = Draft202012Validator(spec.input_schema)
+
+    @property
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        return dict(self._tools)
+
+    # --- the MCPServer hooks -------------------------------------------------------------------
+
+    async def list_tools(self) -> list[MCPTool]:
+        ours = [
+            MCPTool(
+                name=name,
+                title=spec.title,
+                description=spec.description,
+                input_schema=spec.input_schema,
+                output_schema=spec.output_schema,
+                annotations=spec.annotations,
+            )
+            for name, spec in self._tools.items()
+        ]
+        return ours + await super().list_tools()
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        spec = self._tools.get(name)
+        return spec.input_schema if spec is not None else super()._tool_input_schema(name)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        spec = self._tools.get(name)
+        if spec is None:
+            if self._tool_manager.get_tool(name) is not None:
+                return await super().call_tool(name, arguments, context)
+            return self._failure(
+                ToolCallError(
+                    "VALIDATION",
+                    f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}",
+                )
+            )
+        try:
+            validator = self._validators[name]
+            if not validator.is_valid(arguments):
+                raise validation_failure(name, validator, arguments)
+            if spec.writes and self.require_write_scope:
+                denial = write_scope_denial()
+                if denial is not None:
+                    raise ToolCallError("VALIDATION", denial, {"required_scope": WRITE_SCOPE})
+            payload = await spec.handler(with_defaults(spec.input_schema, arguments), context)
+        except Exception as exc:
+            return self._failure(exc)
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+            structured_content=payload,
+        )
+
+    def _failure(self, exc: BaseException) -> CallToolResult:
+        """A tool error: the envelope as JSON text. No structured content, because clients
+        check structured content against the tool's output schema even on errors."""
+        body = envelope(exc, vector_backend=self.services.settings.biomcp_vector_backend)
+        code = body["error"]["code"]
+        _log.info("tool call failed with %s: %s", code, body["error"]["message"])
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+            is_error=True,
+        )
+
+
+def build_server(services: Services, *, require_write_scope: bool = False) -> BioMcpServer:
+    """The MCP server for `services`, configured by their settings. With
+    `require_write_scope` (HTTP with auth), writing tools need a token with the write scope."""
+    settings = services.settings
+    server = BioMcpServer(
+        services,
+        spec_names=settings.biomcp_tool_names == "spec",
+        read_only=settings.biomcp_read_only,
+        require_write_scope=require_write_scope,
+    )
+    for spec in [*corpus_tool_specs(services), *live_tool_specs(services)]:
+        server.register(spec)
+    register_resources(
+        server,
+        services,
+        tool_titles=lambda: {name: spec.title for name, spec in server.tool_specs.items()},
+    )
+    return server

@@ -1,0 +1,209 @@
+"""The fake E-utilities as a Starlette app.
+
+`/esearch.fcgi`, `/efetch.fcgi`, `/esummary.fcgi`, `/elink.fcgi` and `/einfo.fcgi` answer GET
+and POST (form-encoded body, same parameters), both at the root and under `/entrez/eutils/`, so
+either `http://HOST:PORT` or `http://HOST:PORT/entrez/eutils` works as the base URL.
+
+Admin endpoints (not logged, never faulted):
+
+* `GET /_fake/status`: record count and settings;
+* `POST /_fake/faults`: `{"sequence": [{"kind": "429", "retry_after": 1}, "503"],
+  "endpoint": "efetch"}` and/or `{"probability": 0.2, "kinds": ["429", "503"], "seed": 1}`;
+  `GET /_fake/faults` shows the plan, `DELETE /_fake/faults` clears it;
+* `GET /_fake/log`: every E-utility request as JSON `{t, endpoint, method, params, has_api_key,
+  status, fault}` (the API key masked), `DELETE /_fake/log` empties it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from biomcp.testing.eutils import faults as fault_bodies
+from biomcp.testing.eutils.corpus import FakeCorpus
+from biomcp.testing.eutils.faults import ENDPOINTS, Fault, FaultInjector
+from biomcp.testing.eutils.handlers import Params, Reply, handle
+from biomcp.testing.eutils.render import error_xml
+from biomcp.testing.eutils.state import ServerState, now
+
+__all__ = ["create_app"]
+
+_PREFIXES = ("", "/entrez/eutils")
+_MASKED = "***"
+_ROOTS = {
+    "esearch": "eSearchResult",
+    "efetch": "eFetchResult",
+    "esummary": "eSummaryResult",
+    "elink": "eLinkResult",
+    "einfo": "eInfoResult",
+}
+
+
+def create_app(
+    corpus: FakeCorpus,
+    *,
+    relations: Mapping[str, Any] | None = None,
+    faults: FaultInjector | None = None,
+    state: ServerState | None = None,
+) -> Starlette:
+    """The fake E-utilities app over `corpus`. Pass `state` to share it with the caller
+    (`app.state.fake` holds it either way)."""
+    state = state or ServerState(corpus, relations=relations, faults=faults)
+    routes = [
+        Route(f"{prefix}/{name}.fcgi", _eutility(state, name), methods=["GET", "POST"])
+        for prefix in _PREFIXES
+        for name in ENDPOINTS
+    ]
+    routes += [
+        Route("/_fake/status", _status(state), methods=["GET"]),
+        Route("/_fake/faults", _faults(state), methods=["GET", "POST", "DELETE"]),
+        Route("/_fake/log", _log(state), methods=["GET", "DELETE"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.fake = state
+    return app
+
+
+def _eutility(state: ServerState, endpoint: str) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        arrived = now()
+        pairs = list(request.query_params.multi_items())
+        if request.method == "POST":
+            body = (await request.body()).decode("utf-8", "replace")
+            pairs += parse_qsl(body, keep_blank_values=True)
+        params = Params(pairs)
+        fault = state.faults.next_fault(endpoint)
+        response = await _respond(state, endpoint, params, fault)
+        state.record(
+            {
+                "t": arrived,
+                "endpoint": endpoint,
+                "method": request.method,
+                "params": _loggable(pairs),
+                "has_api_key": any(k.lower() == "api_key" and v for k, v in pairs),
+                "status": response.status_code,
+                "fault": fault.kind if fault is not None else None,
+            }
+        )
+        return response
+
+    return answer
+
+
+async def _respond(
+    state: ServerState, endpoint: str, params: Params, fault: Fault | None
+) -> Response:
+    if fault is None:
+        return _response(await _normal(state, endpoint, params))
+    kind = fault.kind
+    if kind == "429":
+        return Response(
+            fault_bodies.rate_limit_body(),
+            status_code=429,
+            media_type="application/json",
+            headers={"Retry-After": fault_bodies.retry_after_header(fault.retry_after)},
+        )
+    if kind in ("500", "502", "503"):
+        status = int(kind)
+        return Response(fault_bodies.http_error_page(status), status, media_type="text/html")
+    if kind == "html":
+        return Response(fault_bodies.html_error_page(), media_type="text/html")
+    if kind == "ncbi_error":
+        body = error_xml(_ROOTS[endpoint], fault_bodies.NCBI_ERROR_MESSAGE)
+        return Response(body, media_type="text/xml")
+    if kind == "slow":
+        await asyncio.sleep(fault.delay)
+        return _response(await _normal(state, endpoint, params))
+    reply = await _normal(state, endpoint, params)  # truncated
+    return Response(reply.body[: len(reply.body) // 2], reply.status, media_type=reply.media_type)
+
+
+async def _normal(state: ServerState, endpoint: str, params: Params) -> Reply:
+    # Searching and rendering are CPU work (the first search builds the index): off the event
+    # loop, so admin calls and other requests are not held up.
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(state.executor, handle, state, endpoint, params)
+
+
+def _response(reply: Reply) -> Response:
+    return Response(reply.body, reply.status, media_type=reply.media_type)
+
+
+def _loggable(pairs: list[tuple[str, str]]) -> dict[str, str | list[str]]:
+    grouped: dict[str, str | list[str]] = {}
+    for key, value in pairs:
+        shown = _MASKED if key.lower() == "api_key" else value
+        if key not in grouped:
+            grouped[key] = shown
+        else:
+            previous = grouped[key]
+            grouped[key] = [*previous, shown] if isinstance(previous, list) else [previous, shown]
+    return grouped
+
+
+# --------------------------------------------------------------------------- admin
+
+
+def _status(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
+    async def status(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "records": len(state.corpus),
+                "problems": len(state.corpus.problems),
+                "build": state.build,
+                "faults": state.faults.describe(),
+            }
+        )
+
+    return status
+
+
+def _faults(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
+    async def faults(request: Request) -> Response:
+        if request.method == "DELETE":
+            state.faults.clear()
+        elif request.method == "POST":
+            try:
+                plan = json.loads(await request.body() or b"{}")
+                if not isinstance(plan, dict):
+                    raise ValueError("the fault plan must be a JSON object")
+                _apply_plan(state.faults, plan)
+            except (ValueError, TypeError, KeyError) as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(state.faults.describe())
+
+    return faults
+
+
+def _apply_plan(injector: FaultInjector, plan: dict[str, Any]) -> None:
+    unknown = set(plan) - {"sequence", "endpoint", "probability", "kinds", "seed"}
+    if unknown:
+        raise ValueError(f"unknown fault plan key(s): {sorted(unknown)}")
+    if "sequence" not in plan and "probability" not in plan:
+        raise ValueError("a fault plan needs 'sequence' or 'probability'")
+    if "sequence" in plan:
+        if not isinstance(plan["sequence"], list):
+            raise ValueError("'sequence' must be a list of faults")
+        injector.sequence(plan["sequence"], endpoint=plan.get("endpoint"))
+    if "probability" in plan:
+        kinds = plan.get("kinds", ["429", "503"])
+        seed = plan.get("seed")
+        injector.random(float(plan["probability"]), kinds, None if seed is None else int(seed))
+
+
+def _log(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
+    async def log(request: Request) -> Response:
+        if request.method == "DELETE":
+            state.clear_log()
+            return JSONResponse([])
+        return JSONResponse(state.log)
+
+    return log
