@@ -3,12 +3,12 @@
 * `eval beir` indexes a BEIR data set into a throwaway embedded store (a temporary folder,
   removed afterwards unless `--keep-index`) with the configured embedder behind a persistent
   embedding cache (`--cache`, default `$BIOMCP_DATA_DIR/eval/embeddings.sqlite3`), so a second
-  run embeds nothing; then it scores each search mode (`usecases.evaluate`).
+  run embeds nothing; then it scores each search mode (`biomcp.eval.beir`).
 * `eval gold` asks the questions of a gold JSONL file of the configured corpus (sync first).
 
 Each writes `<name>.json` (the report) and `<name>.md` (a short table) into `--out` (default:
 the current directory), and with `--plot` `<name>.svg`, a bar chart. The table goes to stdout,
-or with `--json` the report. Failures follow `cli_corpus`: one line on stderr,
+or with `--json` the report. Failures follow `cli.common`: one line on stderr,
 `error [CODE]: message`, exit 2 for `VALIDATION`, 1 for everything else.
 """
 

@@ -2,7 +2,7 @@
 
 The commands mirror the MCP tools (`pubmed_search_articles`, `pubmed_fetch_article_details`,
 `pubmed_article_relationships`) on the same use case, `LivePubMed`. Output is for people by
-default and the tool's JSON with `--json`. Failures follow `cli_corpus`: one line on stderr,
+default and the tool's JSON with `--json`. Failures follow `cli.common`: one line on stderr,
 `error [CODE]: message` (the envelope on stdout with `--json`), exit 2 for `VALIDATION`, 1 for
 everything else.
 """

@@ -91,6 +91,14 @@ class BearerAuth:
         except jwt.InvalidTokenError:
             return None
 
+    def refusal_reason(self, token: str) -> str:
+        """Why `verify_token` refused `token`: short and secret-free (for the 401's text)."""
+        try:
+            self.verify(token)
+        except jwt.InvalidTokenError as exc:
+            return _token_problem(exc)
+        return "invalid claims"  # pragma: no cover - only asked about a refused token
+
 
 def access_token(token: str, claims: Mapping[str, Any]) -> AccessToken:
     """The SDK's access token for verified `claims`: sessions are bound to (client_id, iss,
@@ -110,7 +118,10 @@ def access_token(token: str, claims: Mapping[str, Any]) -> AccessToken:
 
 
 class RequireBearer:
-    """Wraps the MCP endpoint: 401 (RFC 6750) unless a valid bearer token is presented."""
+    """Wraps the MCP endpoint: 401 (RFC 6750) unless a valid bearer token is presented.
+
+    A token is verified once, through the SDK's `TokenVerifier` interface; a refused one is
+    looked at again only to say why."""
 
     def __init__(self, app: ASGIApp, auth: BearerAuth) -> None:
         # The SDK's middleware puts the principal where `get_access_token()` finds it.
@@ -129,10 +140,9 @@ class RequireBearer:
             )
             await response(scope, receive, send)
             return
-        try:
-            claims = self.auth.verify(token)
-        except jwt.InvalidTokenError as exc:
-            reason = _token_problem(exc)
+        verified = await self.auth.verify_token(token)
+        if verified is None:
+            reason = self.auth.refusal_reason(token)
             _log.info("refused a bearer token: %s", reason)
             response = error_response(
                 401,
@@ -147,7 +157,7 @@ class RequireBearer:
             )
             await response(scope, receive, send)
             return
-        user = AuthenticatedUser(access_token(token, claims))
+        user = AuthenticatedUser(verified)
         scope["user"] = user
         scope["auth"] = AuthCredentials(user.scopes)
         await self.app(scope, receive, send)
