@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -28,6 +29,12 @@ from biomcp.ports.metadata import LockTimeoutError
 __all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file"]
 
 _POLL_S = 0.05
+_log = logging.getLogger("biomcp.sql")
+
+
+def _log_release_failure(release: asyncio.Future[None]) -> None:
+    if not release.cancelled() and (exc := release.exception()) is not None:
+        _log.error("releasing a query-key lock failed: %s", exc)
 
 
 def lock_file(database: Path, query_key: str) -> Path:
@@ -104,7 +111,15 @@ class _PollingLock:
         traceback: TracebackType | None,
     ) -> None:
         self._held = False
-        await asyncio.to_thread(self._release_translated)
+        # Release even when the caller is being cancelled: an anyio cancel scope cancels every
+        # await left in it, this one included, and a cancelled `to_thread` whose job has not
+        # started yet never runs it. The release runs in its own task, shielded.
+        release = asyncio.ensure_future(asyncio.to_thread(self._release_translated))
+        try:
+            await asyncio.shield(release)
+        except asyncio.CancelledError:
+            release.add_done_callback(_log_release_failure)
+            raise
 
     def _release_translated(self) -> None:
         with translated(f"unlocking query key {self._query_key!r}"):
