@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
@@ -317,17 +318,61 @@ def test_dead_slots_are_compacted_away(tmp_path: Path) -> None:
     _consistent(reopened, alive)
 
 
-def test_a_collection_is_written_by_one_store_at_a_time(tmp_path: Path) -> None:
+def test_two_stores_on_one_folder_both_read_and_see_each_others_writes(tmp_path: Path) -> None:
+    corpus = _random_chunks(60)
+
     async def scenario() -> None:
-        first = await _store_with(tmp_path, _random_chunks(3))
+        first = await _store_with(tmp_path, corpus[:20])
         second = EmbeddedVectorStore(tmp_path)
         try:
-            with pytest.raises(VectorStoreUnavailableError):
-                await second.count("Chunks")
+            assert await second.count("Chunks") == 20  # open while the first one is open
+            await second.upsert_chunks("Chunks", corpus[20:40])
+            # The first store follows on its next query: rows, BM25 and vectors alike.
+            target = corpus[35]
+            hits = await first.hybrid_search("Chunks", target.text, target.vector, limit=1)
+            assert [h.uuid for h in hits] == [target.uuid]
+            _consistent(await first.index_counts("Chunks"), 40)
+            await first.upsert_chunks("Chunks", corpus[40:])
+            await second.delete_chunks("Chunks", corpus[0].doc_id)
+            gone = {c.uuid for c in corpus if c.doc_id == corpus[0].doc_id}
+            for store in (first, second):
+                counts = await store.index_counts("Chunks")
+                _consistent(counts, 60 - len(gone))
+                found = await store.hybrid_search(
+                    "Chunks", corpus[0].text, corpus[0].vector, limit=60
+                )
+                assert not {h.uuid for h in found} & gone
         finally:
             await first.aclose()
-        assert await second.count("Chunks") == 3
-        await second.aclose()
+            await second.aclose()
+
+    run(scenario())
+
+
+def test_a_writer_waits_its_turn_then_fails_naming_the_holder(tmp_path: Path) -> None:
+    from biomcp.adapters.vectors.embedded_lock import WriterLock
+    from biomcp.ports.vectors import VectorStoreBusyError
+
+    corpus = _random_chunks(10)
+
+    async def scenario() -> None:
+        store = await _store_with(tmp_path, corpus[:5], write_wait_s=0.2)
+        holder = WriterLock(tmp_path / "Chunks" / "LOCK", "Chunks", wait_s=0)
+        assert holder.try_acquire()
+        try:
+            assert await store.count("Chunks") == 5  # reading needs no turn
+            hits = await store.hybrid_search("Chunks", corpus[0].text, corpus[0].vector)
+            assert hits
+            with pytest.raises(VectorStoreBusyError) as caught:
+                await store.upsert_chunks("Chunks", corpus[5:])
+            assert caught.value.holder is not None
+            assert caught.value.holder["pid"] == os.getpid()
+            assert str(tmp_path) not in str(caught.value)  # no path reaches a client
+        finally:
+            holder.release()
+        await store.upsert_chunks("Chunks", corpus[5:])  # the turn is free again
+        assert await store.count("Chunks") == 10
+        await store.aclose()
 
     run(scenario())
 

@@ -19,7 +19,7 @@ from biomcp.ports.entrez import (
     EntrezUnavailableError,
 )
 from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
-from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreError
+from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
 
 __all__ = ["ToolCallError", "classify", "envelope"]
@@ -70,6 +70,12 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
             "STORE",
             f"another sync of this query key is still running ({exc}); retry when it ends",
             None,
+        )
+    if isinstance(exc, VectorStoreBusyError):
+        return (
+            "TIMEOUT",
+            f"{exc}; this is temporary: retry in a moment",
+            {"retryable": True, "holder": exc.holder},
         )
     if isinstance(exc, EmbeddingMismatchError):
         return (

@@ -26,6 +26,7 @@ __all__ = [
     "UpsertReport",
     "VectorHit",
     "VectorStore",
+    "VectorStoreBusyError",
     "VectorStoreError",
     "VectorStoreUnavailableError",
 ]
@@ -40,6 +41,16 @@ class VectorStoreError(Exception):
 
 class VectorStoreUnavailableError(VectorStoreError):
     """The store cannot be reached or opened (server down, files unreadable)."""
+
+
+class VectorStoreBusyError(VectorStoreError):
+    """Another writer (another process, most often) held the collection for longer than the
+    write wait. Retryable: the holder releases it when its write ends or when it dies.
+    `holder` says who it is (pid, program, since), when known; never a path."""
+
+    def __init__(self, message: str, *, holder: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class CollectionNotFoundError(VectorStoreError):

@@ -7,13 +7,16 @@ Layout: one sub-directory of `data_dir` per collection, holding
 * `lexical/` + `lexical.json`: a tantivy BM25 index (Weaviate's `word` tokenization and
   k1 = 1.2, b = 0.75; see `embedded_lexical`) and the generation it reflects;
 * `vectors-<gen>.faiss`, `vectors-<gen>.npy`, `vectors.json`: a snapshot of the faiss HNSW
-  vector index (held in memory while open; see `embedded_ann`);
-* `LOCK`: an exclusive `flock`, so one store (in one process) writes a collection at a time.
+  vector index (held in each process's memory while open; see `embedded_ann`);
+* `LOCK`: the writer's turn (`embedded_lock`), an exclusive `flock` held only while writing.
 
-Both indexes are derived from the rows and repaired at open: whatever was committed to the
-rows after an index's generation is replayed into it, and an index that is missing,
-unreadable or inconsistent is rebuilt. A crash (even SIGKILL in the middle of an upsert)
-therefore leaves each chunk either old or new, never mixed, and costs at most a replay.
+Many processes share one data folder, as with SQLite: any number read at once (servers, the
+CLI, notebooks), writers take turns, and each reader sees every committed write on its next
+query (see `embedded_collection`). Both indexes are derived from the rows and repaired:
+whatever was committed to the rows after an index's generation is replayed into it, and an
+index that is missing, unreadable or inconsistent is rebuilt. A crash (even SIGKILL in the
+middle of an upsert) therefore leaves each chunk either old or new, never mixed, and costs at
+most a replay; other processes keep working meanwhile.
 
 Engines were chosen by measurement (`python -m benchmarks vectors`). tantivy was chosen over
 SQLite FTS5 and bm25s: an order of magnitude faster than FTS5 at 100k chunks; bm25s is as fast
@@ -112,9 +115,7 @@ class EmbeddedVectorStore:
                 raise CollectionNotFoundError(f"no collection {name!r} (not a valid name)")
             fresh = EmbeddedCollection(name, self._dir / name, self._settings)
             if not await self._call(f"opening {name!r}", fresh.open, create):
-                raise CollectionNotFoundError(
-                    f"no collection {name!r} in {self._dir}: call ensure_schema first"
-                )
+                raise CollectionNotFoundError(f"no collection {name!r}: call ensure_schema first")
             self._open[name] = fresh
             return fresh
 

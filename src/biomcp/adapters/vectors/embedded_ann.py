@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -322,9 +323,24 @@ class VectorIndex:
             {"generation": generation, "index": index_path.name, "slots": slots_path.name},
         )
         self.generation = generation
-        for old in root.glob("vectors-*"):
-            if old not in (index_path, slots_path):
-                old.unlink(missing_ok=True)
+        # Keep the previous snapshot too: another process may be loading it right now.
+        keep = {index_path, slots_path}
+        older = sorted(
+            (int(m.group(1)), path)
+            for path in root.glob("vectors-*")
+            if (m := re.fullmatch(r"vectors-(\d+)\.(?:faiss|npy)", path.name)) and path not in keep
+        )
+        if older:
+            previous = max(gen for gen, _ in older)
+            for gen, path in older:
+                if gen != previous:
+                    path.unlink(missing_ok=True)
+
+    def mark_all_dead(self) -> None:
+        """Every slot dead but still known by row id, as after `load`: `revive` brings back
+        the rows that remain, `drop_unrevived` forgets the others."""
+        self._alive[: self._size] = False
+        self.dead = self._size
 
     @classmethod
     def load(cls, root: Path, dim: int, settings: AnnSettings) -> VectorIndex | None:

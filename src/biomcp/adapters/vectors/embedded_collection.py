@@ -1,11 +1,21 @@
-"""One embedded collection: the row store plus its two derived indexes, kept in step.
+"""One embedded collection: the row store plus its two derived indexes, kept in step, shared
+by every process that opens the data folder.
 
-Write path: validate, commit the rows to SQLite (the source of truth; one transaction, one new
-generation), then apply the change to the lexical index (committed at once, so it is
-searchable) and to the in-memory vector index (snapshotted now and then). A crash anywhere
-leaves the rows either old or new for each chunk; the next open replays into each index
-whatever its recorded generation misses, and rebuilds an index that is missing, unreadable,
-from before a model change, or whose document count disagrees with the rows.
+* The rows (SQLite, WAL) are the source of truth; every write is one transaction and one new
+  generation. Any number of processes read them at once.
+* The lexical index (tantivy) is one index on disk for every process: written only during a
+  writer's turn, read by all; a reader reloads it when its recorded generation moves on.
+* The vector index (faiss) lives in each process's memory, loaded from the last snapshot and
+  brought up to the rows' generation; snapshots are written during a writer's turn.
+
+Writers take turns through `WriterLock` (held only while writing). A turn starts by bringing
+this process's indexes, and the shared lexical index, up to the rows' generation: a writer
+killed between committing its rows and its lexical change is repaired by the next turn. A
+reader checks the rows' generation before each query (one indexed read) and follows what other
+processes committed: new and changed rows from the rows themselves, deletions from the
+tombstones (or, when those were pruned past what it saw, by re-reading the rows). An index that
+is missing, unreadable, from before a model change or whose count disagrees with the rows is
+rebuilt from the rows.
 
 Every method is synchronous and takes the collection's mutex; the store runs them in worker
 threads.
@@ -13,7 +23,6 @@ threads.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import threading
@@ -26,6 +35,7 @@ import numpy as np
 
 from biomcp.adapters.vectors.embedded_ann import AnnSettings, MetaRow, VectorIndex
 from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex, query_terms
+from biomcp.adapters.vectors.embedded_lock import WriterLock
 from biomcp.adapters.vectors.embedded_rows import (
     HIT_COLUMNS,
     ChunkRow,
@@ -65,8 +75,11 @@ class StoreSettings:
         snapshot_min_changes: int = 50_000,
         candidates_min: int = 100,
         candidates_factor: int = 5,
+        write_wait_s: float = 30.0,
     ) -> None:
         self.ann = ann or AnnSettings()
+        #: How long a writer waits for another process's turn before `VectorStoreBusyError`.
+        self.write_wait_s = write_wait_s
         self.lexical_heap_bytes = lexical_heap_bytes
         self.lexical_threads = lexical_threads
         self.snapshot_min_changes = snapshot_min_changes
@@ -101,12 +114,14 @@ class EmbeddedCollection:
         self.settings = settings
         self.mutex = threading.Lock()
         self.broken = False
-        self._lock_file: Any = None
+        self.writer = WriterLock(root / "LOCK", name, wait_s=settings.write_wait_s)
         self._rows: RowStore | None = None
         self._lexical: LexicalIndex | None = None
         self._vectors: VectorIndex | None = None
         self.manifest: Manifest | None = None
         self._unsaved = 0
+        #: The rows' generation this process's vector index reflects.
+        self._seen = -1
 
     # --- open / close --------------------------------------------------------------------
 
@@ -115,15 +130,6 @@ class EmbeddedCollection:
         if create is None and not (self.root / "rows.sqlite").exists():
             return False
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock_file = (self.root / "LOCK").open("a")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            self._lock_file.close()
-            self._lock_file = None
-            raise VectorStoreUnavailableError(
-                f"collection {self.name!r} is open in another process or store ({self.root})"
-            ) from exc
         try:
             self._rows = RowStore(self.root / "rows.sqlite")
             self.manifest = self._rows.manifest()
@@ -131,7 +137,8 @@ class EmbeddedCollection:
                 if create is None:
                     self._close(save=False)
                     return False
-                self.manifest = self._rows.create(*create)
+                with self.writer.turn():
+                    self.manifest = self._rows.manifest() or self._rows.create(*create)
             self._open_lexical()
             self._open_vectors()
         except BaseException:
@@ -146,19 +153,26 @@ class EmbeddedCollection:
     def _close(self, *, save: bool) -> None:
         try:
             vectors = self._vectors
-            if save and not self.broken and vectors is not None and self._rows is not None:
-                generation = self._generation()
-                if self._unsaved or vectors.generation != generation:
-                    vectors.save(self.root, generation)
+            if (
+                save
+                and not self.broken
+                and vectors is not None
+                and self._rows is not None
+                and (self._unsaved or vectors.generation != self._seen)
+                and self.writer.try_acquire()  # a busy writer will snapshot instead
+            ):
+                try:
+                    if self._generation() == self._seen:
+                        vectors.save(self.root, self._seen)
+                finally:
+                    self.writer.release()
             if self._lexical is not None:
                 self._lexical.close()
             if self._rows is not None:
                 self._rows.close()
         finally:
             self._rows = self._lexical = self._vectors = None
-            if self._lock_file is not None:
-                self._lock_file.close()  # releases the flock
-                self._lock_file = None
+            self.writer.release()
 
     def _generation(self) -> int:
         return self.rows.generation()
@@ -187,17 +201,43 @@ class EmbeddedCollection:
             raise VectorStoreUnavailableError(f"collection {self.name!r} is closed")
         return self._vectors
 
+    # --- the lexical index (shared on disk) ----------------------------------------------
+
     def _open_lexical(self) -> None:
         settings = self.settings
-        lexical = LexicalIndex(
+        self._lexical = LexicalIndex(
             self.root, heap_bytes=settings.lexical_heap_bytes, threads=settings.lexical_threads
         )
-        self._lexical = lexical
-        gen, reset = self.rows.generation(), self.schema.reset_generation
-        if not reset <= lexical.generation <= gen:
+        if self._lexical_behind():
+            # Repair needs the writer's turn; readers only wait for it when they cannot
+            # search at all, otherwise the writer at work will bring the index up to date.
+            if not self.lexical.usable:
+                with self.writer.turn(), self._released_tantivy():
+                    self._repair_lexical()
+            elif self.writer.try_acquire():
+                try:
+                    with self._released_tantivy():
+                        self._repair_lexical()
+                finally:
+                    self.writer.release()
+
+    def _lexical_behind(self) -> bool:
+        lexical = self.lexical
+        return not lexical.usable or lexical.generation != self.rows.generation()
+
+    def _repair_lexical(self) -> None:
+        """Under the writer's turn: bring the shared lexical index to the rows' generation
+        (replay what it misses, or rebuild it when it cannot be replayed into)."""
+        lexical = self.lexical
+        lexical.refresh()
+        gen, reset = self.rows.generation(), self.rows_manifest().reset_generation
+        if not lexical.usable or not reset <= lexical.generation <= gen:
             self._rebuild_lexical(gen)
             return
         if lexical.generation < gen:
+            if self.rows.pruned_through() > lexical.generation:
+                self._rebuild_lexical(gen)
+                return
             for batch in self.rows.iter_rows(_LEXICAL_COLUMNS, since=lexical.generation):
                 lexical.delete([r[0] for r in batch])
                 lexical.add(LexicalDoc(r[0], r[1], *_meta(r[2:])) for r in batch)
@@ -212,6 +252,23 @@ class EmbeddedCollection:
             self.lexical.add(LexicalDoc(r[0], r[1], *_meta(r[2:])) for r in batch)
         self.lexical.commit(gen)
 
+    @contextmanager
+    def _released_tantivy(self) -> Iterator[None]:
+        """Within a writer's turn: tantivy's own writer is let go at the end of it."""
+        try:
+            yield
+        finally:
+            if self._lexical is not None:
+                self._lexical.release_writer()
+
+    def rows_manifest(self) -> Manifest:
+        manifest = self.rows.manifest()
+        if manifest is None:
+            raise VectorStoreUnavailableError(f"collection {self.name!r} lost its manifest")
+        return manifest
+
+    # --- the vector index (this process's memory) ------------------------------------------
+
     def _open_vectors(self) -> None:
         dim, ann = self.schema.dim, self.settings.ann
         gen, reset = self.rows.generation(), self.schema.reset_generation
@@ -223,6 +280,21 @@ class EmbeddedCollection:
             vectors = VectorIndex(dim, ann)
         self._vectors = vectors
         snapshot = vectors.generation
+        stale = self._revive_from_rows(vectors, snapshot)
+        self._seen = gen
+        self._unsaved = stale + int(self._compact_if_needed())
+        if (self._unsaved >= self._snapshot_threshold() or (snapshot < 0 and stale)) and (
+            self.writer.try_acquire()
+        ):
+            try:  # a full rebuild is saved at once, a long replay too
+                self._snapshot()
+            finally:
+                self.writer.release()
+
+    def _revive_from_rows(self, vectors: VectorIndex, snapshot: int) -> int:
+        """Bring `vectors` (a snapshot at generation `snapshot`, or empty) to the rows: every
+        row of the snapshot is revived, newer rows are added, rows that are gone are
+        dropped. Returns how many vectors were added."""
         stale: list[int] = []
         if snapshot >= 0:
             for batch in self.rows.iter_rows(f"rid, gen, {_META_COLUMNS}"):
@@ -240,12 +312,48 @@ class EmbeddedCollection:
                 self._add_vectors(batch)
                 stale.extend(r[0] for r in batch)
         vectors.drop_unrevived()
-        compacted = vectors.needs_compaction()
-        if compacted:
-            vectors.compact()
-        self._unsaved = len(stale) + int(compacted)  # a compacted index no longer matches
-        if self._unsaved >= self._snapshot_threshold() or (snapshot < 0 and stale):
-            self._snapshot()  # a full rebuild is saved at once, a long replay too
+        return len(stale)
+
+    def _compact_if_needed(self) -> bool:
+        if self.vectors.needs_compaction():
+            self.vectors.compact()
+            return True
+        return False
+
+    def _follow(self) -> None:
+        """Bring this process's view up to what every process committed (cheap when nothing
+        changed: one read of the generation)."""
+        gen = self.rows.generation()
+        if gen != self._seen:
+            manifest = self.rows_manifest()
+            if manifest.reset_generation > self.schema.reset_generation or (
+                manifest.model_id,
+                manifest.dim,
+            ) != (self.schema.model_id, self.schema.dim):
+                self._reload(manifest)
+            elif self.rows.pruned_through() > self._seen or gen < self._seen:
+                self.vectors.mark_all_dead()  # revived below from the rows that remain
+                self._unsaved += self._revive_from_rows(self.vectors, self._seen)
+            else:
+                changed = 0
+                for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}", since=self._seen):
+                    self._add_vectors(batch)
+                    changed += len(batch)
+                gone = self.rows.deleted_since(self._seen)
+                self.vectors.remove(gone)
+                self._unsaved += changed + len(gone)
+                self._compact_if_needed()
+            self._seen = gen
+        if self.lexical.generation < gen:
+            self.lexical.refresh()
+
+    def _reload(self, manifest: Manifest) -> None:
+        """Another process replaced the collection's model: start over from the rows."""
+        self.manifest = manifest
+        if self._lexical is not None:
+            self._lexical.close()
+        self._open_lexical()
+        self._open_vectors()
 
     def _add_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
         if not rows:
@@ -258,20 +366,35 @@ class EmbeddedCollection:
         return max(self.settings.snapshot_min_changes, self.vectors.alive_count // 4)
 
     def _snapshot(self) -> None:
-        self.vectors.save(self.root, self._generation())
+        """Under the writer's turn: save this process's vector index (at the rows' current
+        generation, which it reflects)."""
+        self.vectors.save(self.root, self._seen)
         self._unsaved = 0
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The writer's turn: this process's view and the shared lexical index are brought to
+        the rows' generation first; tantivy's writer and the turn are let go at the end."""
+        with self.writer.turn(), self._released_tantivy():
+            self._follow()
+            if self._lexical_behind():
+                self._repair_lexical()
+            yield
+            if self._unsaved >= self._snapshot_threshold():
+                self._snapshot()
 
     # --- schema --------------------------------------------------------------------------
 
     def reset(self, model_id: str, dim: int) -> None:
         """Drop every chunk and take a new model."""
-        with self.mutex:
+        with self.mutex, self._writing():
             self.manifest = self.rows.reset(model_id, dim)
             gen = self.manifest.generation
             with self._until_indexed():
                 self.lexical.wipe()
                 self.lexical.commit(gen)
                 self._vectors = VectorIndex(dim, self.settings.ann)
+                self._seen = gen
                 self._snapshot()
 
     # --- writes --------------------------------------------------------------------------
@@ -293,7 +416,7 @@ class EmbeddedCollection:
         if not valid:
             return UpsertReport(0, tuple(errors))
         rows = list(valid.values())
-        with self.mutex:
+        with self.mutex, self._writing():
             gen, rids = self.rows.upsert(rows, prune_below=self.lexical.generation)
             with self._until_indexed():
                 self._index_upsert(gen, rids, rows)
@@ -311,10 +434,11 @@ class EmbeddedCollection:
         )
         self.lexical.commit(gen)
         self.vectors.upsert(rids, np.stack([r.vector for r in rows]), metas)
+        self._seen = gen
         self._after_vector_change(len(rows))
 
     def delete(self, doc_id: str, keep: Collection[str]) -> int:
-        with self.mutex:
+        with self.mutex, self._writing():
             gen, rids = self.rows.delete_doc(doc_id, keep, prune_below=self.lexical.generation)
             if not rids:
                 return 0
@@ -322,6 +446,7 @@ class EmbeddedCollection:
                 self.lexical.delete(rids)
                 self.lexical.commit(gen)
                 self.vectors.remove(rids)
+                self._seen = gen
                 self._after_vector_change(len(rids))
             return len(rids)
 
@@ -337,16 +462,13 @@ class EmbeddedCollection:
 
     def _after_vector_change(self, changed: int) -> None:
         self._unsaved += changed
-        if self.vectors.needs_compaction():
-            self.vectors.compact()
-        if self._unsaved >= self._snapshot_threshold():
-            self._snapshot()
+        self._compact_if_needed()
 
     # --- reads ---------------------------------------------------------------------------
 
     def existing(self, uuids: Collection[str]) -> set[str]:
         with self.mutex:
-            return self.rows.existing(list(uuids))
+            return self.rows.existing(list(uuids))  # the rows are always current
 
     def count(self) -> int:
         with self.mutex:
@@ -364,6 +486,7 @@ class EmbeddedCollection:
 
     def index_counts(self) -> dict[str, int]:
         with self.mutex:
+            self._follow()
             return {
                 "rows": self.rows.count(),
                 "lexical": self.lexical.num_docs(),
@@ -399,6 +522,7 @@ class EmbeddedCollection:
         k = max(limit * self.settings.candidates_factor, self.settings.candidates_min)
         weight = 0.0 if query is None else alpha
         with self.mutex:
+            self._follow()
             lexical: list[tuple[int, float]] = []
             if weight < 1.0:
                 lexical = self.lexical.search(query_terms(self.lexical.analyzer, text), k, filters)

@@ -141,52 +141,107 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._dirty = False
         self.generation = -1
-        self._index = self._open()
+        self._index: tantivy.Index | None = self._open()
 
-    def _open(self) -> tantivy.Index:
-        """Open the index on disk; an unreadable one, or one built by another analyzer, is
-        dropped (generation -1: the collection rebuilds it from the rows)."""
-        self._dir.mkdir(parents=True, exist_ok=True)
-        index = None
-        if tantivy.Index.exists(str(self._dir)):
-            try:
-                recorded = json.loads(self._gen_path.read_text())
-                if recorded.get("analyzer") != ANALYZER:
-                    raise ValueError(f"built by analyzer {recorded.get('analyzer')!r}")
-                index = tantivy.Index.open(str(self._dir))
-                self.generation = int(recorded["generation"])
-            except (ValueError, OSError, KeyError, TypeError, AttributeError):
-                index = None
-                self.generation = -1
-                self._gen_path.unlink(missing_ok=True)
-                shutil.rmtree(self._dir, ignore_errors=True)
-                self._dir.mkdir(parents=True, exist_ok=True)
-        if index is None:
-            index = tantivy.Index(self._schema, path=str(self._dir))
+    @property
+    def usable(self) -> bool:
+        """False when the index on disk is missing, unreadable or of another analyzer: the
+        collection rebuilds it (a writer's job) and searches skip the BM25 arm until then."""
+        return self._index is not None
+
+    def _recorded(self) -> int:
+        """The generation `lexical.json` records for this analyzer.
+
+        Raises:
+            ValueError, OSError, KeyError, TypeError: missing, unreadable or another analyzer.
+        """
+        recorded = json.loads(self._gen_path.read_text())
+        if recorded.get("analyzer") != ANALYZER:
+            raise ValueError(f"built by analyzer {recorded.get('analyzer')!r}")
+        return int(recorded["generation"])
+
+    def _open(self) -> tantivy.Index | None:
+        """The index on disk, or None (generation -1) when it cannot be used as it is. Never
+        changes the files: other processes may be reading them."""
+        try:
+            exists = self._dir.is_dir() and tantivy.Index.exists(str(self._dir))
+        except ValueError:
+            exists = False
+        if not exists:
+            self.generation = -1
+            return None
+        try:
+            generation = self._recorded()
+            index = tantivy.Index.open(str(self._dir))
+        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+            self.generation = -1
+            return None
         index.register_tokenizer(_TOKENIZER, self.analyzer)
+        self.generation = generation
         return index
 
-    def wipe(self) -> None:
-        """Drop the index entirely (it will be rebuilt from the rows)."""
-        self.close()
+    def refresh(self) -> int:
+        """Follow commits made by other processes: reload when `lexical.json` moved on.
+        Returns the generation now searched."""
+        try:
+            recorded = self._recorded()
+        except (ValueError, OSError, KeyError, TypeError):
+            return self.generation
+        if recorded == self.generation and self._index is not None:
+            return self.generation
+        try:
+            if self._index is None:
+                self._index = self._open()
+            else:
+                self._index.reload()
+                self.generation = recorded
+        except (ValueError, OSError):  # a writer is replacing files: try again next time
+            pass
+        return self.generation
+
+    def create_if_missing(self) -> None:
+        """Under the writer's turn: an empty index where none can be used (wiping any
+        remains), to be filled from the rows."""
+        if self._index is not None:
+            return
         self._gen_path.unlink(missing_ok=True)
         shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(self._schema, path=str(self._dir))
+        index.register_tokenizer(_TOKENIZER, self.analyzer)
+        self._index = index
         self.generation = -1
-        self._index = self._open()
 
-    def close(self) -> None:
+    def wipe(self) -> None:
+        """Under the writer's turn: drop the index entirely (it is rebuilt from the rows)."""
+        self.release_writer()
+        self._index = None
+        self.create_if_missing()
+
+    def release_writer(self) -> None:
+        """Under the writer's turn, at its end: let go of tantivy's writer (and its lock), so
+        the next writer, maybe in another process, can take it."""
         writer, self._writer = self._writer, None
         if writer is not None:
             if self._dirty:
                 writer.rollback()
+                self._dirty = False
             writer.wait_merging_threads()
+
+    def close(self) -> None:
+        self.release_writer()
 
     # --- writes --------------------------------------------------------------------------
 
     def _writer_(self) -> tantivy.IndexWriter:
         if self._writer is None:
-            self._writer = self._index.writer(self._heap, self._threads)
+            self._writer = self._live().writer(self._heap, self._threads)
         return self._writer
+
+    def _live(self) -> tantivy.Index:
+        if self._index is None:
+            raise OSError("the lexical index is missing (it is being rebuilt)")
+        return self._index
 
     def add(self, docs: Iterable[LexicalDoc]) -> None:
         writer = self._writer_()
@@ -221,7 +276,7 @@ class LexicalIndex:
         """Publish the pending changes, then record that they reflect `generation`."""
         if self._dirty:
             self._writer_().commit()
-            self._index.reload()
+            self._live().reload()
             self._dirty = False
         write_json_atomically(self._gen_path, {"generation": generation, "analyzer": ANALYZER})
         self.generation = generation
@@ -229,13 +284,13 @@ class LexicalIndex:
     # --- reads ---------------------------------------------------------------------------
 
     def num_docs(self) -> int:
-        return int(self._index.searcher().num_docs)
+        return int(self._index.searcher().num_docs) if self._index is not None else 0
 
     def search(
         self, terms: Counter[str], k: int, filters: SearchFilters | None
     ) -> list[tuple[int, float]]:
         """(rid, raw BM25 score) of the best `k` matches, best first."""
-        if not terms or k <= 0:
+        if not terms or k <= 0 or self._index is None:
             return []
         schema = self._schema
         should = [

@@ -6,7 +6,10 @@ One file `rows.sqlite` (WAL, `synchronous=FULL`) per collection holds:
 * `chunks`: every field of a `ChunkRecord`, the vector as little-endian float32 bytes, and the
   `gen` of the write that last touched the row. `rid` is an AUTOINCREMENT key, never reused,
   so the derived indexes can key on it.
-* `deleted`: (rid, gen) of deleted rows, kept until the lexical index has caught up.
+* `deleted`: (rid, gen) of deleted rows (tombstones), kept until the shared lexical index has
+  caught up and for `TOMBSTONE_WINDOW` generations besides, so that other processes can follow
+  deletions incrementally; `counters.tombstones_pruned_through` says how far they were pruned
+  (a process that saw less than that re-reads the rows instead).
 
 Every mutating transaction bumps `generation` by one. A derived index records the generation
 it reflects; anything newer (rows with `gen` above it, `deleted` rows above it) is replayed
@@ -31,6 +34,9 @@ from biomcp.ports.vectors import ChunkRecord
 __all__ = ["ChunkRow", "Manifest", "RowStore", "row_from_record"]
 
 FORMAT = 1
+#: Generations of tombstones kept for processes following the rows incrementally.
+TOMBSTONE_WINDOW = 1000
+_PRUNED = "tombstones_pruned_through"
 _BATCH = 900  # stays under SQLite's bound-parameter limit with room to spare
 
 _SCHEMA = """
@@ -68,6 +74,7 @@ CREATE INDEX IF NOT EXISTS chunks_gen ON chunks (gen);
 CREATE INDEX IF NOT EXISTS chunks_rid_uuid ON chunks (rid, uuid);
 CREATE TABLE IF NOT EXISTS deleted (rid INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
 _UPSERT = """
@@ -200,7 +207,7 @@ class RowStore:
                 self._db.execute(_UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
                 for r in rows
             ]
-            self._db.execute("DELETE FROM deleted WHERE gen <= ?", (prune_below,))
+            self._prune(prune_below)
         return gen, rids
 
     def delete_doc(
@@ -222,7 +229,7 @@ class RowStore:
             self._db.executemany(
                 "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
             )
-            self._db.execute("DELETE FROM deleted WHERE gen <= ?", (prune_below,))
+            self._prune(prune_below)
         return gen, rids
 
     # --- reads ---------------------------------------------------------------------------
@@ -275,10 +282,36 @@ class RowStore:
             yield rows
             last = rows[-1][0]
 
+    def pruned_through(self) -> int:
+        """Tombstones of generations up to this one may be gone (`deleted_since` is complete
+        only for a generation at or above it)."""
+        try:
+            row = self._db.execute(
+                "SELECT value FROM counters WHERE name = ?", (_PRUNED,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # written by an older bio-mcp: assume the worst
+            return self.generation()
+        return int(row[0]) if row is not None else 0
+
     def deleted_since(self, gen: int) -> list[int]:
         return [r for (r,) in self._db.execute("SELECT rid FROM deleted WHERE gen > ?", (gen,))]
 
     # --- plumbing ------------------------------------------------------------------------
+
+    def _prune(self, below: int) -> None:
+        """Drop the tombstones of generations <= `below` (and of the window before now)."""
+        below = min(below, self.generation() - TOMBSTONE_WINDOW)
+        if below <= 0:
+            return
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+        )
+        self._db.execute("DELETE FROM deleted WHERE gen <= ?", (below,))
+        self._db.execute(
+            "INSERT INTO counters VALUES (?, ?) ON CONFLICT (name) "
+            "DO UPDATE SET value = max(value, excluded.value)",
+            (_PRUNED, below),
+        )
 
     def _next_generation(self) -> int:
         self._db.execute("UPDATE manifest SET generation = generation + 1")

@@ -1,0 +1,130 @@
+"""The writer's turn on one embedded collection, shared by every process on the data folder.
+
+An exclusive `flock` on the collection's `LOCK` file, taken only for the duration of a write
+(never while a process merely has the collection open), so any number of processes read while
+writers take turns. Each acquisition opens the file anew: flock locks belong to the open file,
+so two stores of one process exclude each other too. The kernel drops the lock of a dead
+process, so a writer killed with SIGKILL never blocks the next one.
+
+The holder writes who it is into the file (pid, program name, since when) so that a waiter
+that runs out of patience can say what holds the collection; the file never carries a path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from biomcp.ports.vectors import VectorStoreBusyError
+
+__all__ = ["WriterLock"]
+
+_POLL_S = 0.02
+
+
+def _program() -> str:
+    """The running program's name, without its folder (`biomcp`, `python`...)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return name or Path(sys.executable).name
+
+
+class WriterLock:
+    """The writer's turn on the collection `name`, through the lock file `path`."""
+
+    def __init__(self, path: Path, name: str, *, wait_s: float) -> None:
+        self.path = path
+        self.name = name
+        self.wait_s = max(0.0, wait_s)
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def try_acquire(self) -> bool:
+        """Take the turn if nobody holds it; True when taken (or already held here)."""
+        if self._fd is not None:
+            return True
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
+            me = {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "program": _program(),
+                "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(me).encode("utf-8"), 0)
+        return True
+
+    def acquire(self) -> None:
+        """Take the turn, waiting at most `wait_s` seconds.
+
+        Raises:
+            VectorStoreBusyError: another writer kept it for the whole wait.
+        """
+        deadline = time.monotonic() + self.wait_s
+        while not self.try_acquire():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                holder = self.holder()
+                who = (
+                    f"pid {holder.get('pid')} ({holder.get('program')}, since "
+                    f"{holder.get('since')})"
+                    if holder
+                    else "another writer"
+                )
+                raise VectorStoreBusyError(
+                    f"collection {self.name!r} is being written by {who}; waited {self.wait_s:g} s",
+                    holder=holder,
+                )
+            time.sleep(min(_POLL_S, remaining))
+
+    def release(self) -> None:
+        """Give the turn back (idempotent; never raises for a lock already gone)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)  # closing the only descriptor of the open file drops its flock
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold the turn for the block (re-entrant: an outer turn is kept)."""
+        if self._fd is not None:
+            yield
+            return
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def holder(self) -> dict[str, object] | None:
+        """Who holds the turn, as its holder wrote it; None when unknown."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+            found = json.loads(text) if text.strip() else None
+        except (OSError, ValueError):
+            return None
+        if not isinstance(found, dict):
+            return None
+        return {k: found[k] for k in ("pid", "host", "program", "since") if k in found}

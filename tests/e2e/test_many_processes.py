@@ -1,0 +1,169 @@
+"""One data folder, many processes: the embedded store behaves like SQLite.
+
+Real processes throughout: `biomcp serve` children driven by the SDK's stdio client, `biomcp
+sync` children, and the library in this process. Nothing here waits on the clock: every
+assertion is on what the processes answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+import biomcp
+from biomcp.adapters.sql import SqlMetadataStore
+from biomcp.adapters.vectors import EmbeddedVectorStore
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.servers import biomcp_command, mcp_stdio, run_biomcp, server_env
+from tests.support.sync_harness import matching, record_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+COLLECTION = "PubMedChunk"
+BASE = ("humans_v1", "humans[mh]", "Humans")
+LATER = ("animals_v1", "animals[mh]", "Animals")
+SHARED = ("asthma_v1", "asthma[mh]", "Asthma")  # shares records with both
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    today = date.today()
+    xml = generate_articles(400, start=today - timedelta(days=60), end=today, seed=17)
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), warm=True) as server:
+        yield server
+
+
+def _sync(key: str, term: str) -> list[str]:
+    return [*biomcp_command(), "sync", "--query-key", key, "--term", term, "--json"]
+
+
+async def _counts(data: Path) -> tuple[int, int]:
+    """(documents in SQL, chunks in the vector rows), read straight from the files."""
+    metadata = SqlMetadataStore(f"sqlite:///{data / 'biomcp.sqlite3'}")
+    vectors = EmbeddedVectorStore(data / "vectors")
+    try:
+        return await metadata.count_documents(), await vectors.count(COLLECTION)
+    finally:
+        await metadata.aclose()
+        await vectors.aclose()
+
+
+async def _search(client: Client, query: str) -> list[str]:
+    result = await client.call_tool("rag_search", {"query": query, "top_k": 5})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return [hit["doc_id"] for hit in result.structured_content["results"]]
+
+
+async def _info(client: Client) -> dict[str, Any]:
+    read = await client.read_resource("pubmed-connect://info")
+    return json.loads(read.contents[0].text)["corpus"]  # type: ignore[union-attr]
+
+
+def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    env = server_env(data, fake.base_url)
+    first = run_biomcp(["sync", "--query-key", BASE[0], "--term", BASE[1]], env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    later = matching(fake.corpus, LATER[2])
+    probes = [(f"pmid:{p}", record_of(fake.corpus, p).title) for p in later[:3]]
+
+    async def scenario() -> None:
+        async with AsyncExitStack() as stack:
+            errlog = stack.enter_context((tmp_path / "servers.log").open("w"))
+            servers = [await stack.enter_async_context(mcp_stdio(env, tmp_path, errlog))]
+            servers += [
+                await stack.enter_async_context(mcp_stdio(env, tmp_path, errlog)) for _ in (1, 2)
+            ]
+            notebook = biomcp.open_corpus(
+                biomcp_data_dir=data,
+                biomcp_embeddings="deterministic",
+                ncbi_eutils_base_url=fake.base_url,
+            )
+            stack.push_async_callback(notebook.aclose)
+            before = [await _info(server) for server in servers]
+            assert len({(b["records"], b["chunks"]) for b in before}) == 1
+
+            # A CLI sync in another process while every reader keeps searching.
+            sync = await asyncio.create_subprocess_exec(
+                *_sync(LATER[0], LATER[1]),
+                env=env,
+                cwd=tmp_path,
+                stdin=subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            rounds = 0
+            while sync.returncode is None:
+                for server in servers:
+                    await _search(server, "randomized trial outcomes")
+                assert await notebook.asearch("randomized trial outcomes", top_k=5)
+                rounds += 1
+                try:
+                    await asyncio.wait_for(asyncio.shield(sync.wait()), 0.05)
+                except TimeoutError:
+                    continue
+            out, err = await sync.communicate()
+            assert sync.returncode == 0, err.decode()
+            report = json.loads(out)
+            assert report["inserted"] == len(later)
+            assert rounds >= 1
+
+            # Each process sees the new documents on its next query.
+            for doc_id, title in probes:
+                for server in servers:
+                    assert doc_id in await _search(server, title)
+                hits = await notebook.asearch(title, top_k=5)
+                assert doc_id in [h.doc_id for h in hits]
+            records, chunks = await _counts(data)
+            assert records == len(matching(fake.corpus, BASE[2])) + len(later)
+            for server in servers:
+                info = await _info(server)
+                assert (info["records"], info["chunks"]) == (records, chunks)
+
+    asyncio.run(scenario())
+
+
+def test_two_cli_syncs_of_keys_sharing_records_run_at_once(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    together, apart = tmp_path / "together", tmp_path / "apart"
+
+    def start(data: Path, key: str, term: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            _sync(key, term),
+            env=server_env(data, fake.base_url),
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    running = [start(together, *BASE[:2]), start(together, *SHARED[:2])]
+    for process in running:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        assert json.loads(out)["warnings"] == []
+    for key, term, _ in (BASE, SHARED):
+        done = start(apart, key, term)
+        _, err = done.communicate(timeout=300)
+        assert done.returncode == 0, err
+
+    expected = set(matching(fake.corpus, BASE[2])) | set(matching(fake.corpus, SHARED[2]))
+    shared = set(matching(fake.corpus, BASE[2])) & set(matching(fake.corpus, SHARED[2]))
+    assert shared  # the two keys really share records
+    counts = asyncio.run(_counts(together))
+    assert counts[0] == len(expected)
+    assert counts == asyncio.run(_counts(apart))  # nothing duplicated, nothing missing
