@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks import domain, embeddings, mcp_http, parse, sync, vectors
+from benchmarks import domain, embeddings, mcp_http, multiprocess, parse, sync, vectors
 from benchmarks.machine import describe, loadavg
 
 #: In the order `all` runs them: cheapest first.
@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "sync": sync,
     "mcp_http": mcp_http,
     "vectors": vectors,
+    "multiprocess": multiprocess,
 }
 REPO = Path(__file__).resolve().parents[1]
 

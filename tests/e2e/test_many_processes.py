@@ -8,6 +8,7 @@ assertion is on what the processes answered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from mcp import Client
 import biomcp
 from biomcp.adapters.sql import SqlMetadataStore
 from biomcp.adapters.vectors import EmbeddedVectorStore
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
 from tests.support.servers import biomcp_command, mcp_stdio, run_biomcp, server_env
 from tests.support.sync_harness import matching, record_of
 
@@ -42,8 +43,12 @@ def fake() -> Iterator[FakeEutilsServer]:
         yield server
 
 
+def _sync_args(key: str, term: str) -> list[str]:
+    return ["sync", "--query-key", key, "--term", term, "--json"]
+
+
 def _sync(key: str, term: str) -> list[str]:
-    return [*biomcp_command(), "sync", "--query-key", key, "--term", term, "--json"]
+    return [*biomcp_command(), *_sync_args(key, term)]
 
 
 async def _counts(data: Path) -> tuple[int, int]:
@@ -167,3 +172,58 @@ def test_two_cli_syncs_of_keys_sharing_records_run_at_once(
     counts = asyncio.run(_counts(together))
     assert counts[0] == len(expected)
     assert counts == asyncio.run(_counts(apart))  # nothing duplicated, nothing missing
+
+
+def test_a_sync_killed_mid_way_is_reported_interrupted_and_the_next_one_is_exact(
+    tmp_path: Path,
+) -> None:
+    today = date.today()
+    xml = generate_articles(120, start=today - timedelta(days=30), end=today, seed=23)
+    faults = FaultInjector(delay=30.0)
+    faults.sequence(["slow"] * 50, endpoint="efetch")  # the first sync hangs in EFetch
+    data = tmp_path / "data"
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), faults=faults) as fake:
+        env = server_env(data, fake.base_url, BIOMCP_SYNC_BATCH_SIZE="20")
+        child = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
+            _sync(*BASE[:2]), env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            # Wait on state, not on time: the job row says the sync is under way.
+            running = asyncio.run(_wait_for_job(data, BASE[0], child))
+        finally:
+            child.kill()
+            child.wait()
+        assert running.status == "running"
+        faults.clear()
+        done = run_biomcp(_sync_args(*BASE[:2]), env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+
+    jobs = asyncio.run(_jobs(data, BASE[0]))
+    by_id = {job.job_id: job for job in jobs}
+    assert by_id[running.job_id].status == "interrupted"
+    assert by_id[running.job_id].finished_at is not None
+    assert sorted(job.status for job in jobs) == ["interrupted", "succeeded"]
+    expected = matching(FakeCorpus.from_xml_bytes(xml), BASE[2])
+    records, _ = asyncio.run(_counts(data))
+    assert records == len(expected)
+
+
+async def _jobs(data: Path, key: str) -> list[Any]:
+    metadata = SqlMetadataStore(f"sqlite:///{data / 'biomcp.sqlite3'}")
+    try:
+        return await metadata.list_jobs(key)
+    finally:
+        await metadata.aclose()
+
+
+async def _wait_for_job(data: Path, key: str, child: subprocess.Popen[bytes]) -> Any:
+    for _ in range(2400):  # bounded: the sync starts within a few seconds
+        assert child.poll() is None, "the sync ended before it could be killed"
+        if (data / "biomcp.sqlite3").exists():
+            with contextlib.suppress(Exception):  # the schema may be mid-migration
+                jobs = await _jobs(data, key)
+                if jobs:
+                    return jobs[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the sync never recorded its job")

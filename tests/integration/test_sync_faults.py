@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -208,6 +209,41 @@ def test_a_vector_store_failure_midway_keeps_the_checkpoint_and_the_next_run_com
                 report = await reference.run(KEY, TERM)
                 assert report.inserted == len(everything)
                 assert await vectors.count(clean.collection) == len(uuids)
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def test_a_lost_vectors_folder_is_refilled_by_the_next_sync_of_the_window(
+    sqlite_backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    everything = matching(fake.corpus, MESH)
+    records = [record_of(fake.corpus, p) for p in everything]
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        counted = embedder()
+        async with sqlite_backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, counted, clock, sqlite_backend.collection)
+            await sync.run(KEY, TERM)
+        assert sqlite_backend.vectors_dir is not None
+        shutil.rmtree(sqlite_backend.vectors_dir)  # the vectors folder is lost
+
+        async with sqlite_backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, counted, clock, sqlite_backend.collection)
+            report = await sync.run(KEY, TERM, overlap_days=366)  # a window over every record
+            assert report.skipped == len(everything)  # SQL had them all, unchanged
+            assert any("missing from the vector store" in w for w in report.warnings)
+            uuids = set().union(*(chunk_uuids(r, sync.chunking) for r in records))
+            assert await vectors.count(sqlite_backend.collection) == len(uuids)
+            assert await vectors.existing_uuids(sqlite_backend.collection, uuids) == uuids
+
+            counted.reset()
+            vectors.reset()
+            again = await sync.run(KEY, TERM, overlap_days=366)  # nothing lost any more
+            assert again.warnings == ()
+            assert (counted.calls, vectors.writes) == (0, 0)
         await entrez.aclose()
 
     run(scenario())

@@ -7,6 +7,7 @@ details of unexpected errors stay in the server log; the caller gets `UNKNOWN` a
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from biomcp.domain.errors import DomainError
@@ -22,7 +23,7 @@ from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
 
-__all__ = ["ToolCallError", "classify", "envelope"]
+__all__ = ["ToolCallError", "classify", "envelope", "without_paths"]
 
 _log = logging.getLogger("biomcp.server")
 
@@ -97,6 +98,36 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
     )
 
 
-def envelope(exc: BaseException, *, vector_backend: str = "embedded") -> dict[str, Any]:
+#: An absolute path of two segments or more, not part of a URL or a relative path.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w/.:~-])/(?:[^\s'\"/:,;()\[\]<>]+/)+[^\s'\"/:,;()\[\]<>]*")
+
+
+#: A SQLite URL (its path is a file of this machine).
+_SQLITE_URL = re.compile(r"sqlite(?:\+\w+)?:///[^\s'\"]*?(?=:\s|[\s'\"]|$)")
+
+
+def without_paths(text: str) -> str:
+    """`text` with every absolute file path (and SQLite URL) replaced by `<path>`: what a
+    remote client may see of this machine's folders is nothing."""
+    return _ABSOLUTE_PATH.sub("<path>", _SQLITE_URL.sub("sqlite:///<path>", text))
+
+
+def _public(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_paths(value)
+    if isinstance(value, dict):
+        return {k: _public(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_public(v) for v in value]
+    return value
+
+
+def envelope(
+    exc: BaseException, *, vector_backend: str = "embedded", public: bool = False
+) -> dict[str, Any]:
+    """Spec 01's error envelope for `exc`. `public` (answers to MCP clients): no absolute
+    file path in the message or the details (the CLI, run by the machine's user, keeps them)."""
     code, message, details = classify(exc, vector_backend=vector_backend)
+    if public:
+        message, details = without_paths(message), _public(details)
     return {"error": {"code": code, "message": message, "details": details}}

@@ -115,6 +115,25 @@ class ChunkIndexer:
         outcome.timings["index"] = time.perf_counter() - began
         return outcome
 
+    async def incomplete(self, docs: Sequence[StoredDocument]) -> list[StoredDocument]:
+        """The documents among `docs` with a chunk missing from the collection (a lost or
+        damaged vector store: SQL says they are indexed, the vectors say otherwise).
+
+        Raises:
+            VectorStoreError: from the adapter.
+        """
+        if not docs:
+            return []
+        await self.ensure_schema()
+        chunking = self.chunking
+        wanted = {
+            doc.record.pmid: [c.uuid for c in chunk_record(doc.record, chunking)] for doc in docs
+        }
+        present = await self._vectors.existing_uuids(
+            self.collection, [u for uuids in wanted.values() for u in uuids]
+        )
+        return [doc for doc in docs if not set(wanted[doc.record.pmid]) <= present]
+
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         size = self._embed_batch_size
         vectors: list[list[float]] = []

@@ -25,7 +25,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -230,6 +230,7 @@ class SyncDelta:
         if overlap_days < 0:
             raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
         async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
+            await self._interrupt_orphans(query_key)
             started_at = self._clock.now()
             job_id = f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
             job = SyncJob(job_id, query_key, term, started_at, None, "running")
@@ -265,6 +266,20 @@ class SyncDelta:
                 )
             )
             return report
+
+    async def _interrupt_orphans(self, query_key: str) -> None:
+        """Under the key's lock no other sync of the key runs: a job of the key still marked
+        running belongs to a process that died (killed, crashed) and is `interrupted`."""
+        for job in await self._metadata.list_jobs(query_key, limit=20):
+            if job.status == "running":
+                await self._metadata.record_job(
+                    replace(
+                        job,
+                        status="interrupted",
+                        finished_at=self._clock.now(),
+                        error="the process running this sync stopped before it finished",
+                    )
+                )
 
     async def _record_quietly(self, job: SyncJob) -> None:
         # The original failure is what the caller must see.
@@ -372,10 +387,30 @@ class SyncDelta:
             began = time.perf_counter()
             behind = await self._metadata.documents_to_index(pmids)
             run.timed("store", began)
+            behind += await self._lost(run, pmids, behind)
             failed = await self._index(run, behind) if behind else set()
         for record in fetched.records:
             if record.pmid not in failed:
                 run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
+
+    async def _lost(
+        self, run: _Run, pmids: Sequence[str], behind: Sequence[StoredDocument]
+    ) -> list[StoredDocument]:
+        """Documents SQL holds as indexed whose chunks are missing from the vector store (it
+        was deleted or damaged): they are indexed again, through the embedding cache."""
+        began = time.perf_counter()
+        queued = {d.record.pmid for d in behind}
+        others = [p for p in pmids if p not in queued]
+        stored = await self._metadata.get_documents(others) if others else {}
+        indexed = [d for d in stored.values() if d.indexed_version > 0]
+        lost = await self.indexer.incomplete(indexed)
+        run.timed("verify", began)
+        if lost:
+            run.warnings.append(
+                f"{len(lost)} documents were missing from the vector store and were indexed "
+                "again"
+            )
+        return lost
 
     def _derive(self, record: PubMedRecord, today: date) -> DocumentUpsert:
         evidence = classify_evidence(record)

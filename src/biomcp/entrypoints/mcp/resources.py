@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import LATEST_PROTOCOL_VERSION
 
 from biomcp import __version__
-from biomcp.entrypoints.errors import classify, envelope
+from biomcp.entrypoints.errors import envelope
 from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def register_resources(
         try:
             stats = await services.live.database_stats("pubmed")
         except Exception as exc:
-            body = envelope(exc, vector_backend=backend)
+            body = envelope(exc, vector_backend=backend, public=True)
             raise MCPError(-32603, f"{STATS_URI}: {body['error']['message']}", body) from None
         return json.dumps(stats, ensure_ascii=False)
 
@@ -105,8 +105,8 @@ def register_resources(
         try:
             payload = await services.documents.run(pmid)
         except Exception as exc:
-            code, message, _ = classify(exc, vector_backend=settings.biomcp_vector_backend)
-            body = envelope(exc, vector_backend=settings.biomcp_vector_backend)
+            body = envelope(exc, vector_backend=settings.biomcp_vector_backend, public=True)
+            code, message = body["error"]["code"], body["error"]["message"]
             uri = PAPER_URI_TEMPLATE.format(pmid=pmid)
             rpc_code = RESOURCE_NOT_FOUND if code in {"NOT_FOUND", "VALIDATION"} else -32603
             raise MCPError(rpc_code, f"Unknown resource: {uri}: {message}", body) from None

@@ -139,7 +139,9 @@ class BioMcpServer(MCPServer[Any]):
     def _failure(self, exc: BaseException) -> CallToolResult:
         """A tool error: the envelope as JSON text. No structured content, because clients
         check structured content against the tool's output schema even on errors."""
-        body = envelope(exc, vector_backend=self.services.settings.biomcp_vector_backend)
+        body = envelope(
+            exc, vector_backend=self.services.settings.biomcp_vector_backend, public=True
+        )
         code = body["error"]["code"]
         _log.info("tool call failed with %s: %s", code, body["error"]["message"])
         return CallToolResult(
