@@ -407,8 +407,7 @@ class SyncDelta:
         run.timed("verify", began)
         if lost:
             run.warnings.append(
-                f"{len(lost)} documents were missing from the vector store and were indexed "
-                "again"
+                f"{len(lost)} documents were missing from the vector store and were indexed again"
             )
         return lost
 
