@@ -5,6 +5,7 @@ missing or stale indexes, compaction, locking, and engine errors translated into
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import shutil
@@ -231,6 +232,7 @@ def _searches(store: EmbeddedVectorStore, corpus: Sequence[ChunkRecord]) -> Any:
         "lexical_files_garbage",
         "vectors_missing",
         "vectors_garbage",
+        "vectors_bytes_flipped",
         "both_stale",
     ],
 )
@@ -270,6 +272,12 @@ def test_damaged_or_stale_indexes_are_repaired_at_open(tmp_path: Path, damage: s
     elif damage == "vectors_garbage":
         for path in root.glob("vectors-*"):
             path.write_bytes(b"garbage")
+    elif damage == "vectors_bytes_flipped":  # the header intact: faiss itself loads it
+        snapshot = json.loads((root / "vectors.json").read_text())["index"]
+        data = bytearray((root / snapshot).read_bytes())
+        at = len(data) - 2048  # in the stored vectors, which faiss writes last
+        data[at : at + 64] = bytes(b ^ 0xFF for b in data[at : at + 64])
+        (root / snapshot).write_bytes(bytes(data))
     else:
         for name in ("lexical", "lexical.json", *[p.name for p in root.glob("vectors*")]):
             target = root / name

@@ -24,6 +24,7 @@ replayed into it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -78,12 +79,36 @@ class AnnSettings:
         return min(math.ceil(base / selectivity), max(self.ef_max, k))
 
 
+class SnapshotDamagedError(ValueError):
+    """A snapshot file does not match the checksum written with it."""
+
+
+def file_digest(path: Path) -> str:
+    """BLAKE2b of the file's bytes (hex), read in 1 MiB blocks."""
+    digest = hashlib.blake2b(digest_size=32)
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def verify_snapshot(root: Path, manifest: dict[str, Any]) -> None:
+    """Raises SnapshotDamagedError when a snapshot file's bytes differ from the checksum
+    recorded with it (a snapshot without checksums, from an older bio-mcp, is rebuilt)."""
+    for part in ("index", "slots"):
+        expected = manifest.get(f"{part}_blake2b")
+        if not isinstance(expected, str):
+            raise SnapshotDamagedError(f"the {part} file has no checksum")
+        if file_digest(root / manifest[part]) != expected:
+            raise SnapshotDamagedError(f"the {part} file does not match its checksum")
 
 
 class VectorIndex:
@@ -320,7 +345,13 @@ class VectorIndex:
         _fsync(slots_path)
         write_json_atomically(
             root / _MANIFEST,
-            {"generation": generation, "index": index_path.name, "slots": slots_path.name},
+            {
+                "generation": generation,
+                "index": index_path.name,
+                "slots": slots_path.name,
+                "index_blake2b": file_digest(index_path),
+                "slots_blake2b": file_digest(slots_path),
+            },
         )
         self.generation = generation
         # Keep the previous snapshot too: another process may be loading it right now.
@@ -336,6 +367,19 @@ class VectorIndex:
                 if gen != previous:
                     path.unlink(missing_ok=True)
 
+    @staticmethod
+    def check(root: Path) -> str | None:
+        """Why the snapshot in `root` cannot be used, or None when it matches its checksums
+        (or there is none, which is not damage: it is rebuilt from the rows)."""
+        manifest_path = root / _MANIFEST
+        if not manifest_path.exists():
+            return None
+        try:
+            verify_snapshot(root, json.loads(manifest_path.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
     def mark_all_dead(self) -> None:
         """Every slot dead but still known by row id, as after `load`: `revive` brings back
         the rows that remain, `drop_unrevived` forgets the others."""
@@ -349,6 +393,7 @@ class VectorIndex:
         if not manifest_path.exists():
             return None
         manifest = json.loads(manifest_path.read_text())
+        verify_snapshot(root, manifest)
         index = faiss.read_index(str(root / manifest["index"]))
         slot_rid = np.load(root / manifest["slots"])
         if index.d != dim or index.ntotal != len(slot_rid):

@@ -24,6 +24,7 @@ threads.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -57,6 +58,8 @@ from biomcp.ports.vectors import (
 )
 
 __all__ = ["EmbeddedCollection", "StoreSettings", "check_vector"]
+
+_log = logging.getLogger("biomcp.vectors")
 
 NORM_TOLERANCE = 1e-3
 _META_COLUMNS = "doc_id, year, evidence_type, quality_total, journal"
@@ -274,7 +277,14 @@ class EmbeddedCollection:
         gen, reset = self.rows.generation(), self.schema.reset_generation
         try:
             vectors = VectorIndex.load(self.root, dim, ann)
-        except (OSError, RuntimeError, ValueError, KeyError):
+        except (OSError, RuntimeError, ValueError, KeyError) as exc:
+            _log.warning(
+                "collection %r: the vector snapshot cannot be used (%s: %s); rebuilding the "
+                "vector index from the rows",
+                self.name,
+                type(exc).__name__,
+                exc,
+            )
             vectors = None
         if vectors is None or not reset <= vectors.generation <= gen:
             vectors = VectorIndex(dim, ann)
