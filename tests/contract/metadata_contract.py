@@ -286,6 +286,23 @@ class MetadataStoreContract:
         assert stored is not None
         assert stored.indexed_version == 1
 
+    def test_every_pmid_is_listed_once_page_by_page_and_indexed_ones_are_counted(
+        self, store: MetadataStore
+    ) -> None:
+        pmids = [str(140 + i) for i in range(7)]
+        _upsert(store, *(full_record(p) for p in pmids))
+        run(store.mark_indexed({"141": 1, "145": 1}))
+
+        pages: list[list[str]] = []
+        after = ""
+        while page := run(store.document_pmids(after, limit=3)):
+            pages.append(page)
+            after = page[-1]
+        assert [len(page) for page in pages] == [3, 3, 1]
+        assert [p for page in pages for p in page] == sorted(pmids)
+        assert run(store.count_documents()) == 7
+        assert run(store.count_documents(indexed=True)) == 2
+
     def test_a_new_version_is_behind_again_and_catches_up_when_marked(
         self, store: MetadataStore
     ) -> None:

@@ -312,6 +312,18 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_a_sound_collection_verifies_clean_and_a_missing_one_is_not_found(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            name = await self._filled(store, dim, self.corpus(dim))
+            await store.delete_chunks(name, "pmid:7")
+            assert await store.verify(name) == []
+            with pytest.raises(CollectionNotFoundError):
+                await store.verify(_name())
+
+        self.run(store_factory, scenario)
+
     # --- search --------------------------------------------------------------------------
 
     def test_a_lexical_match_ranks_first_at_alpha_0(

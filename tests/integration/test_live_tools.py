@@ -1135,7 +1135,7 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert status["lastNcbiConnectivityCheck"] is None
         assert status["ncbiStatus"].startswith("Unknown")
         assert status["internalQueueLength"] == 0
-        assert before["corpus"] == {"records": 0, "chunks": 0, "queries": []}
+        assert before["corpus"] == {"records": 0, "chunks": 0, "queries": [], "index": "ok"}
         assert before["responseCache"]["enabled"] is True
         assert API_KEY not in json.dumps(before)
 
@@ -1148,6 +1148,7 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         corpus = after["corpus"]
         assert corpus["records"] == 1
         assert corpus["chunks"] >= 1
+        assert corpus["index"] == "ok"
         [query] = corpus["queries"]
         assert query["queryKey"] == "asthma_v1"
         assert query["lastEdat"].endswith("Z")

@@ -268,6 +268,9 @@ class CountingVectorStore:
     async def stats(self, collection: str) -> CollectionStats:
         return await self.inner.stats(collection)
 
+    async def verify(self, collection: str) -> list[str]:
+        return await self.inner.verify(collection)
+
     async def collections(self) -> list[str]:
         return await self.inner.collections()
 

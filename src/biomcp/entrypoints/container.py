@@ -29,6 +29,7 @@ from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
+from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncConfig, SyncDelta
 
@@ -163,6 +164,12 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
     return opened.add(CachingEmbedder(inner, settings.biomcp_data_dir / "embeddings.sqlite3"))
 
 
+def _maintenance(settings: Settings, metadata: MetadataStore, sync: SyncDelta) -> IndexMaintenance:
+    return IndexMaintenance(
+        metadata, sync.indexer, lock_timeout_s=settings.biomcp_sync_lock_timeout_s
+    )
+
+
 def _sync_config(settings: Settings) -> SyncConfig:
     return SyncConfig(
         collection=settings.weaviate_class,
@@ -210,6 +217,7 @@ class Container(containers.DeclarativeContainer):
     documents = providers.Singleton(GetDocument, metadata)
     checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
+    maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
 
 
 @dataclass
@@ -254,6 +262,10 @@ class Services:
     @property
     def clock(self) -> Clock:
         return self.container.clock()
+
+    @property
+    def maintenance(self) -> IndexMaintenance:
+        return self.container.maintenance()
 
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports."""

@@ -218,6 +218,16 @@ class VectorStore(Protocol):
 
     async def count(self, collection: str) -> int: ...
 
+    async def verify(self, collection: str) -> list[str]:
+        """Problems the store finds in its own files for `collection` (a checksum that fails,
+        a derived index out of step with the rows); empty when there are none or when the
+        store keeps no files of its own (a server). Reading only: repairs happen at open.
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
     async def stats(self, collection: str) -> CollectionStats: ...
 
     async def collections(self) -> list[str]: ...

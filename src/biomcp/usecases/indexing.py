@@ -115,6 +115,10 @@ class ChunkIndexer:
         outcome.timings["index"] = time.perf_counter() - began
         return outcome
 
+    @property
+    def vectors(self) -> VectorStore:
+        return self._vectors
+
     async def incomplete(self, docs: Sequence[StoredDocument]) -> list[StoredDocument]:
         """The documents among `docs` with a chunk missing from the collection (a lost or
         damaged vector store: SQL says they are indexed, the vectors say otherwise).

@@ -527,6 +527,17 @@ class LivePubMed:
                 summary["chunks"] = (
                     await self._vectors.count(collection) if collection in names else 0
                 )
+                stored = (
+                    (await self._vectors.stats(collection)).documents if summary["chunks"] else 0
+                )
+                if self._metadata is not None:
+                    indexed = await self._metadata.count_documents(indexed=True)
+                    summary["index"] = (
+                        "ok"
+                        if stored >= indexed
+                        else f"the vector store holds {stored} of the {indexed} indexed "
+                        "documents: run `biomcp index rebuild`"
+                    )
             except Exception as exc:
                 problems.append(f"vectors: {type(exc).__name__}: {exc}")
         if problems:

@@ -289,12 +289,25 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         if versions:
             await self._run("marking documents indexed", work)
 
-    async def count_documents(self) -> int:
+    async def count_documents(self, *, indexed: bool = False) -> int:
+        query = select(func.count()).select_from(DOCS)
+        if indexed:
+            query = query.where(DOCS.c.indexed_version > 0)
+
         def work(engine: Engine) -> int:
             with engine.connect() as connection:
-                return int(connection.execute(select(func.count()).select_from(DOCS)).scalar_one())
+                return int(connection.execute(query).scalar_one())
 
         return await self._run("counting documents", work)
+
+    async def document_pmids(self, after: str = "", limit: int = 1000) -> list[str]:
+        query = select(DOCS.c.pmid).where(DOCS.c.pmid > after).order_by(DOCS.c.pmid).limit(limit)
+
+        def work(engine: Engine) -> list[str]:
+            with engine.connect() as connection:
+                return [str(pmid) for pmid in connection.execute(query).scalars()]
+
+        return await self._run("listing documents", work)
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -176,6 +176,10 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"counting {collection!r}", found.count)
 
+    async def verify(self, collection: str) -> list[str]:
+        found = await self._collection(collection)
+        return await self._call(f"verifying {collection!r}", found.verify)
+
     async def stats(self, collection: str) -> CollectionStats:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.stats)

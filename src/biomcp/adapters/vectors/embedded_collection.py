@@ -494,6 +494,29 @@ class EmbeddedCollection:
                 self.rows.documents(),
             )
 
+    def verify(self) -> list[str]:
+        """What is wrong with this collection's files (empty when nothing is)."""
+        with self.mutex:
+            problems = [f"rows: {p}" for p in self.rows.quick_check()]
+            rows, gen = self.rows.count(), self.rows.generation()
+            lexical = self.lexical
+            lexical.refresh()
+            if not lexical.usable:
+                problems.append("the lexical index is missing or unreadable")
+            elif lexical.generation != gen:
+                problems.append(
+                    f"the lexical index reflects generation {lexical.generation}, the rows {gen}"
+                )
+            elif lexical.num_docs() != rows:
+                problems.append(f"the lexical index holds {lexical.num_docs()} of {rows} rows")
+            damage = VectorIndex.check(self.root)
+            if damage is not None:
+                problems.append(f"the vector snapshot cannot be used: {damage}")
+            self._follow()
+            if self.vectors.alive_count != rows:
+                problems.append(f"the vector index holds {self.vectors.alive_count} of {rows} rows")
+            return problems
+
     def index_counts(self) -> dict[str, int]:
         with self.mutex:
             self._follow()

@@ -282,6 +282,11 @@ class RowStore:
             yield rows
             last = rows[-1][0]
 
+    def quick_check(self) -> list[str]:
+        """SQLite's own consistency check of the file: empty when it is sound."""
+        found = [str(row[0]) for row in self._db.execute("PRAGMA quick_check")]
+        return [] if found == ["ok"] else found[:5]
+
     def pruned_through(self) -> int:
         """Tombstones of generations up to this one may be gone (`deleted_since` is complete
         only for a generation at or above it)."""

@@ -329,6 +329,11 @@ class WeaviateVectorStore:
             raise _translate(exc) from exc
         return int(result.total_count or 0)
 
+    async def verify(self, collection: str) -> list[str]:
+        """Weaviate keeps and checks its own files: only the collection's existence is ours."""
+        await self._manifest(collection)
+        return []
+
     async def stats(self, collection: str) -> CollectionStats:
         manifest = await self._manifest(collection)
         handle = await self._collection(collection)

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import corpus, db, fakes, pubmed, serve
+from biomcp.entrypoints.cli import corpus, db, fakes, index, pubmed, serve
 from biomcp.entrypoints.cli import eval as evaluation
 
 app = typer.Typer(
@@ -37,6 +37,7 @@ fakes.register(app)
 db.register(app)
 serve.register(app)
 corpus.register(app)
+index.register(app)
 pubmed.register(app)
 evaluation.register(app)
 

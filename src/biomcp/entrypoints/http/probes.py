@@ -54,6 +54,16 @@ def _redact(text: str, secrets: Iterable[str], limit: int = 500) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+async def _index_status(services: Services) -> str:
+    try:
+        with anyio.fail_after(READINESS_TIMEOUT_S):
+            return (await services.maintenance.status()).describe()
+    except TimeoutError:
+        return f"no answer within {READINESS_TIMEOUT_S:g}s"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
 def probe_routes(
     server: BioMcpServer, services: Services, settings: Settings, *, mcp_path: str
 ) -> list[Route]:
@@ -74,10 +84,12 @@ def probe_routes(
         ready = bool(checks) and all(value == "ok" for value in checks.values())
         if not ready:
             _log.warning("not ready: %s", json.dumps(checks))
-        return JSONResponse(
-            {"status": "ready" if ready else "unavailable", "checks": checks},
-            status_code=200 if ready else 503,
-        )
+        body: dict[str, object] = {"status": "ready" if ready else "unavailable", "checks": checks}
+        if ready:
+            # Reported, not failed on: a server whose corpus index needs a rebuild still
+            # serves live PubMed and the documents themselves.
+            body["corpus_index"] = _redact(await _index_status(services), secrets)
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     async def index(request: Request) -> Response:
         tools = await server.list_tools()

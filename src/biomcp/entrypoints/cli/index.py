@@ -1,0 +1,96 @@
+"""`biomcp index verify|rebuild`: check the vector store against SQL, and rebuild it from SQL.
+
+`verify` exits 0 when every stored document's chunks are in the vector store and the store's
+files are sound, 1 otherwise (so a cron job can rebuild on failure). `rebuild` re-chunks and
+re-indexes every document; with the embedding cache on (the default) an unchanged corpus is
+rebuilt without embedding anything. Progress goes to stderr, the report to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from biomcp.entrypoints.cli.common import (
+    EXIT_FAILURE,
+    JsonOption,
+    cli_settings,
+    emit_json,
+    execute,
+)
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+
+__all__ = ["register"]
+
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")]
+
+
+class _Progress:
+    """`done/total documents` on stderr, at most once a second and at the end."""
+
+    def __init__(self, verb: str, *, enabled: bool) -> None:
+        self.verb = verb
+        self.enabled = enabled
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 1.0 and done < total):
+            return
+        self._last = now
+        print(f"{self.verb}: {done}/{total} documents", file=sys.stderr, flush=True)
+
+
+def _lines(report: dict[str, Any]) -> list[str]:
+    return [f"{key}: {value}" for key, value in report.items()]
+
+
+def register(app: typer.Typer) -> None:
+    """Add `biomcp index verify|rebuild` to `app`."""
+    index_app = typer.Typer(
+        name="index",
+        help="The vector index of the corpus: verify it against SQL, rebuild it from SQL.",
+        no_args_is_help=True,
+    )
+    app.add_typer(index_app)
+
+    @index_app.command("verify")
+    def verify(json_output: JsonOption = False, quiet: QuietOption = False) -> None:
+        """Check that every stored document's chunks are in the vector store and that the
+        store's files match their checksums. Exit status 1 when something is wrong."""
+        settings = cli_settings(json_output)
+        progress = _Progress("verify", enabled=not quiet)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return (await services.maintenance.verify(progress=progress)).as_dict()
+
+        report = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(report)
+        else:
+            typer.echo("\n".join(_lines(report)))
+            if not report["ok"]:
+                typer.echo("the index needs repair: run `biomcp index rebuild`", err=True)
+        if not report["ok"]:
+            raise typer.Exit(code=EXIT_FAILURE)
+
+    @index_app.command("rebuild")
+    def rebuild(json_output: JsonOption = False, quiet: QuietOption = False) -> None:
+        """Re-chunk and re-index every stored document from SQL (through the embedding
+        cache), replacing whatever the vector store holds for them."""
+        settings = cli_settings(json_output)
+        progress = _Progress("rebuild", enabled=not quiet)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return (await services.maintenance.rebuild(progress=progress)).as_dict()
+
+        report = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(report)
+        else:
+            typer.echo("\n".join(_lines(report)))

@@ -1,0 +1,215 @@
+"""Index maintenance: check that the vector store holds what SQL says it does, and rebuild it.
+
+SQL is the source of truth for documents; the vector store is derived from it. `verify` pages
+through every stored document, re-chunks it (no embedding) and asks the store which of the
+expected chunks it holds, and adds the store's own findings about its files. `rebuild`
+re-chunks and re-indexes every document through `ChunkIndexer`, the path syncs take, so with
+the embedding cache in front of the embedder a rebuild of an unchanged corpus embeds nothing.
+Both run under the store-wide index lock syncs take, so neither races a sync's writes.
+`status` is the cheap signal probes use: a store holding fewer documents than SQL says are
+indexed has lost some.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from biomcp.domain.chunking import chunk_record
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.vectors import CollectionNotFoundError
+from biomcp.usecases.indexing import ChunkIndexer
+from biomcp.usecases.sync import INDEX_LOCK
+
+__all__ = ["IndexCheck", "IndexMaintenance", "IndexStatus", "RebuildReport"]
+
+Progress = Callable[[int, int], Awaitable[None] | None]
+_SAMPLE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """Documents SQL holds as indexed against the documents the vector store holds."""
+
+    indexed_documents: int
+    stored_documents: int
+    collection_exists: bool
+
+    @property
+    def needs_rebuild(self) -> bool:
+        return self.stored_documents < self.indexed_documents
+
+    def describe(self) -> str:
+        if not self.needs_rebuild:
+            return "ok"
+        where = "" if self.collection_exists else " (the collection is missing)"
+        return (
+            f"the vector store holds {self.stored_documents} of the {self.indexed_documents} "
+            f"indexed documents{where}: run `biomcp index rebuild`"
+        )
+
+
+@dataclass(slots=True)
+class IndexCheck:
+    """What `verify` found. `ok` when every document's chunks are there and the store's files
+    are sound."""
+
+    documents: int = 0
+    chunks_expected: int = 0
+    chunks_missing: int = 0
+    documents_incomplete: int = 0
+    sample_incomplete: list[str] = field(default_factory=list)
+    store_problems: list[str] = field(default_factory=list)
+    collection_exists: bool = True
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.chunks_missing and not self.store_problems and self.collection_exists
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "documents": self.documents,
+            "chunks_expected": self.chunks_expected,
+            "chunks_missing": self.chunks_missing,
+            "documents_incomplete": self.documents_incomplete,
+            "sample_incomplete": [f"pmid:{p}" for p in self.sample_incomplete],
+            "store_problems": list(self.store_problems),
+            "collection_exists": self.collection_exists,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(slots=True)
+class RebuildReport:
+    documents: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    texts_embedded: int = 0
+    refused: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "chunks_written": self.chunks_written,
+            "chunks_deleted": self.chunks_deleted,
+            "texts_embedded": self.texts_embedded,
+            "refused": self.refused,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class IndexMaintenance:
+    """Verify and rebuild the corpus collection of `indexer` from `metadata`."""
+
+    def __init__(
+        self,
+        metadata: MetadataStore,
+        indexer: ChunkIndexer,
+        *,
+        page: int = 500,
+        lock_timeout_s: float = 600.0,
+    ) -> None:
+        self._metadata = metadata
+        self._indexer = indexer
+        self._vectors = indexer.vectors
+        self._page = page
+        self._lock_timeout_s = lock_timeout_s
+
+    @property
+    def collection(self) -> str:
+        return self._indexer.collection
+
+    async def status(self) -> IndexStatus:
+        """The cheap check (two counts).
+
+        Raises:
+            MetadataStoreError, VectorStoreError: from the adapters.
+        """
+        indexed = await self._metadata.count_documents(indexed=True)
+        if self.collection not in await self._vectors.collections():
+            return IndexStatus(indexed, 0, False)
+        stats = await self._vectors.stats(self.collection)
+        return IndexStatus(indexed, stats.documents, True)
+
+    async def verify(self, progress: Progress | None = None) -> IndexCheck:
+        """Every stored document's chunks against the store, and the store's own files.
+
+        Raises:
+            MetadataStoreError, VectorStoreError, LockTimeoutError: from the adapters.
+        """
+        began = time.perf_counter()
+        check = IndexCheck()
+        total = await self._metadata.count_documents()
+        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            try:
+                check.store_problems = await self._vectors.verify(self.collection)
+            except CollectionNotFoundError:
+                check.collection_exists = False
+            chunking = self._indexer.chunking
+            after = ""
+            while pmids := await self._metadata.document_pmids(after, self._page):
+                after = pmids[-1]
+                docs = await self._metadata.get_documents(pmids)
+                wanted = {
+                    pmid: [c.uuid for c in chunk_record(doc.record, chunking)]
+                    for pmid, doc in docs.items()
+                }
+                everything = [u for uuids in wanted.values() for u in uuids]
+                present = (
+                    await self._vectors.existing_uuids(self.collection, everything)
+                    if check.collection_exists
+                    else set()
+                )
+                for pmid, uuids in wanted.items():
+                    missing = [u for u in uuids if u not in present]
+                    if missing:
+                        check.documents_incomplete += 1
+                        check.chunks_missing += len(missing)
+                        if len(check.sample_incomplete) < _SAMPLE:
+                            check.sample_incomplete.append(pmid)
+                check.documents += len(docs)
+                check.chunks_expected += len(everything)
+                await _notify(progress, check.documents, total)
+        check.seconds = time.perf_counter() - began
+        return check
+
+    async def rebuild(self, progress: Progress | None = None) -> RebuildReport:
+        """Re-chunk and re-index every stored document (unchanged chunks are re-embedded
+        through whatever cache fronts the embedder) and record them as indexed.
+
+        Raises:
+            EmbeddingError, MetadataStoreError, VectorStoreError, LockTimeoutError.
+        """
+        began = time.perf_counter()
+        report = RebuildReport()
+        total = await self._metadata.count_documents()
+        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            after = ""
+            while pmids := await self._metadata.document_pmids(after, self._page):
+                after = pmids[-1]
+                docs = list((await self._metadata.get_documents(pmids)).values())
+                outcome = await self._indexer.index(docs)
+                await self._metadata.mark_indexed(
+                    {d.record.pmid: d.version for d in docs if d.record.pmid not in outcome.failed}
+                )
+                report.documents += len(docs)
+                report.chunks_written += outcome.chunks_written
+                report.chunks_deleted += outcome.chunks_deleted
+                report.texts_embedded += outcome.texts_embedded
+                report.refused += len(outcome.refused)
+                await _notify(progress, report.documents, total)
+        report.seconds = time.perf_counter() - began
+        return report
+
+
+async def _notify(progress: Progress | None, done: int, total: int) -> None:
+    if progress is None:
+        return
+    result = progress(done, total)
+    if result is not None:
+        await result

@@ -1,0 +1,108 @@
+"""`biomcp index verify|rebuild` on a damaged corpus: the real console script, real files.
+
+Each damage is done to the files of a synced corpus; afterwards `verify` says what it finds,
+`rebuild` (or the next open) repairs it, and the same searches give the same results as
+before the damage.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.servers import run_biomcp, server_env
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+KEY, TERM = "humans_v1", "humans[mh]"
+QUERIES = ("randomized trial of aspirin", "asthma inhaler children", "insulin glucose")
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    today = date.today()
+    xml = generate_articles(150, start=today - timedelta(days=30), end=today, seed=29)
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), warm=True) as server:
+        yield server
+
+
+class _Cli:
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.env, self.cwd = env, cwd
+
+    def __call__(self, *args: str) -> tuple[int, Any, str]:
+        done = run_biomcp([*args, "--json"], env=self.env, cwd=self.cwd)
+        return (
+            done.returncode,
+            json.loads(done.stdout) if done.stdout.strip() else None,
+            done.stderr,
+        )
+
+    def searches(self) -> list[list[tuple[str, str]]]:
+        out = []
+        for query in QUERIES:
+            code, hits, err = self("search", query, "--top-k", "8")
+            assert code == 0, err
+            out.append([(h["doc_id"], h["chunk_id"]) for h in hits["results"]])
+        return out
+
+
+@pytest.fixture
+def cli(fake: FakeEutilsServer, tmp_path: Path) -> _Cli:
+    cli = _Cli(server_env(tmp_path / "data", fake.base_url), tmp_path)
+    code, report, err = cli("sync", "--query-key", KEY, "--term", TERM)
+    assert code == 0, err
+    assert report["inserted"] > 0
+    return cli
+
+
+def test_a_lost_vectors_folder_is_reported_and_rebuilt_from_sql(cli: _Cli, tmp_path: Path) -> None:
+    before = cli.searches()
+    code, check, _ = cli("index", "verify")
+    assert code == 0
+    assert check["ok"] is True
+    assert check["chunks_missing"] == 0
+    documents = check["documents"]
+
+    shutil.rmtree(tmp_path / "data" / "vectors")
+    code, check, _ = cli("index", "verify")
+    assert code == 1
+    assert check["ok"] is False
+    assert check["collection_exists"] is False
+    assert check["documents_incomplete"] == documents
+
+    code, rebuilt, err = cli("index", "rebuild")
+    assert code == 0, err
+    assert rebuilt["documents"] == documents
+    code, check, _ = cli("index", "verify")
+    assert (code, check["ok"]) == (0, True)
+    assert cli.searches() == before
+
+
+def test_a_corrupted_vector_snapshot_is_never_used(cli: _Cli, tmp_path: Path) -> None:
+    before = cli.searches()
+    collection = tmp_path / "data" / "vectors" / "PubMedChunk"
+    snapshot = collection / json.loads((collection / "vectors.json").read_text())["index"]
+    data = bytearray(snapshot.read_bytes())
+    at = len(data) - 4096  # in the stored vectors; the header stays intact
+    data[at : at + 256] = bytes(b ^ 0x5A for b in data[at : at + 256])
+    snapshot.write_bytes(bytes(data))
+
+    assert cli.searches() == before  # the next open rebuilt the vectors from the rows
+    code, check, _ = cli("index", "verify")
+    assert (code, check["ok"], check["store_problems"]) == (0, True, [])
+
+
+def test_missing_lexical_files_are_repaired_at_the_next_open(cli: _Cli, tmp_path: Path) -> None:
+    before = cli.searches()
+    shutil.rmtree(tmp_path / "data" / "vectors" / "PubMedChunk" / "lexical")
+    assert cli.searches() == before
+    code, check, _ = cli("index", "verify")
+    assert (code, check["ok"]) == (0, True)
