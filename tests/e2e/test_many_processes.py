@@ -174,39 +174,57 @@ def test_two_cli_syncs_of_keys_sharing_records_run_at_once(
     assert counts == asyncio.run(_counts(apart))  # nothing duplicated, nothing missing
 
 
-def test_a_sync_killed_mid_way_is_reported_interrupted_and_the_next_one_is_exact(
-    tmp_path: Path,
+KILL_XML = generate_articles(
+    120, start=date.today() - timedelta(days=30), end=date.today(), seed=23
+)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, int, str | None]:
+    """(documents, chunks, checkpoint) of an uninterrupted sync of the same corpus."""
+    data = tmp_path_factory.mktemp("reference") / "data"
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(KILL_XML)) as fake:
+        env = server_env(data, fake.base_url, BIOMCP_SYNC_BATCH_SIZE="20")
+        done = run_biomcp(_sync_args(*BASE[:2]), env=env, cwd=data.parent)
+        assert done.returncode == 0, done.stderr
+    records, chunks = asyncio.run(_counts(data))
+    return records, chunks, json.loads(done.stdout)["max_edat_seen"]
+
+
+@pytest.mark.parametrize("kill_after", [0, 1, 25, 50, 75])  # of the 99 matching records
+def test_a_sync_killed_at_any_point_is_interrupted_and_the_next_one_is_exact(
+    tmp_path: Path, kill_after: int, reference: tuple[int, int, str | None]
 ) -> None:
-    today = date.today()
-    xml = generate_articles(120, start=today - timedelta(days=30), end=today, seed=23)
-    faults = FaultInjector(delay=30.0)
-    faults.sequence(["slow"] * 50, endpoint="efetch")  # the first sync hangs in EFetch
+    """kill -9 once the job is recorded and `kill_after` documents are stored (EFetch answers
+    slowly, so the sync is caught mid-way); a sync in a new process then completes it."""
+    faults = FaultInjector(delay=0.4)
+    faults.sequence(["slow"] * 50, endpoint="efetch")
     data = tmp_path / "data"
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), faults=faults) as fake:
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(KILL_XML), faults=faults) as fake:
         env = server_env(data, fake.base_url, BIOMCP_SYNC_BATCH_SIZE="20")
         child = subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
             _sync(*BASE[:2]), env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            # Wait on state, not on time: the job row says the sync is under way.
-            running = asyncio.run(_wait_for_job(data, BASE[0], child))
+            # Wait on state, not on time: the job row and the documents stored so far.
+            running = asyncio.run(_wait_for_progress(data, BASE[0], child, kill_after))
         finally:
             child.kill()
             child.wait()
-        assert running.status == "running"
         faults.clear()
         done = run_biomcp(_sync_args(*BASE[:2]), env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
 
     jobs = asyncio.run(_jobs(data, BASE[0]))
     by_id = {job.job_id: job for job in jobs}
+    assert running is not None, "the sync ended before the kill"
     assert by_id[running.job_id].status == "interrupted"
     assert by_id[running.job_id].finished_at is not None
     assert sorted(job.status for job in jobs) == ["interrupted", "succeeded"]
-    expected = matching(FakeCorpus.from_xml_bytes(xml), BASE[2])
-    records, _ = asyncio.run(_counts(data))
-    assert records == len(expected)
+    records, chunks = asyncio.run(_counts(data))
+    assert (records, chunks) == reference[:2]  # nothing lost, nothing duplicated
+    assert json.loads(done.stdout)["max_edat_seen"] == reference[2]
 
 
 async def _jobs(data: Path, key: str) -> list[Any]:
@@ -217,13 +235,17 @@ async def _jobs(data: Path, key: str) -> list[Any]:
         await metadata.aclose()
 
 
-async def _wait_for_job(data: Path, key: str, child: subprocess.Popen[bytes]) -> Any:
-    for _ in range(2400):  # bounded: the sync starts within a few seconds
-        assert child.poll() is None, "the sync ended before it could be killed"
+async def _wait_for_progress(
+    data: Path, key: str, child: subprocess.Popen[bytes], documents: int
+) -> Any:
+    """The running job once at least `documents` are stored (None if the sync finished)."""
+    for _ in range(6000):  # bounded: the sync starts within seconds and stores in batches
+        if child.poll() is not None:
+            return None
         if (data / "biomcp.sqlite3").exists():
             with contextlib.suppress(Exception):  # the schema may be mid-migration
                 jobs = await _jobs(data, key)
-                if jobs:
+                if jobs and (await _counts(data))[0] >= documents:
                     return jobs[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError("the sync never recorded its job")
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the sync never stored {documents} documents")
