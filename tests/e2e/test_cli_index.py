@@ -106,3 +106,20 @@ def test_missing_lexical_files_are_repaired_at_the_next_open(cli: _Cli, tmp_path
     assert cli.searches() == before
     code, check, _ = cli("index", "verify")
     assert (code, check["ok"]) == (0, True)
+
+
+def test_sync_status_lists_the_jobs_and_shows_one(cli: _Cli) -> None:
+    code, jobs, err = cli("sync", "status")
+    assert code == 0, err
+    assert [job["status"] for job in jobs] == ["succeeded"]
+    assert jobs[0]["query_key"] == KEY
+    code, job, err = cli("sync", "status", jobs[0]["job_id"])
+    assert code == 0, err
+    assert job == jobs[0]
+    assert job["report"]["inserted"] > 0
+    code, missing, _ = cli("sync", "status", "sync_nope")
+    assert code == 1
+    assert missing["error"]["code"] == "NOT_FOUND"
+    done = run_biomcp(["sync"], env=cli.env, cwd=cli.cwd)
+    assert done.returncode == 2
+    assert "--query-key" in done.stderr

@@ -48,6 +48,7 @@ TOOLS = {
     "rag_get",
     "corpus_checkpoint_get",
     "corpus_checkpoint_set",
+    "corpus_sync_status",
     # the live PubMed tools
     "pubmed_search_articles",
     "pubmed_fetch_article_details",
@@ -167,7 +168,11 @@ def test_health_and_readyz_answer_ok(open_server: HttpServer) -> None:
         assert health.json()["status"] == "ok"
         ready = http.get("/readyz")
         assert ready.status_code == 200, ready.text
-        assert ready.json() == {"status": "ready", "checks": {"metadata": "ok", "vectors": "ok"}}
+        assert ready.json() == {
+            "status": "ready",
+            "checks": {"metadata": "ok", "vectors": "ok"},
+            "corpus_index": "ok",
+        }
 
 
 def test_the_index_describes_the_server(open_server: HttpServer) -> None:

@@ -37,6 +37,7 @@ TOOLS = {
     "rag_get",
     "corpus_checkpoint_get",
     "corpus_checkpoint_set",
+    "corpus_sync_status",
     # the live PubMed tools
     "pubmed_search_articles",
     "pubmed_fetch_article_details",

@@ -263,3 +263,11 @@ def test_settings_and_overrides(fake: FakeEutilsServer, tmp_path: Path) -> None:
         open_corpus(base, biomcp_vector_backend="nope")
     with pytest.raises(ValidationError, match="biomcp_search_alpha"):
         open_corpus(biomcp_data_dir=tmp_path, biomcp_search_alpha=3)
+
+
+def test_a_notebook_reads_the_state_of_a_sync_job(synced: Corpus) -> None:
+    report = synced.sync("htn_status_v1", TERM)
+    status = synced.sync_status(report.job_id)
+    assert status["status"] == "succeeded"
+    assert status["report"] == report.as_payload()
+    assert status["query_key"] == "htn_status_v1"

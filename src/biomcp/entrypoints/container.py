@@ -28,6 +28,7 @@ from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.search import SearchConfig, SearchCorpus
@@ -170,6 +171,11 @@ def _maintenance(settings: Settings, metadata: MetadataStore, sync: SyncDelta) -
     )
 
 
+def _jobs(sync: SyncDelta, metadata: MetadataStore, clock: Clock, opened: _Opened) -> SyncJobs:
+    # Registered after the stores it writes to: closed (its jobs stopped) before them.
+    return opened.add(SyncJobs(sync, metadata, clock=clock))
+
+
 def _sync_config(settings: Settings) -> SyncConfig:
     return SyncConfig(
         collection=settings.weaviate_class,
@@ -218,6 +224,7 @@ class Container(containers.DeclarativeContainer):
     checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
+    jobs = providers.Singleton(_jobs, sync, metadata, clock, opened)
 
 
 @dataclass
@@ -266,6 +273,10 @@ class Services:
     @property
     def maintenance(self) -> IndexMaintenance:
         return self.container.maintenance()
+
+    @property
+    def jobs(self) -> SyncJobs:
+        return self.container.jobs()
 
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports."""

@@ -231,6 +231,15 @@ class Corpus:
 
     # -- checkpoints ---------------------------------------------------------------------------
 
+    def sync_status(self, job_id: str) -> dict[str, Any]:
+        """The state of sync job `job_id` (from any process): `status` (running, succeeded,
+        failed, interrupted), `progress` while running, `report` once done, `error`."""
+        return self._call(lambda: self._services.jobs.status(job_id))
+
+    async def async_status(self, job_id: str) -> dict[str, Any]:
+        """`sync_status` for async code."""
+        return await self._acall(lambda: self._services.jobs.status(job_id))
+
     def checkpoint(self, query_key: str) -> dict[str, Any]:
         """`{"query_key", "last_edat"}` (ISO 8601 UTC, or None before the first sync)."""
         return self._call(lambda: self._services.checkpoints.get_payload(query_key))

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     biomcp_sync_initial_days: int | None = Field(None, ge=0)
     biomcp_sync_batch_size: int = Field(500, ge=1, le=10_000)
     biomcp_sync_lock_timeout_s: float = Field(600.0, ge=0)
+    #: How long `pubmed_sync_delta` waits for its job before answering with the counts so far
+    #: (below the request timeouts of common MCP clients); the job goes on.
+    biomcp_sync_wait_s: float = Field(45.0, ge=0, le=3600)
     #: Weight of the vector arm in hybrid search (0: BM25 only, 1: vectors only). 0.6 was
     #: the best on SciFact train (`biomcp eval beir`; all-MiniLM-L6-v2, embedded store, nDCG@10
     #: against 0.5 and 0.7); with a stronger embedder, try higher (figures:

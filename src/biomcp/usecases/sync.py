@@ -44,7 +44,7 @@ from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
 
-__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport"]
+__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "new_job_id"]
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
 #: cannot collide with a saved query's key in practice).
@@ -73,6 +73,11 @@ class SyncConfig:
             raise ValueError("initial_days must be >= 0")
 
 
+def new_job_id(started_at: datetime) -> str:
+    """A job id: the start time and a random suffix (`sync_2026-01-02T03:04:05Z_1a2b3c4d`)."""
+    return f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
+
+
 @dataclass(frozen=True, slots=True)
 class SyncProgress:
     """Where a running sync stands (sent after enumeration and after every batch)."""
@@ -82,6 +87,10 @@ class SyncProgress:
     processed: int
     chunks_embedded: int
     elapsed_s: float
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    max_edat_seen: datetime | None = None
 
     @property
     def rate(self) -> float:
@@ -165,6 +174,10 @@ class _Run:
             self.processed,
             self.texts_embedded,
             time.perf_counter() - self.started,
+            self.inserted,
+            self.updated,
+            self.skipped,
+            self.max_edat_seen,
         )
 
 
@@ -213,8 +226,10 @@ class SyncDelta:
         overlap_days: int = 5,
         *,
         progress: ProgressCallback | None = None,
+        job_id: str | None = None,
     ) -> SyncReport:
-        """Sync `term` under `query_key` (see the module docstring).
+        """Sync `term` under `query_key` (see the module docstring). `job_id` names the job
+        (default: one made from the start time).
 
         Raises:
             InvalidRequestError: an empty key or term, or a negative overlap.
@@ -232,19 +247,21 @@ class SyncDelta:
         async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
             await self._interrupt_orphans(query_key)
             started_at = self._clock.now()
-            job_id = f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
+            job_id = job_id or new_job_id(started_at)
             job = SyncJob(job_id, query_key, term, started_at, None, "running")
             await self._metadata.record_job(job)
             try:
                 report = await self._sync(job_id, query_key, term, overlap_days, progress)
             except BaseException as exc:
+                # A cancelled sync (a server shutting down) stopped; it did not fail.
+                cancelled = isinstance(exc, asyncio.CancelledError)
                 failed = SyncJob(
                     job_id,
                     query_key,
                     term,
                     started_at,
                     self._clock.now(),
-                    "failed",
+                    "interrupted" if cancelled else "failed",
                     error=f"{type(exc).__name__}: {exc}"[:2000],
                 )
                 await asyncio.shield(self._record_quietly(failed))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from biomcp.entrypoints.cli.common import (
+    EXIT_VALIDATION,
     JsonOption,
     cli_settings,
     clip,
@@ -318,12 +319,19 @@ def _actor() -> str:
 def register(app: typer.Typer) -> None:
     """Add the corpus commands to `app`."""
 
-    @app.command()
+    sync_app = typer.Typer(name="sync", help="Sync a saved PubMed query; follow sync jobs.")
+    app.add_typer(sync_app)
+
+    @sync_app.callback(invoke_without_command=True)
     def sync(
+        ctx: typer.Context,
         query_key: Annotated[
-            str, typer.Option("--query-key", "-k", help="Name of the saved query, e.g. glp1_v1.")
-        ],
-        term: Annotated[str, typer.Option("--term", "-t", help="The PubMed query to sync.")],
+            str | None,
+            typer.Option("--query-key", "-k", help="Name of the saved query, e.g. glp1_v1."),
+        ] = None,
+        term: Annotated[
+            str | None, typer.Option("--term", "-t", help="The PubMed query to sync.")
+        ] = None,
         overlap_days: Annotated[
             int,
             typer.Option(
@@ -335,10 +343,18 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")
         ] = False,
     ) -> None:
-        """Sync a saved PubMed query into the corpus, incrementally.
+        """Sync a saved PubMed query into the corpus, incrementally (`biomcp sync status
+        [JOB_ID]`: the state of sync jobs, from any process).
 
         Only the Entrez-date window since the query key's checkpoint (minus the overlap) is
         fetched, and only new or changed records are embedded. Progress goes to stderr."""
+        if ctx.invoked_subcommand is not None:
+            return
+        if not query_key or not term:
+            typer.echo(
+                "sync: give --query-key and --term (or `biomcp sync status [JOB_ID]`)", err=True
+            )
+            raise typer.Exit(code=EXIT_VALIDATION)
         settings = cli_settings(json_output)
         started = time.perf_counter()
         with _SyncDisplay(query_key, enabled=not quiet) as display:
@@ -352,6 +368,41 @@ def register(app: typer.Typer) -> None:
             emit_json(_sync_json(report))
         else:
             typer.echo(_sync_summary(report, elapsed))
+
+    @sync_app.command("status")
+    def sync_status(
+        job_id: Annotated[
+            str | None, typer.Argument(help="A job id (default: the latest jobs).")
+        ] = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """The state of a sync job (running, succeeded, failed, interrupted), or of the latest
+        ones: jobs are recorded in the database, so any process's syncs are listed."""
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> Any:
+            if job_id is not None:
+                return await services.jobs.status(job_id)
+            return [
+                await services.jobs.status(job.job_id)
+                for job in await services.metadata.list_jobs(limit=20)
+            ]
+
+        found = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(found)
+            return
+        for job in [found] if isinstance(found, dict) else found:
+            report = job["report"] or {}
+            counts = (
+                f"+{report['inserted']} ~{report['updated']} ={report['skipped']}" if report else ""
+            )
+            typer.echo(
+                f"{job['job_id']}  {job['query_key']}  {job['status']}  "
+                f"{job['started_at'] or '-'} -> {job['finished_at'] or '-'}  {counts}".rstrip()
+            )
+            if job["error"]:
+                typer.echo(f"  error: {job['error']}")
 
     @app.command()
     def search(

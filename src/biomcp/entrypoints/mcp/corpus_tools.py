@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.context import Context
 from mcp_types import ToolAnnotations
 
+from biomcp.entrypoints.mcp.schemas import SYNC_STATUS_INPUT, SYNC_STATUS_OUTPUT
 from biomcp.entrypoints.mcp.tools import ToolSpec
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
@@ -29,10 +30,17 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             with contextlib.suppress(Exception):  # a client without a progress token
                 await context.report_progress(state.processed, state.total, message)
 
-        report = await services.sync.run(
-            args["query_key"], args["term"], args["overlap_days"], progress=progress
+        outcome = await services.jobs.run(
+            args["query_key"],
+            args["term"],
+            args["overlap_days"],
+            wait_s=services.settings.biomcp_sync_wait_s,
+            progress=progress,
         )
-        return report.as_payload()
+        return outcome.as_payload()
+
+    async def sync_status(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await services.jobs.status(args["job_id"])
 
     async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         hits = await services.search.run(args["query"], args["top_k"], args["quality_bias"])
@@ -66,7 +74,10 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "query's checkpoint (minus `overlap_days`) are fetched, classified (clinical / "
             "preclinical / basic), quality-scored, chunked and embedded; unchanged records are "
             "skipped, so replaying is safe. Returns counts of inserted / updated / skipped "
-            "records and the newest Entrez date seen.",
+            "records and the newest Entrez date seen. A long sync runs as a job: after "
+            f"{services.settings.biomcp_sync_wait_s:g} s the answer carries the counts so far "
+            "and a warning naming the job, which goes on (also when this request is "
+            "cancelled); corpus_sync_status reports its progress and final report.",
             sync_delta,
             True,
             ToolAnnotations(
@@ -75,6 +86,19 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
                 idempotent_hint=True,
                 open_world_hint=True,
             ),
+        ),
+        ToolSpec(
+            "corpus.sync_status",
+            "corpus_sync_status",
+            "Follow a sync job",
+            "The state of a sync job started by pubmed_sync_delta (its job_id): running (with "
+            "progress), succeeded (with the final report), failed (with the error) or "
+            "interrupted (its process stopped; sync again to complete it).",
+            sync_status,
+            False,
+            reading,
+            input_override=SYNC_STATUS_INPUT,
+            output_override=SYNC_STATUS_OUTPUT,
         ),
         ToolSpec(
             "rag.search",

@@ -16,6 +16,8 @@ __all__ = [
     "ERROR_ENVELOPE",
     "SPEC_INPUTS",
     "SPEC_OUTPUTS",
+    "SYNC_STATUS_INPUT",
+    "SYNC_STATUS_OUTPUT",
     "V11_OUTPUTS",
 ]
 
@@ -258,4 +260,72 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "last_edat": {"type": "string"},
         },
     ),
+}
+
+# --- corpus_sync_status (wave 2; nullable values as single-type `anyOf` branches) --------------
+
+_OPT_STRING = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+_OPT_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+_OPT_NUMBER = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+
+SYNC_STATUS_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "job_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The job_id a pubmed_sync_delta answer carried.",
+        }
+    },
+    "required": ["job_id"],
+    "additionalProperties": False,
+}
+
+_SYNC_PROGRESS = {
+    "type": "object",
+    "properties": {
+        "total": _OPT_INT,
+        "processed": {"type": "integer"},
+        "inserted": {"type": "integer"},
+        "updated": {"type": "integer"},
+        "skipped": {"type": "integer"},
+        "chunks_embedded": {"type": "integer"},
+        "elapsed_s": _OPT_NUMBER,
+        "here": {"type": "boolean", "description": "The job runs in this server process."},
+    },
+    "required": ["processed"],
+}
+
+_SYNC_REPORT = {
+    "type": "object",
+    "properties": {
+        "job_id": {"type": "string"},
+        "inserted": {"type": "integer", "minimum": 0},
+        "updated": {"type": "integer", "minimum": 0},
+        "skipped": {"type": "integer", "minimum": 0},
+        "pmids_processed": {"type": "integer", "minimum": 0},
+        "max_edat_seen": _OPT_STRING,
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["job_id", "inserted", "updated", "skipped", "pmids_processed"],
+}
+
+SYNC_STATUS_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "job_id": {"type": "string"},
+        "query_key": {"type": "string"},
+        "status": {"type": "string", "enum": ["running", "succeeded", "failed", "interrupted"]},
+        "started_at": _OPT_STRING,
+        "finished_at": _OPT_STRING,
+        "progress": {"anyOf": [_SYNC_PROGRESS, {"type": "null"}]},
+        "report": {
+            "anyOf": [_SYNC_REPORT, {"type": "null"}],
+            "description": "The final report (spec 01's sync answer) once the job succeeded.",
+        },
+        "error": _OPT_STRING,
+    },
+    "required": ["job_id", "query_key", "status", "progress", "report", "error"],
+    "additionalProperties": False,
 }
