@@ -125,6 +125,8 @@ class EmbeddedCollection:
         self._unsaved = 0
         #: The rows' generation this process's vector index reflects.
         self._seen = -1
+        #: Whether this process wrote to the collection (it then snapshots at close).
+        self._wrote = False
 
     # --- open / close --------------------------------------------------------------------
 
@@ -161,7 +163,7 @@ class EmbeddedCollection:
                 and not self.broken
                 and vectors is not None
                 and self._rows is not None
-                and (self._unsaved or vectors.generation != self._seen)
+                and self._snapshot_due_at_close()
                 and self.writer.try_acquire()  # a busy writer will snapshot instead
             ):
                 try:
@@ -179,6 +181,13 @@ class EmbeddedCollection:
 
     def _generation(self) -> int:
         return self.rows.generation()
+
+    def _snapshot_due_at_close(self) -> bool:
+        """A process that wrote leaves a snapshot of what it holds; one that only read (a CLI
+        search, a notebook) leaves it to the writers unless it replayed a lot."""
+        vectors = self.vectors
+        behind = self._unsaved > 0 or vectors.generation != self._seen
+        return behind and (self._wrote or self._unsaved >= self._snapshot_threshold())
 
     @property
     def schema(self) -> Manifest:
@@ -389,6 +398,7 @@ class EmbeddedCollection:
             self._follow()
             if self._lexical_behind():
                 self._repair_lexical()
+            self._wrote = True
             yield
             if self._unsaved >= self._snapshot_threshold():
                 self._snapshot()
