@@ -357,6 +357,29 @@ def test_two_stores_on_one_folder_both_read_and_see_each_others_writes(tmp_path:
     run(scenario())
 
 
+def test_a_collection_dropped_by_another_store_is_gone_for_this_one_too(tmp_path: Path) -> None:
+    corpus = _random_chunks(30)
+
+    async def scenario() -> None:
+        first = await _store_with(tmp_path, corpus[:20])
+        second = EmbeddedVectorStore(tmp_path)
+        try:
+            assert await second.count("Chunks") == 20
+            await first.drop_collection("Chunks")
+            with pytest.raises(CollectionNotFoundError):
+                await second.count("Chunks")
+            await first.ensure_schema("Chunks", dim=DIM, model_id=MODEL)
+            await first.upsert_chunks("Chunks", corpus[20:])
+            assert await second.count("Chunks") == 10  # the new collection, not the old files
+            hits = await second.hybrid_search("Chunks", corpus[25].text, corpus[25].vector)
+            assert {h.uuid for h in hits} <= {c.uuid for c in corpus[20:]}
+        finally:
+            await first.aclose()
+            await second.aclose()
+
+    run(scenario())
+
+
 def test_a_writer_waits_its_turn_then_fails_naming_the_holder(tmp_path: Path) -> None:
     from biomcp.adapters.vectors.embedded_lock import WriterLock
     from biomcp.ports.vectors import VectorStoreBusyError

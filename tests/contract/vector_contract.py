@@ -312,6 +312,24 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_a_dropped_collection_is_gone_and_can_be_made_again(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            corpus = self.corpus(dim)
+            name = await self._filled(store, dim, corpus)
+            await store.drop_collection(name)
+            assert name not in await store.collections()
+            with pytest.raises(CollectionNotFoundError):
+                await store.count(name)
+            await store.drop_collection(name)  # dropping what is gone is a no-op
+            await store.ensure_schema(name, dim=dim, model_id=MODEL)
+            assert await store.count(name) == 0
+            await store.upsert_chunks(name, corpus[:2])
+            assert await store.count(name) == 2
+
+        self.run(store_factory, scenario)
+
     def test_a_sound_collection_verifies_clean_and_a_missing_one_is_not_found(
         self, store_factory: StoreFactory, dim: int
     ) -> None:

@@ -108,6 +108,24 @@ def test_missing_lexical_files_are_repaired_at_the_next_open(cli: _Cli, tmp_path
     assert (code, check["ok"]) == (0, True)
 
 
+def test_a_truncated_row_file_is_reported_and_the_rebuild_starts_over_from_sql(
+    cli: _Cli, tmp_path: Path
+) -> None:
+    before = cli.searches()
+    rows = tmp_path / "data" / "vectors" / "PubMedChunk" / "rows.sqlite"
+    rows.write_bytes(rows.read_bytes()[:1000])  # the file cut short: not a database any more
+    code, check, _ = cli("index", "verify")
+    assert code == 1
+    assert check["store_problems"]
+    code, rebuilt, err = cli("index", "rebuild")
+    assert code == 0, err
+    assert rebuilt["reset"] is True
+    assert rebuilt["documents"] == check["documents"]
+    code, check, _ = cli("index", "verify")
+    assert (code, check["ok"]) == (0, True)
+    assert cli.searches() == before
+
+
 def test_sync_status_lists_the_jobs_and_shows_one(cli: _Cli) -> None:
     code, jobs, err = cli("sync", "status")
     assert code == 0, err

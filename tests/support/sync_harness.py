@@ -271,6 +271,9 @@ class CountingVectorStore:
     async def verify(self, collection: str) -> list[str]:
         return await self.inner.verify(collection)
 
+    async def drop_collection(self, collection: str) -> None:
+        await self.inner.drop_collection(collection)
+
     async def collections(self) -> list[str]:
         return await self.inner.collections()
 

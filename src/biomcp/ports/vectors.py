@@ -218,6 +218,15 @@ class VectorStore(Protocol):
 
     async def count(self, collection: str) -> int: ...
 
+    async def drop_collection(self, collection: str) -> None:
+        """Remove `collection` and everything in it, a damaged one included (nothing happens
+        when it does not exist). Other processes find it gone on their next call.
+
+        Raises:
+            VectorStoreUnavailableError, VectorStoreBusyError.
+        """
+        ...
+
     async def verify(self, collection: str) -> list[str]:
         """Problems the store finds in its own files for `collection` (a checksum that fails,
         a derived index out of step with the rows); empty when there are none or when the

@@ -19,7 +19,7 @@ from typing import Any
 
 from biomcp.domain.chunking import chunk_record
 from biomcp.ports.metadata import MetadataStore
-from biomcp.ports.vectors import CollectionNotFoundError
+from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.sync import INDEX_LOCK
 
@@ -85,6 +85,7 @@ class IndexCheck:
 
 @dataclass(slots=True)
 class RebuildReport:
+    reset: bool = False
     documents: int = 0
     chunks_written: int = 0
     chunks_deleted: int = 0
@@ -94,6 +95,7 @@ class RebuildReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "reset": self.reset,
             "documents": self.documents,
             "chunks_written": self.chunks_written,
             "chunks_deleted": self.chunks_deleted,
@@ -146,10 +148,14 @@ class IndexMaintenance:
         check = IndexCheck()
         total = await self._metadata.count_documents()
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            usable = True
             try:
                 check.store_problems = await self._vectors.verify(self.collection)
             except CollectionNotFoundError:
-                check.collection_exists = False
+                check.collection_exists = usable = False
+            except VectorStoreUnavailableError as exc:  # files that cannot even be opened
+                check.store_problems = [str(exc)]
+                usable = False
             chunking = self._indexer.chunking
             after = ""
             while pmids := await self._metadata.document_pmids(after, self._page):
@@ -162,7 +168,7 @@ class IndexMaintenance:
                 everything = [u for uuids in wanted.values() for u in uuids]
                 present = (
                     await self._vectors.existing_uuids(self.collection, everything)
-                    if check.collection_exists
+                    if usable
                     else set()
                 )
                 for pmid, uuids in wanted.items():
@@ -178,9 +184,13 @@ class IndexMaintenance:
         check.seconds = time.perf_counter() - began
         return check
 
-    async def rebuild(self, progress: Progress | None = None) -> RebuildReport:
+    async def rebuild(
+        self, progress: Progress | None = None, *, reset: bool = False
+    ) -> RebuildReport:
         """Re-chunk and re-index every stored document (unchanged chunks are re-embedded
-        through whatever cache fronts the embedder) and record them as indexed.
+        through whatever cache fronts the embedder) and record them as indexed. With `reset`,
+        or when the collection's files cannot be opened at all, the collection is dropped
+        first and refilled from SQL.
 
         Raises:
             EmbeddingError, MetadataStoreError, VectorStoreError, LockTimeoutError.
@@ -189,6 +199,16 @@ class IndexMaintenance:
         report = RebuildReport()
         total = await self._metadata.count_documents()
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            if not reset:
+                try:
+                    await self._vectors.verify(self.collection)
+                except CollectionNotFoundError:
+                    pass
+                except VectorStoreUnavailableError:
+                    reset = True
+            if reset:
+                await self._vectors.drop_collection(self.collection)
+                report.reset = True
             after = ""
             while pmids := await self._metadata.document_pmids(after, self._page):
                 after = pmids[-1]

@@ -36,12 +36,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import sqlite3
+import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from biomcp.adapters.vectors.embedded_collection import EmbeddedCollection, StoreSettings
+from biomcp.adapters.vectors.embedded_lock import WriterLock
 from biomcp.ports.vectors import (
     ChunkRecord,
     CollectionNotFoundError,
@@ -101,12 +104,12 @@ class EmbeddedVectorStore:
         """The open collection `name`, opening (or, given (model_id, dim), creating) it."""
         self._check_open()
         found = self._open.get(name)
-        if found is not None and not found.broken:
+        if found is not None and not found.broken and not found.replaced():
             return found
         async with self._registry:
             self._check_open()
             found = self._open.pop(name, None)
-            if found is not None and not found.broken:
+            if found is not None and not found.broken and not found.replaced():
                 self._open[name] = found
                 return found
             if found is not None:  # a write failed halfway: reopening repairs the indexes
@@ -175,6 +178,28 @@ class EmbeddedVectorStore:
     async def count(self, collection: str) -> int:
         found = await self._collection(collection)
         return await self._call(f"counting {collection!r}", found.count)
+
+    async def drop_collection(self, collection: str) -> None:
+        self._check_open()
+        if not _NAME.fullmatch(collection):
+            return
+        async with self._registry:
+            found = self._open.pop(collection, None)
+            if found is not None:
+                await self._call(f"closing {collection!r}", lambda: found.close(save=False))
+            await self._call(f"dropping {collection!r}", self._drop, collection)
+
+    def _drop(self, collection: str) -> None:
+        """Under the collection's writer turn: move its folder aside, then delete it (another
+        process holding its files keeps reading them until it notices)."""
+        root = self._dir / collection
+        if not root.exists():
+            return
+        lock = WriterLock(root / "LOCK", collection, wait_s=self._settings.write_wait_s)
+        with lock.turn():
+            aside = self._dir / f".{collection}.dropped-{time.time_ns()}"
+            root.rename(aside)
+        shutil.rmtree(aside, ignore_errors=True)
 
     async def verify(self, collection: str) -> list[str]:
         found = await self._collection(collection)

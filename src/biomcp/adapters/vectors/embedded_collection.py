@@ -182,6 +182,17 @@ class EmbeddedCollection:
     def _generation(self) -> int:
         return self.rows.generation()
 
+    def replaced(self) -> bool:
+        """True when the rows file this collection has open is no longer the one on disk (the
+        collection was dropped or rebuilt by another process): the store then reopens it."""
+        rows = self._rows
+        if rows is None:
+            return False
+        try:
+            return (self.root / "rows.sqlite").stat().st_ino != rows.inode
+        except OSError:
+            return True
+
     def _snapshot_due_at_close(self) -> bool:
         """A process that wrote leaves a snapshot of what it holds; one that only read (a CLI
         search, a notebook) leaves it to the writers unless it replayed a lot."""

@@ -152,6 +152,8 @@ class RowStore:
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = FULL")
         self._db.execute("PRAGMA busy_timeout = 5000")
+        #: The file's inode when opened (a file replaced since is another collection).
+        self.inode = path.stat().st_ino
 
     def close(self) -> None:
         self._db.close()

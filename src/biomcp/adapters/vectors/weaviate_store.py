@@ -329,6 +329,16 @@ class WeaviateVectorStore:
             raise _translate(exc) from exc
         return int(result.total_count or 0)
 
+    async def drop_collection(self, collection: str) -> None:
+        client = await self._connect()
+        name = self._name(collection)
+        try:
+            if await client.collections.exists(name):
+                await client.collections.delete(name)
+        except WeaviateBaseError as exc:
+            raise _translate(exc) from exc
+        self._dims.pop(collection, None)
+
     async def verify(self, collection: str) -> list[str]:
         """Weaviate keeps and checks its own files: only the collection's existence is ours."""
         await self._manifest(collection)

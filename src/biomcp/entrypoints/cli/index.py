@@ -80,14 +80,25 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(code=EXIT_FAILURE)
 
     @index_app.command("rebuild")
-    def rebuild(json_output: JsonOption = False, quiet: QuietOption = False) -> None:
+    def rebuild(
+        json_output: JsonOption = False,
+        quiet: QuietOption = False,
+        reset: Annotated[
+            bool,
+            typer.Option(
+                "--reset",
+                help="Drop the collection first (done anyway when its files cannot be opened).",
+            ),
+        ] = False,
+    ) -> None:
         """Re-chunk and re-index every stored document from SQL (through the embedding
         cache), replacing whatever the vector store holds for them."""
         settings = cli_settings(json_output)
         progress = _Progress("rebuild", enabled=not quiet)
 
         async def work(services: Services) -> dict[str, Any]:
-            return (await services.maintenance.rebuild(progress=progress)).as_dict()
+            report = await services.maintenance.rebuild(progress=progress, reset=reset)
+            return report.as_dict()
 
         report = execute(settings, work, json_output=json_output)
         if json_output:
