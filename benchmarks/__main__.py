@@ -18,7 +18,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks import domain, embeddings, mcp_http, multiprocess, parse, sync, vectors
+from benchmarks import (
+    domain,
+    embeddings,
+    maintenance,
+    mcp_http,
+    multiprocess,
+    parse,
+    sync,
+    vectors,
+)
 from benchmarks.machine import describe, loadavg
 
 #: In the order `all` runs them: cheapest first.
@@ -30,6 +39,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "mcp_http": mcp_http,
     "vectors": vectors,
     "multiprocess": multiprocess,
+    "maintenance": maintenance,
 }
 REPO = Path(__file__).resolve().parents[1]
 

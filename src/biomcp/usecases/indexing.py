@@ -17,7 +17,7 @@ from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 from biomcp.ports.metadata import StoredDocument
-from biomcp.ports.vectors import ChunkRecord, VectorStore
+from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = ["ChunkIndexer", "IndexOutcome", "chunk_record_of"]
@@ -64,6 +64,10 @@ class ChunkIndexer:
             return self._chunking
         return chunking_for_window(self._embedder.max_tokens)
 
+    def forget_schema(self) -> None:
+        """The collection was dropped: the next write makes it again."""
+        self._schema_ready = False
+
     async def ensure_schema(self) -> None:
         if not self._schema_ready:
             await self._vectors.ensure_schema(
@@ -99,7 +103,12 @@ class ChunkIndexer:
             chunk_record_of(doc, chunk, vector)
             for (doc, chunk), vector in zip(pieces, vectors, strict=True)
         ]
-        report = await self._vectors.upsert_chunks(self.collection, records)
+        try:
+            report = await self._vectors.upsert_chunks(self.collection, records)
+        except CollectionNotFoundError:  # dropped since (a rebuild elsewhere): make it again
+            self._schema_ready = False
+            await self.ensure_schema()
+            report = await self._vectors.upsert_chunks(self.collection, records)
         outcome.refused = {error.uuid: error.message for error in report.errors}
         outcome.failed = {doc.record.pmid for doc, chunk in pieces if chunk.uuid in outcome.refused}
         outcome.chunks_written = report.upserted

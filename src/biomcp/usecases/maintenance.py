@@ -208,6 +208,7 @@ class IndexMaintenance:
                     reset = True
             if reset:
                 await self._vectors.drop_collection(self.collection)
+                self._indexer.forget_schema()
                 report.reset = True
             after = ""
             while pmids := await self._metadata.document_pmids(after, self._page):

@@ -1,0 +1,115 @@
+"""`biomcp index verify` and `biomcp index rebuild` on a synced corpus of about 100k chunks.
+
+Setup: N synthetic articles served by `biomcp fake-eutils` in a child process, synced into a
+fresh data folder (SQLite + the embedded store) with the deterministic embedder behind the
+embedding cache, so the cache holds every chunk afterwards. Measured, through the container's
+`IndexMaintenance`, as the CLI runs it:
+
+* `verify`: every stored document re-chunked and its chunks looked up in the store, plus the
+  store's own checks (rows, lexical index, snapshot checksums);
+* `rebuild`: every document re-chunked and re-indexed, embedding through the cache (the hits
+  and misses say whether anything was embedded again);
+* `rebuild --reset`: the collection dropped and refilled from SQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.machine import describe, loadavg
+from benchmarks.sync import fake_eutils
+
+COLLECTION = "PubMedChunk"
+
+
+async def _measure(data: Path, base_url: str) -> dict[str, Any]:
+    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.settings import Settings
+
+    settings = Settings(
+        _env_file=None,
+        biomcp_data_dir=data,
+        ncbi_eutils_base_url=base_url,
+        ncbi_api_key="benchmark-key",
+        ncbi_request_delay_ms=0,
+        biomcp_embeddings="deterministic",
+        biomcp_sync_initial_days=0,
+    )
+    services = build_services(settings)
+    try:
+        began = time.perf_counter()
+        report = await services.sync.run("bench_v1", "humans[mh] OR animals[mh]")
+        sync_s = time.perf_counter() - began
+        stats = await services.vectors.stats(COLLECTION)
+        cache: Any = services.container.embedder()
+
+        began = time.perf_counter()
+        check = await services.maintenance.verify()
+        verify_s = time.perf_counter() - began
+
+        hits, misses = cache.hits, cache.misses
+        began = time.perf_counter()
+        rebuilt = await services.maintenance.rebuild()
+        rebuild_s = time.perf_counter() - began
+        rebuild_cache = {"hits": cache.hits - hits, "misses": cache.misses - misses}
+
+        hits, misses = cache.hits, cache.misses
+        began = time.perf_counter()
+        await services.maintenance.rebuild(reset=True)
+        reset_s = time.perf_counter() - began
+        reset_cache = {"hits": cache.hits - hits, "misses": cache.misses - misses}
+        after = await services.maintenance.verify()
+    finally:
+        await services.aclose()
+    return {
+        "documents": report.inserted,
+        "chunks": stats.count,
+        "first_sync_s": round(sync_s, 2),
+        "verify_s": round(verify_s, 2),
+        "verify_ok": check.ok,
+        "rebuild_from_cache_s": round(rebuild_s, 2),
+        "rebuild_cache": rebuild_cache,
+        "rebuild_chunks_written": rebuilt.chunks_written,
+        "rebuild_reset_s": round(reset_s, 2),
+        "rebuild_reset_cache": reset_cache,
+        "verify_after_rebuilds_ok": after.ok,
+    }
+
+
+def run(quick: bool, argv: list[str]) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks maintenance")
+    parser.add_argument(
+        "--records", type=int, default=None, help="articles (67000, ~100k chunks; quick 2000)"
+    )
+    args = parser.parse_args(argv)
+    records = args.records or (2000 if quick else 67_000)
+    from biomcp.testing.eutils import generate_articles
+
+    end = date.today()
+    before = loadavg()
+    with tempfile.TemporaryDirectory(prefix="biomcp-bench-maint-") as scratch:
+        work = Path(scratch)
+        corpus_file = work / "corpus.xml"
+        corpus_file.write_bytes(
+            generate_articles(records, start=end - timedelta(days=399), end=end, seed=2025)
+        )
+        with fake_eutils(corpus_file) as base_url:
+            figures = asyncio.run(_measure(work / "data", base_url))
+    return {
+        "benchmark": "maintenance",
+        "machine": describe(),
+        "config": {
+            "quick": quick,
+            "records": records,
+            "embedder": "deterministic (behind the embedding cache)",
+            "loadavg_before_after": [before, loadavg()],
+        },
+        "goals": {},  # the issue asks for the figures, with no target
+        "figures": figures,
+    }
