@@ -63,7 +63,10 @@ def cli(fake: FakeEutilsServer, tmp_path: Path) -> _Cli:
     return cli
 
 
-def test_a_lost_vectors_folder_is_reported_and_rebuilt_from_sql(cli: _Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("lost", ["the vectors folder", "the row file"])
+def test_lost_vector_files_are_reported_and_rebuilt_from_sql(
+    cli: _Cli, tmp_path: Path, lost: str
+) -> None:
     before = cli.searches()
     code, check, _ = cli("index", "verify")
     assert code == 0
@@ -71,7 +74,11 @@ def test_a_lost_vectors_folder_is_reported_and_rebuilt_from_sql(cli: _Cli, tmp_p
     assert check["chunks_missing"] == 0
     documents = check["documents"]
 
-    shutil.rmtree(tmp_path / "data" / "vectors")
+    if lost == "the vectors folder":
+        shutil.rmtree(tmp_path / "data" / "vectors")
+    else:
+        for path in (tmp_path / "data" / "vectors" / "PubMedChunk").glob("rows.sqlite*"):
+            path.unlink()
     code, check, _ = cli("index", "verify")
     assert code == 1
     assert check["ok"] is False
