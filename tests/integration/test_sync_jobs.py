@@ -167,3 +167,26 @@ def test_a_server_shutting_down_records_its_running_job_as_interrupted(
             await services.aclose()
 
     asyncio.run(check())
+
+
+def test_a_job_that_fails_before_it_could_record_itself_is_reported_failed(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    settings = test_settings(
+        tmp_path, fake.base_url, biomcp_sync_wait_s=0, biomcp_sync_lock_timeout_s=0.2
+    )
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        # Another sync of the key holds its lock for the whole test.
+        async with services.metadata.query_lock("jobs_v4", timeout_s=5):
+            error, answer = await _call(
+                client, "pubmed_sync_delta", {"query_key": "jobs_v4", "term": TERM}
+            )
+            assert not error, answer
+            done = await _until_done(client, answer["job_id"])
+        assert done["status"] == "failed"
+        assert done["query_key"] == "jobs_v4"
+        assert done["error"].startswith("LockTimeoutError")
+        assert done["report"] is None
+
+    serve(settings, body)

@@ -98,6 +98,9 @@ class SyncJobs:
         self._metadata = metadata
         self._clock = clock
         self._live: dict[str, _Live] = {}
+        #: Jobs of this process that failed before they could record themselves (waiting for
+        #: the key's lock, say): job id -> (query key, error). The latest 100.
+        self._unrecorded: dict[str, tuple[str, str]] = {}
 
     async def run(
         self,
@@ -142,9 +145,14 @@ class SyncJobs:
         return JobOutcome(job_id, None, live.progress, round(waited, 1))
 
     def _forget(self, job_id: str, task: asyncio.Task[SyncReport]) -> None:
-        self._live.pop(job_id, None)
-        if not task.cancelled():
-            task.exception()  # retrieved: the job record keeps the failure
+        live = self._live.pop(job_id, None)
+        if task.cancelled():
+            return
+        exc = task.exception()  # retrieved: the job record keeps the failure
+        if exc is not None and live is not None:
+            self._unrecorded[job_id] = (live.query_key, f"{type(exc).__name__}: {exc}"[:2000])
+            while len(self._unrecorded) > 100:
+                self._unrecorded.pop(next(iter(self._unrecorded)))
 
     async def status(self, job_id: str) -> dict[str, Any]:
         """The state of job `job_id`: its record, its live progress when it runs here.
@@ -157,6 +165,18 @@ class SyncJobs:
             raise InvalidRequestError("job_id is empty: give the job_id a sync answered with")
         live = self._live.get(job_id)
         record = await self._metadata.get_job(job_id)
+        if record is None and live is None and job_id in self._unrecorded:
+            query_key, error = self._unrecorded[job_id]
+            return {
+                "job_id": job_id,
+                "query_key": query_key,
+                "status": "failed",
+                "started_at": None,
+                "finished_at": None,
+                "progress": None,
+                "report": None,
+                "error": error,
+            }
         if record is None and live is None:
             raise NotFoundError(f"no sync job {job_id!r} (job ids come from pubmed_sync_delta)")
         return _status_payload(job_id, record, live)
