@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
 from biomcp.domain.numeric import has_numeric_result
-from biomcp.domain.records import Chunk
+from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
@@ -128,24 +128,27 @@ class ChunkIndexer:
     def vectors(self) -> VectorStore:
         return self._vectors
 
-    async def incomplete(self, docs: Sequence[StoredDocument]) -> list[StoredDocument]:
-        """The documents among `docs` with a chunk missing from the collection (a lost or
-        damaged vector store: SQL says they are indexed, the vectors say otherwise).
+    def chunk_uuids(self, records: Sequence[PubMedRecord]) -> dict[str, list[str]]:
+        """pmid -> the uuids of the chunks each record has under the chunking in force."""
+        chunking = self.chunking
+        return {r.pmid: [c.uuid for c in chunk_record(r, chunking)] for r in records}
+
+    async def missing_chunks(self, wanted: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Of `wanted` (pmid -> chunk uuids), the chunks the collection lacks, by pmid (only
+        pmids with some missing; a collection that does not exist lacks them all).
 
         Raises:
             VectorStoreError: from the adapter.
         """
-        if not docs:
-            return []
-        await self.ensure_schema()
-        chunking = self.chunking
-        wanted = {
-            doc.record.pmid: [c.uuid for c in chunk_record(doc.record, chunking)] for doc in docs
-        }
-        present = await self._vectors.existing_uuids(
-            self.collection, [u for uuids in wanted.values() for u in uuids]
-        )
-        return [doc for doc in docs if not set(wanted[doc.record.pmid]) <= present]
+        everything = [u for uuids in wanted.values() for u in uuids]
+        if not everything:
+            return {}
+        try:
+            present = await self._vectors.existing_uuids(self.collection, everything)
+        except CollectionNotFoundError:
+            present = set()
+        missing = {p: [u for u in uuids if u not in present] for p, uuids in wanted.items()}
+        return {p: uuids for p, uuids in missing.items() if uuids}
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         size = self._embed_batch_size

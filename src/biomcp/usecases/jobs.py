@@ -118,11 +118,9 @@ class SyncJobs:
             InvalidRequestError: bad arguments (before any job starts).
             The sync's errors, when it fails within the wait.
         """
-        if not query_key.strip() or not term.strip() or overlap_days < 0:
-            # SyncDelta words the problem; running it here fails at once, before any job.
-            await self._sync.run(query_key, term, overlap_days)
+        key, _ = self._sync.check_arguments(query_key, term, overlap_days)
         job_id = new_job_id(self._clock.now())
-        live = _Live(job_id, query_key.strip())
+        live = _Live(job_id, key)
         live.task = asyncio.get_running_loop().create_task(
             self._sync.run(query_key, term, overlap_days, job_id=job_id, progress=live.publish),
             name=f"biomcp-{job_id}",
@@ -139,10 +137,9 @@ class SyncJobs:
             if progress is not None:
                 with contextlib.suppress(ValueError):
                     live.listeners.remove(progress)
-        waited = time.perf_counter() - began
-        if live.task.done():
-            return JobOutcome(job_id, live.task.result(), live.progress, waited)
-        return JobOutcome(job_id, None, live.progress, round(waited, 1))
+        waited = round(time.perf_counter() - began, 1)
+        report = live.task.result() if live.task.done() else None
+        return JobOutcome(job_id, report, live.progress, waited)
 
     def _forget(self, job_id: str, task: asyncio.Task[SyncReport]) -> None:
         live = self._live.pop(job_id, None)

@@ -42,6 +42,7 @@ from biomcp.ports.entrez import (
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.maintenance import IndexStatus
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = [
@@ -532,12 +533,7 @@ class LivePubMed:
                 )
                 if self._metadata is not None:
                     indexed = await self._metadata.count_documents(indexed=True)
-                    summary["index"] = (
-                        "ok"
-                        if stored >= indexed
-                        else f"the vector store holds {stored} of the {indexed} indexed "
-                        "documents: run `biomcp index rebuild`"
-                    )
+                    summary["index"] = IndexStatus(indexed, stored, collection in names).describe()
             except Exception as exc:
                 problems.append(f"vectors: {type(exc).__name__}: {exc}")
         if problems:

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from biomcp.domain.chunking import chunk_record
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import ChunkIndexer
@@ -156,30 +155,19 @@ class IndexMaintenance:
             except VectorStoreUnavailableError as exc:  # files that cannot even be opened
                 check.store_problems = [str(exc)]
                 usable = False
-            chunking = self._indexer.chunking
             after = ""
             while pmids := await self._metadata.document_pmids(after, self._page):
                 after = pmids[-1]
                 docs = await self._metadata.get_documents(pmids)
-                wanted = {
-                    pmid: [c.uuid for c in chunk_record(doc.record, chunking)]
-                    for pmid, doc in docs.items()
-                }
-                everything = [u for uuids in wanted.values() for u in uuids]
-                present = (
-                    await self._vectors.existing_uuids(self.collection, everything)
-                    if usable
-                    else set()
-                )
-                for pmid, uuids in wanted.items():
-                    missing = [u for u in uuids if u not in present]
-                    if missing:
-                        check.documents_incomplete += 1
-                        check.chunks_missing += len(missing)
-                        if len(check.sample_incomplete) < _SAMPLE:
-                            check.sample_incomplete.append(pmid)
+                wanted = self._indexer.chunk_uuids([doc.record for doc in docs.values()])
+                missing = await self._indexer.missing_chunks(wanted) if usable else wanted
+                for pmid, uuids in missing.items():
+                    check.documents_incomplete += 1
+                    check.chunks_missing += len(uuids)
+                    if len(check.sample_incomplete) < _SAMPLE:
+                        check.sample_incomplete.append(pmid)
+                check.chunks_expected += sum(len(uuids) for uuids in wanted.values())
                 check.documents += len(docs)
-                check.chunks_expected += len(everything)
                 await _notify(progress, check.documents, total)
         check.seconds = time.perf_counter() - began
         return check

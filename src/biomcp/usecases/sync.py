@@ -237,13 +237,7 @@ class SyncDelta:
             EntrezError, MetadataStoreError, VectorStoreError, EmbeddingError: a step failed;
                 the checkpoint did not move and the job is recorded as failed.
         """
-        query_key, term = query_key.strip(), term.strip()
-        if not query_key:
-            raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
-        if not term:
-            raise InvalidRequestError("term is empty: give a PubMed query")
-        if overlap_days < 0:
-            raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
+        query_key, term = self.check_arguments(query_key, term, overlap_days)
         async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
             await self._interrupt_orphans(query_key)
             started_at = self._clock.now()
@@ -283,6 +277,22 @@ class SyncDelta:
                 )
             )
             return report
+
+    @staticmethod
+    def check_arguments(query_key: str, term: str, overlap_days: int) -> tuple[str, str]:
+        """The key and term, stripped.
+
+        Raises:
+            InvalidRequestError: an empty key or term, or a negative overlap.
+        """
+        query_key, term = query_key.strip(), term.strip()
+        if not query_key:
+            raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
+        if not term:
+            raise InvalidRequestError("term is empty: give a PubMed query")
+        if overlap_days < 0:
+            raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
+        return query_key, term
 
     async def _interrupt_orphans(self, query_key: str) -> None:
         """Under the key's lock no other sync of the key runs: a job of the key still marked
@@ -404,23 +414,24 @@ class SyncDelta:
             began = time.perf_counter()
             behind = await self._metadata.documents_to_index(pmids)
             run.timed("store", began)
-            behind += await self._lost(run, pmids, behind)
+            behind += await self._lost(run, fetched.records, behind)
             failed = await self._index(run, behind) if behind else set()
         for record in fetched.records:
             if record.pmid not in failed:
                 run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
 
     async def _lost(
-        self, run: _Run, pmids: Sequence[str], behind: Sequence[StoredDocument]
+        self, run: _Run, records: Sequence[PubMedRecord], behind: Sequence[StoredDocument]
     ) -> list[StoredDocument]:
         """Documents SQL holds as indexed whose chunks are missing from the vector store (it
-        was deleted or damaged): they are indexed again, through the embedding cache."""
+        was deleted or damaged): they are indexed again, through the embedding cache. The
+        fetched records give the expected chunks; SQL is read only for the lost ones."""
         began = time.perf_counter()
         queued = {d.record.pmid for d in behind}
-        others = [p for p in pmids if p not in queued]
-        stored = await self._metadata.get_documents(others) if others else {}
-        indexed = [d for d in stored.values() if d.indexed_version > 0]
-        lost = await self.indexer.incomplete(indexed)
+        wanted = self.indexer.chunk_uuids([r for r in records if r.pmid not in queued])
+        missing = await self.indexer.missing_chunks(wanted)
+        stored = await self._metadata.get_documents(list(missing)) if missing else {}
+        lost = [d for d in stored.values() if d.indexed_version > 0]
         run.timed("verify", began)
         if lost:
             run.warnings.append(

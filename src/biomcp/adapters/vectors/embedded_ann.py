@@ -355,17 +355,16 @@ class VectorIndex:
         )
         self.generation = generation
         # Keep the previous snapshot too: another process may be loading it right now.
-        keep = {index_path, slots_path}
-        older = sorted(
+        older = [
             (int(m.group(1)), path)
             for path in root.glob("vectors-*")
-            if (m := re.fullmatch(r"vectors-(\d+)\.(?:faiss|npy)", path.name)) and path not in keep
-        )
-        if older:
-            previous = max(gen for gen, _ in older)
-            for gen, path in older:
-                if gen != previous:
-                    path.unlink(missing_ok=True)
+            if (m := re.fullmatch(r"vectors-(\d+)\.(?:faiss|npy)", path.name))
+            and int(m.group(1)) != generation
+        ]
+        previous = max((gen for gen, _ in older), default=None)
+        for gen, path in older:
+            if gen != previous:
+                path.unlink(missing_ok=True)
 
     @staticmethod
     def check(root: Path) -> str | None:

@@ -164,13 +164,10 @@ class EmbeddedCollection:
                 and vectors is not None
                 and self._rows is not None
                 and self._snapshot_due_at_close()
-                and self.writer.try_acquire()  # a busy writer will snapshot instead
             ):
-                try:
-                    if self._generation() == self._seen:
+                with self.writer.turn(wait=False) as mine:  # a busy writer will snapshot
+                    if mine and self._generation() == self._seen:
                         vectors.save(self.root, self._seen)
-                finally:
-                    self.writer.release()
             if self._lexical is not None:
                 self._lexical.close()
             if self._rows is not None:
@@ -231,18 +228,13 @@ class EmbeddedCollection:
         self._lexical = LexicalIndex(
             self.root, heap_bytes=settings.lexical_heap_bytes, threads=settings.lexical_threads
         )
-        if self._lexical_behind():
-            # Repair needs the writer's turn; readers only wait for it when they cannot
-            # search at all, otherwise the writer at work will bring the index up to date.
-            if not self.lexical.usable:
-                with self.writer.turn(), self._released_tantivy():
-                    self._repair_lexical()
-            elif self.writer.try_acquire():
-                try:
-                    with self._released_tantivy():
-                        self._repair_lexical()
-                finally:
-                    self.writer.release()
+        if not self._lexical_behind():
+            return
+        # Repair needs the writer's turn. A reader waits for it only when it cannot search at
+        # all; otherwise a busy turn means a writer at work, which brings the index up to date.
+        with self.writer.turn(wait=not self.lexical.usable) as mine, self._released_tantivy():
+            if mine:
+                self._repair_lexical()
 
     def _lexical_behind(self) -> bool:
         lexical = self.lexical
@@ -313,13 +305,10 @@ class EmbeddedCollection:
         stale = self._revive_from_rows(vectors, snapshot)
         self._seen = gen
         self._unsaved = stale + int(self._compact_if_needed())
-        if (self._unsaved >= self._snapshot_threshold() or (snapshot < 0 and stale)) and (
-            self.writer.try_acquire()
-        ):
-            try:  # a full rebuild is saved at once, a long replay too
-                self._snapshot()
-            finally:
-                self.writer.release()
+        if self._unsaved >= self._snapshot_threshold() or (snapshot < 0 and stale):
+            with self.writer.turn(wait=False) as mine:  # a busy writer will snapshot instead
+                if mine:  # a full rebuild is saved at once, a long replay too
+                    self._snapshot()
 
     def _revive_from_rows(self, vectors: VectorIndex, snapshot: int) -> int:
         """Bring `vectors` (a snapshot at generation `snapshot`, or empty) to the rows: every

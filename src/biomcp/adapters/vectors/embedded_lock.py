@@ -107,14 +107,23 @@ class WriterLock:
         os.close(fd)  # closing the only descriptor of the open file drops its flock
 
     @contextlib.contextmanager
-    def turn(self) -> Iterator[None]:
-        """Hold the turn for the block (re-entrant: an outer turn is kept)."""
+    def turn(self, *, wait: bool = True) -> Iterator[bool]:
+        """Hold the turn for the block (re-entrant: an outer turn is kept). With `wait`
+        False, a busy turn is not waited for: the block gets False and runs without it.
+
+        Raises:
+            VectorStoreBusyError: (`wait`) another writer kept it for the whole wait.
+        """
         if self._fd is not None:
-            yield
+            yield True
             return
-        self.acquire()
+        if wait:
+            self.acquire()
+        elif not self.try_acquire():
+            yield False
+            return
         try:
-            yield
+            yield True
         finally:
             self.release()
 

@@ -33,6 +33,7 @@ __all__ = [
     "emit_json",
     "execute",
     "fail",
+    "iso",
     "terminal_width",
 ]
 
@@ -116,3 +117,10 @@ def terminal_width() -> int:
 def clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)].rstrip() + "…"
+
+
+def iso(value: Any) -> str | None:
+    """A datetime as ISO 8601 UTC (`Z`), None as None."""
+    from biomcp.usecases.payloads import iso_utc
+
+    return iso_utc(value)

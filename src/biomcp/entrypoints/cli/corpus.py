@@ -1,4 +1,4 @@
-"""`biomcp sync|search|get|checkpoint`: the corpus from the command line.
+"""`biomcp search|get|checkpoint`: the corpus from the command line (`biomcp sync`: `sync`).
 
 Every command loads the settings (a bad variable exits 2 naming it), builds the services of
 `container.build_services`, runs one use case on a fresh event loop and always closes the
@@ -10,41 +10,31 @@ interrupted). With `--json` the result, or the error envelope, is printed on std
 from __future__ import annotations
 
 import getpass
-import sys
 import textwrap
-import time
-from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from biomcp.entrypoints.cli.common import (
-    EXIT_VALIDATION,
     JsonOption,
     cli_settings,
     clip,
     emit_json,
     execute,
     fail,
+    iso,
     terminal_width,
 )
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.container import Services
     from biomcp.usecases.search import SearchHit
-    from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = ["register"]
 
 EVIDENCE_TYPES = ("clinical", "preclinical", "basic", "other")
 
 # --- formatting helpers -----------------------------------------------------------------------
-
-
-def _iso(value: Any) -> str | None:
-    from biomcp.usecases.payloads import iso_utc
-
-    return iso_utc(value)
 
 
 def _table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
@@ -71,154 +61,6 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def _quality(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
-
-
-# --- sync progress ----------------------------------------------------------------------------
-
-
-class _SyncDisplay:
-    """Live progress of a sync on stderr: a rich progress bar on a terminal, else a plain line
-    at most every second (and at the end)."""
-
-    def __init__(self, query_key: str, *, enabled: bool) -> None:
-        self.query_key = query_key
-        self.enabled = enabled
-        self._rich: Any = None
-        self._task: Any = None
-        self._last_line = 0.0
-        self._tty = sys.stderr.isatty()
-        self._pending_newline = False
-
-    def __enter__(self) -> _SyncDisplay:
-        if not self.enabled or not self._tty:
-            return self
-        try:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-        except ImportError:  # typer without rich: plain updating lines
-            return self
-        self._rich = Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=16),
-            MofNCompleteColumn(),
-            TextColumn(
-                "records • {task.fields[chunks]} chunks embedded • {task.fields[rate]:.0f}/s"
-            ),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-        )
-        self._rich.start()
-        self._task = self._rich.add_task(
-            f"{self.query_key} (searching)", total=None, chunks=0, rate=0.0
-        )
-        return self
-
-    def __call__(self, progress: SyncProgress) -> None:
-        if not self.enabled:
-            return
-        if self._rich is not None:
-            self._rich.update(
-                self._task,
-                description=self.query_key,
-                total=progress.total,
-                completed=progress.processed,
-                chunks=progress.chunks_embedded,
-                rate=progress.rate,
-            )
-            return
-        now = time.monotonic()
-        done = progress.processed >= progress.total
-        if not done and now - self._last_line < 1.0:
-            return
-        self._last_line = now
-        line = (
-            f"sync {self.query_key}: {progress.processed}/{progress.total} records fetched, "
-            f"{progress.chunks_embedded} chunks embedded, {progress.rate:.1f} records/s"
-        )
-        if self._tty:
-            sys.stderr.write("\r" + line.ljust(terminal_width() - 1)[: terminal_width() - 1])
-            self._pending_newline = True
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._rich is not None:
-            self._rich.stop()
-        elif self._pending_newline:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _sync_summary(report: SyncReport, elapsed: float) -> str:
-    window = (
-        f"from {_iso(report.window_start)} (checkpoint minus overlap)"
-        if report.window_start is not None
-        else "whole history (no checkpoint yet)"
-    )
-    if report.checkpoint is None:
-        checkpoint = "none (nothing stored yet)"
-    else:
-        state = "advanced" if report.checkpoint_advanced else "unchanged"
-        checkpoint = f"{_iso(report.checkpoint)} ({state})"
-    timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.timings.items())
-    rows = [
-        ("job", report.job_id),
-        ("window", window),
-        ("found", f"{report.pmids_found} PMIDs"),
-        ("inserted", str(report.inserted)),
-        ("updated", str(report.updated)),
-        ("skipped", str(report.skipped)),
-        ("processed", str(report.pmids_processed)),
-        (
-            "chunks",
-            f"{report.chunks_written} written, {report.chunks_deleted} deleted, "
-            f"{report.texts_embedded} texts embedded",
-        ),
-        ("max EDAT", _iso(report.max_edat_seen) or "-"),
-        ("checkpoint", checkpoint),
-        ("timings", timings or "-"),
-    ]
-    lines = [f"sync {report.query_key}: done in {elapsed:.2f}s"]
-    lines += [f"  {name:<11}{value}" for name, value in rows]
-    if report.warnings:
-        lines.append(f"warnings ({len(report.warnings)}):")
-        lines += [f"  - {warning}" for warning in report.warnings]
-    else:
-        lines.append("warnings: none")
-    return "\n".join(lines)
-
-
-def _sync_json(report: SyncReport) -> dict[str, Any]:
-    """The spec's response, then additive fields for operators."""
-    return {
-        **report.as_payload(),
-        "query_key": report.query_key,
-        "pmids_found": report.pmids_found,
-        "chunks_written": report.chunks_written,
-        "chunks_deleted": report.chunks_deleted,
-        "texts_embedded": report.texts_embedded,
-        "window_start": _iso(report.window_start),
-        "checkpoint": _iso(report.checkpoint),
-        "checkpoint_advanced": report.checkpoint_advanced,
-        "timings": report.timings,
-    }
-
-
-# --- search and get views ---------------------------------------------------------------------
 
 
 def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
@@ -318,91 +160,6 @@ def _actor() -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the corpus commands to `app`."""
-
-    sync_app = typer.Typer(name="sync", help="Sync a saved PubMed query; follow sync jobs.")
-    app.add_typer(sync_app)
-
-    @sync_app.callback(invoke_without_command=True)
-    def sync(
-        ctx: typer.Context,
-        query_key: Annotated[
-            str | None,
-            typer.Option("--query-key", "-k", help="Name of the saved query, e.g. glp1_v1."),
-        ] = None,
-        term: Annotated[
-            str | None, typer.Option("--term", "-t", help="The PubMed query to sync.")
-        ] = None,
-        overlap_days: Annotated[
-            int,
-            typer.Option(
-                "--overlap-days", min=0, help="Days re-read before the checkpoint (late records)."
-            ),
-        ] = 5,
-        json_output: JsonOption = False,
-        quiet: Annotated[
-            bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")
-        ] = False,
-    ) -> None:
-        """Sync a saved PubMed query into the corpus, incrementally (`biomcp sync status
-        [JOB_ID]`: the state of sync jobs, from any process).
-
-        Only the Entrez-date window since the query key's checkpoint (minus the overlap) is
-        fetched, and only new or changed records are embedded. Progress goes to stderr."""
-        if ctx.invoked_subcommand is not None:
-            return
-        if not query_key or not term:
-            typer.echo(
-                "sync: give --query-key and --term (or `biomcp sync status [JOB_ID]`)", err=True
-            )
-            raise typer.Exit(code=EXIT_VALIDATION)
-        settings = cli_settings(json_output)
-        started = time.perf_counter()
-        with _SyncDisplay(query_key, enabled=not quiet) as display:
-
-            async def work(services: Services) -> SyncReport:
-                return await services.sync.run(query_key, term, overlap_days, progress=display)
-
-            report = execute(settings, work, json_output=json_output)
-        elapsed = time.perf_counter() - started
-        if json_output:
-            emit_json(_sync_json(report))
-        else:
-            typer.echo(_sync_summary(report, elapsed))
-
-    @sync_app.command("status")
-    def sync_status(
-        job_id: Annotated[
-            str | None, typer.Argument(help="A job id (default: the latest jobs).")
-        ] = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """The state of a sync job (running, succeeded, failed, interrupted), or of the latest
-        ones: jobs are recorded in the database, so any process's syncs are listed."""
-        settings = cli_settings(json_output)
-
-        async def work(services: Services) -> Any:
-            if job_id is not None:
-                return await services.jobs.status(job_id)
-            return [
-                await services.jobs.status(job.job_id)
-                for job in await services.metadata.list_jobs(limit=20)
-            ]
-
-        found = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(found)
-            return
-        for job in [found] if isinstance(found, dict) else found:
-            report = job["report"] or {}
-            counts = (
-                f"+{report['inserted']} ~{report['updated']} ={report['skipped']}" if report else ""
-            )
-            typer.echo(
-                f"{job['job_id']}  {job['query_key']}  {job['status']}  "
-                f"{job['started_at'] or '-'} -> {job['finished_at'] or '-'}  {counts}".rstrip()
-            )
-            if job["error"]:
-                typer.echo(f"  error: {job['error']}")
 
     @app.command()
     def search(
@@ -516,16 +273,16 @@ def register(app: typer.Typer) -> None:
 
         checkpoint = execute(settings, work, json_output=json_output)
         if json_output:
-            emit_json({"query_key": checkpoint.query_key, "last_edat": _iso(checkpoint.last_edat)})
+            emit_json({"query_key": checkpoint.query_key, "last_edat": iso(checkpoint.last_edat)})
         elif checkpoint.last_edat is None:
             typer.echo(
                 f"{checkpoint.query_key}: no checkpoint yet (the first sync reads the "
                 "whole history, or BIOMCP_SYNC_INITIAL_DAYS back)"
             )
         else:
-            scanned = _iso(checkpoint.last_scan_at)
+            scanned = iso(checkpoint.last_scan_at)
             suffix = f" (last scan {scanned})" if scanned else ""
-            typer.echo(f"{checkpoint.query_key}: {_iso(checkpoint.last_edat)}{suffix}")
+            typer.echo(f"{checkpoint.query_key}: {iso(checkpoint.last_edat)}{suffix}")
 
     @checkpoint_app.command("set")
     def checkpoint_set(
@@ -560,14 +317,14 @@ def register(app: typer.Typer) -> None:
                 {
                     "ok": True,
                     "query_key": audit.query_key,
-                    "previous_edat": _iso(audit.previous),
-                    "last_edat": _iso(audit.new),
+                    "previous_edat": iso(audit.previous),
+                    "last_edat": iso(audit.new),
                     "moved_backward": backward,
                 }
             )
         else:
-            previous = _iso(audit.previous) or "none"
-            typer.echo(f"{audit.query_key}: {previous} -> {_iso(audit.new)} (audited, by {actor})")
+            previous = iso(audit.previous) or "none"
+            typer.echo(f"{audit.query_key}: {previous} -> {iso(audit.new)} (audited, by {actor})")
         if backward and audit.previous is not None:
             days = (audit.previous - audit.new).total_seconds() / 86400
             typer.echo(
@@ -590,8 +347,8 @@ def register(app: typer.Typer) -> None:
         entries = [
             {
                 "query_key": c.query_key,
-                "last_edat": _iso(c.last_edat),
-                "last_scan_at": _iso(c.last_scan_at),
+                "last_edat": iso(c.last_edat),
+                "last_scan_at": iso(c.last_scan_at),
             }
             for c in sorted(checkpoints, key=lambda c: c.query_key)
         ]
@@ -622,9 +379,9 @@ def register(app: typer.Typer) -> None:
         trail = execute(settings, work, json_output=json_output)
         entries = [
             {
-                "at": _iso(a.at),
-                "previous_edat": _iso(a.previous),
-                "last_edat": _iso(a.new),
+                "at": iso(a.at),
+                "previous_edat": iso(a.previous),
+                "last_edat": iso(a.new),
                 "actor": a.actor,
                 "reason": a.reason,
             }

@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+OutOption = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Folder of the report files (default: here).")
+]
+PlotOption = Annotated[bool, typer.Option("--plot", help="Also write an SVG chart.")]
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "eval"
@@ -139,11 +144,8 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--keep-index", help="Build the index in this folder and keep it."),
         ] = None,
-        out: Annotated[
-            Path | None,
-            typer.Option("--out", "-o", help="Folder of the report files (default: here)."),
-        ] = None,
-        plot: Annotated[bool, typer.Option("--plot", help="Also write an SVG chart.")] = False,
+        out: OutOption = None,
+        plot: PlotOption = False,
         per_query: Annotated[
             bool, typer.Option("--per-query", help="Keep every query's metrics in the JSON.")
         ] = False,
@@ -247,11 +249,8 @@ def register(app: typer.Typer) -> None:
         no_quality_bias: Annotated[
             bool, typer.Option("--no-quality-bias", help="Rank by relevance only.")
         ] = False,
-        out: Annotated[
-            Path | None,
-            typer.Option("--out", "-o", help="Folder of the report files (default: here)."),
-        ] = None,
-        plot: Annotated[bool, typer.Option("--plot", help="Also write an SVG chart.")] = False,
+        out: OutOption = None,
+        plot: PlotOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Ask the gold questions of FILE of the synced corpus: Recall@K, numeric claims

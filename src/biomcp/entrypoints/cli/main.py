@@ -7,7 +7,7 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import corpus, db, fakes, index, pubmed, serve
+from biomcp.entrypoints.cli import corpus, db, fakes, index, pubmed, serve, sync
 from biomcp.entrypoints.cli import eval as evaluation
 
 app = typer.Typer(
@@ -36,6 +36,7 @@ def _root(
 fakes.register(app)
 db.register(app)
 serve.register(app)
+sync.register(app)
 corpus.register(app)
 index.register(app)
 pubmed.register(app)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from biomcp.entrypoints.mcp.schemas import NULLABLE_INT, NULLABLE_NUMBER, NULLABLE_STRING
+
 __all__ = ["LIVE_INPUTS", "LIVE_OUTPUTS", "PORTABLE_NAMES"]
 
 PORTABLE_NAMES = {
@@ -19,11 +21,6 @@ PORTABLE_NAMES = {
 _NCBI_DATE = {"type": "string", "pattern": r"^\d{4}(/\d{2}(/\d{2})?)?$"}
 _PMID = {"type": "string", "pattern": r"^\d+$"}
 _STRING = {"type": "string"}
-# Nullable values as `anyOf` branches of one type each: the most portable spelling (clients
-# mapping schemas onto single-`type` dialects reject `"type": [..., "null"]`).
-_NULLABLE_STRING = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-_NULLABLE_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
-_NULLABLE_NUMBER = {"anyOf": [{"type": "number"}, {"type": "null"}]}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 # --- inputs (spec 04 section 3, translated) ------------------------------------------------
@@ -176,28 +173,28 @@ def _optional(schema: dict[str, Any]) -> dict[str, Any]:
 _PUBLICATION_DATE = _object(
     {
         "year": {"type": "integer"},
-        "month": _NULLABLE_STRING,
-        "day": _NULLABLE_INT,
-        "medlineDate": _NULLABLE_STRING,
+        "month": NULLABLE_STRING,
+        "day": NULLABLE_INT,
+        "medlineDate": NULLABLE_STRING,
         "isoDate": {"type": "string", "description": "additive: YYYY, YYYY-MM or YYYY-MM-DD"},
     }
 )
 _JOURNAL_INFO = _object(
     {
-        "title": _NULLABLE_STRING,
-        "isoAbbreviation": _NULLABLE_STRING,
-        "volume": _NULLABLE_STRING,
-        "issue": _NULLABLE_STRING,
-        "pages": _NULLABLE_STRING,
+        "title": NULLABLE_STRING,
+        "isoAbbreviation": NULLABLE_STRING,
+        "volume": NULLABLE_STRING,
+        "issue": NULLABLE_STRING,
+        "pages": NULLABLE_STRING,
         "publicationDate": _optional(_PUBLICATION_DATE),
     }
 )
 _AUTHOR = _object(
     {
-        "lastName": _NULLABLE_STRING,
-        "firstName": _NULLABLE_STRING,
-        "initials": _NULLABLE_STRING,
-        "affiliation": _NULLABLE_STRING,
+        "lastName": NULLABLE_STRING,
+        "firstName": NULLABLE_STRING,
+        "initials": NULLABLE_STRING,
+        "affiliation": NULLABLE_STRING,
         "collectiveName": {"type": "string", "description": "additive: a group author"},
         "orcid": {"type": "string", "description": "additive"},
     },
@@ -206,16 +203,16 @@ _AUTHOR = _object(
 _MESH_TERM = _object(
     {
         "descriptorName": _STRING,
-        "qualifierName": _NULLABLE_STRING,
+        "qualifierName": NULLABLE_STRING,
         "isMajorTopic": {"type": "boolean"},
-        "ui": _NULLABLE_STRING,
+        "ui": NULLABLE_STRING,
         "qualifiers": {
             "type": "array",
             "description": "additive: every qualifier with its own major-topic flag",
             "items": _object(
                 {
                     "qualifierName": _STRING,
-                    "ui": _NULLABLE_STRING,
+                    "ui": NULLABLE_STRING,
                     "isMajorTopic": {"type": "boolean"},
                 }
             ),
@@ -225,23 +222,23 @@ _MESH_TERM = _object(
 )
 _GRANT = _object(
     {
-        "grantId": _NULLABLE_STRING,
-        "agency": _NULLABLE_STRING,
-        "country": _NULLABLE_STRING,
-        "acronym": _NULLABLE_STRING,
+        "grantId": NULLABLE_STRING,
+        "agency": NULLABLE_STRING,
+        "country": NULLABLE_STRING,
+        "acronym": NULLABLE_STRING,
     }
 )
 _ARTICLE = _object(
     {
         "pmid": _STRING,
         # abstract_plus and citation_data
-        "title": _NULLABLE_STRING,
-        "abstractText": _NULLABLE_STRING,
+        "title": NULLABLE_STRING,
+        "abstractText": NULLABLE_STRING,
         "abstractSections": {
             "type": "array",
             "description": "additive: the labelled sections of a structured abstract",
             "items": _object(
-                {"label": _NULLABLE_STRING, "nlmCategory": _NULLABLE_STRING, "text": _STRING}
+                {"label": NULLABLE_STRING, "nlmCategory": NULLABLE_STRING, "text": _STRING}
             ),
         },
         "authors": {"type": "array", "items": _AUTHOR},
@@ -250,8 +247,8 @@ _ARTICLE = _object(
         "keywords": _STRINGS,
         "meshTerms": {"type": "array", "items": _MESH_TERM},
         "grantList": {"type": "array", "items": _GRANT},
-        "doi": _NULLABLE_STRING,
-        "pmcid": _NULLABLE_STRING,
+        "doi": NULLABLE_STRING,
+        "pmcid": NULLABLE_STRING,
         "pubmedUrl": _STRING,
         # full_xml and medline_text
         "fullXml": {"type": "string", "description": "the PubmedArticle element as NCBI sent it"},
@@ -262,19 +259,19 @@ _ARTICLE = _object(
 _BRIEF_SUMMARY = _object(
     {
         "pmid": _STRING,
-        "title": _NULLABLE_STRING,
-        "authors": _NULLABLE_STRING,
-        "source": _NULLABLE_STRING,
-        "pubDate": _NULLABLE_STRING,
-        "epubDate": _NULLABLE_STRING,
+        "title": NULLABLE_STRING,
+        "authors": NULLABLE_STRING,
+        "source": NULLABLE_STRING,
+        "pubDate": NULLABLE_STRING,
+        "epubDate": NULLABLE_STRING,
     }
 )
 _RELATED = _object(
     {
         "pmid": _STRING,
-        "title": _NULLABLE_STRING,
-        "authors": _NULLABLE_STRING,
-        "score": _NULLABLE_NUMBER,
+        "title": NULLABLE_STRING,
+        "authors": NULLABLE_STRING,
+        "score": NULLABLE_NUMBER,
         "linkUrl": _STRING,
     }
 )
@@ -294,8 +291,8 @@ LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
             "pmids": {"type": "array", "items": _PMID},
             "briefSummaries": {"type": "array", "items": _BRIEF_SUMMARY},
             "eSearchUrl": _STRING,
-            "eSummaryUrl": _NULLABLE_STRING,
-            "queryTranslation": {**_NULLABLE_STRING, "description": "additive: NCBI's reading"},
+            "eSummaryUrl": NULLABLE_STRING,
+            "queryTranslation": {**NULLABLE_STRING, "description": "additive: NCBI's reading"},
             "warnings": {**_STRINGS, "description": "additive: NCBI's ErrorList / WarningList"},
         },
         required=[
@@ -342,7 +339,7 @@ LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
                 required=[],
             ),
             "retrievedCount": {"type": "integer", "minimum": 0},
-            "eLinkUrl": _NULLABLE_STRING,
+            "eLinkUrl": NULLABLE_STRING,
             "eSummaryUrl": {**_STRING, "description": "additive: the enrichment call"},
             "eFetchUrl": {**_STRING, "description": "additive: the citation_formats call"},
             "totalLinked": {

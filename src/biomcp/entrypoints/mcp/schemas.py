@@ -14,6 +14,9 @@ __all__ = [
     "CONTRACT_VERSION",
     "ERROR_CODES",
     "ERROR_ENVELOPE",
+    "NULLABLE_INT",
+    "NULLABLE_NUMBER",
+    "NULLABLE_STRING",
     "SPEC_INPUTS",
     "SPEC_OUTPUTS",
     "SYNC_STATUS_INPUT",
@@ -262,11 +265,13 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
     ),
 }
 
-# --- corpus_sync_status (wave 2; nullable values as single-type `anyOf` branches) --------------
+# --- portable nullable values, and corpus_sync_status (wave 2) ---------------------------------
 
-_OPT_STRING = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-_OPT_INT = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
-_OPT_NUMBER = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+# Nullable values as `anyOf` branches of one type each: the most portable spelling (clients
+# mapping schemas onto single-`type` dialects reject `"type": [..., "null"]`).
+NULLABLE_STRING: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+NULLABLE_INT: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+NULLABLE_NUMBER: dict[str, Any] = {"anyOf": [{"type": "number"}, {"type": "null"}]}
 
 SYNC_STATUS_INPUT: dict[str, Any] = {
     "type": "object",
@@ -285,13 +290,13 @@ SYNC_STATUS_INPUT: dict[str, Any] = {
 _SYNC_PROGRESS = {
     "type": "object",
     "properties": {
-        "total": _OPT_INT,
+        "total": NULLABLE_INT,
         "processed": {"type": "integer"},
         "inserted": {"type": "integer"},
         "updated": {"type": "integer"},
         "skipped": {"type": "integer"},
         "chunks_embedded": {"type": "integer"},
-        "elapsed_s": _OPT_NUMBER,
+        "elapsed_s": NULLABLE_NUMBER,
         "here": {"type": "boolean", "description": "The job runs in this server process."},
     },
     "required": ["processed"],
@@ -305,7 +310,7 @@ _SYNC_REPORT = {
         "updated": {"type": "integer", "minimum": 0},
         "skipped": {"type": "integer", "minimum": 0},
         "pmids_processed": {"type": "integer", "minimum": 0},
-        "max_edat_seen": _OPT_STRING,
+        "max_edat_seen": NULLABLE_STRING,
         "warnings": {"type": "array", "items": {"type": "string"}},
     },
     "required": ["job_id", "inserted", "updated", "skipped", "pmids_processed"],
@@ -317,14 +322,14 @@ SYNC_STATUS_OUTPUT: dict[str, Any] = {
         "job_id": {"type": "string"},
         "query_key": {"type": "string"},
         "status": {"type": "string", "enum": ["running", "succeeded", "failed", "interrupted"]},
-        "started_at": _OPT_STRING,
-        "finished_at": _OPT_STRING,
+        "started_at": NULLABLE_STRING,
+        "finished_at": NULLABLE_STRING,
         "progress": {"anyOf": [_SYNC_PROGRESS, {"type": "null"}]},
         "report": {
             "anyOf": [_SYNC_REPORT, {"type": "null"}],
             "description": "The final report (spec 01's sync answer) once the job succeeded.",
         },
-        "error": _OPT_STRING,
+        "error": NULLABLE_STRING,
     },
     "required": ["job_id", "query_key", "status", "progress", "report", "error"],
     "additionalProperties": False,
