@@ -357,6 +357,78 @@ def test_two_stores_on_one_folder_both_read_and_see_each_others_writes(tmp_path:
     run(scenario())
 
 
+def test_a_reader_buffers_what_others_write_then_adopts_their_snapshot_or_folds(
+    tmp_path: Path,
+) -> None:
+    """Rows another store writes are searched exactly from the reader's fresh buffer (filters
+    included) until the writer saves a newer snapshot, which the reader adopts; with no
+    snapshot coming, a buffer past its bound is folded into the reader's graph."""
+    corpus = _random_chunks(150)
+    graph_only = AnnSettings(exact_max=10)  # the graph answers every unfiltered search
+
+    async def found(store: EmbeddedVectorStore, target: ChunkRecord, **kw: Any) -> bool:
+        hits = await store.hybrid_search(
+            "Chunks", target.text, target.vector, limit=3, alpha=1.0, **kw
+        )
+        return target.uuid in [h.uuid for h in hits]
+
+    async def scenario() -> None:
+        writer = await _store_with(tmp_path, corpus[:60], snapshot_min_changes=40)
+        reader = EmbeddedVectorStore(
+            tmp_path, StoreSettings(ann=graph_only, snapshot_min_changes=10**6, fresh_max=30)
+        )
+        lazy = EmbeddedVectorStore(tmp_path, StoreSettings(snapshot_min_changes=10**6))
+        try:
+            first = await reader.index_counts("Chunks")
+            assert first["vectors_fresh"] == 0
+            snapshot = first["vectors_snapshot_generation"]
+            assert snapshot == first["generation"]
+
+            await writer.upsert_chunks("Chunks", corpus[60:80])  # 20 changes: no snapshot
+            assert await found(reader, corpus[75])
+            year = SearchFilters(year_min=corpus[75].year, year_max=corpus[75].year)
+            assert await found(reader, corpus[75], filters=year)
+            counts = await reader.index_counts("Chunks")
+            assert (counts["vectors_fresh"], counts["vectors_snapshot_generation"]) == (
+                20,
+                snapshot,
+            )
+            _consistent(counts, 80)
+
+            # A row of the reader's graph re-embedded by the writer: the old vector is gone.
+            moved = replace(corpus[5], vector=corpus[140].vector)
+            await writer.upsert_chunks("Chunks", [moved])
+            assert not await found(reader, corpus[5])
+            assert (await reader.index_counts("Chunks"))["vectors_fresh"] == 21
+
+            await writer.upsert_chunks("Chunks", corpus[80:100])  # 41 changes: a snapshot
+            counts = await reader.index_counts("Chunks")
+            assert counts["vectors_fresh"] == 0
+            assert counts["vectors_snapshot_generation"] == counts["generation"] > snapshot
+            _consistent(counts, 100)
+            assert await found(reader, corpus[95]) and await found(reader, corpus[75])
+            assert not await found(reader, corpus[5])
+
+            # Another writer that saves no snapshot: past 30 fresh rows, the reader folds them.
+            adopted = counts["vectors_snapshot_generation"]
+            await lazy.upsert_chunks("Chunks", corpus[100:135])
+            counts = await reader.index_counts("Chunks")
+            assert (counts["vectors_fresh"], counts["vectors_snapshot_generation"]) == (
+                0,
+                adopted,
+            )
+            _consistent(counts, 135)
+            target = corpus[120]
+            assert await found(reader, target)
+            quality = SearchFilters(min_quality=target.quality_total, year_min=target.year)
+            assert await found(reader, target, filters=quality)  # metadata survived the fold
+        finally:
+            for store in (writer, reader, lazy):
+                await store.aclose()
+
+    run(scenario())
+
+
 def test_a_collection_dropped_by_another_store_is_gone_for_this_one_too(tmp_path: Path) -> None:
     corpus = _random_chunks(30)
 
@@ -406,6 +478,42 @@ def test_a_writer_waits_its_turn_then_fails_naming_the_holder(tmp_path: Path) ->
         await store.aclose()
 
     run(scenario())
+
+
+def test_a_waiting_writer_gets_the_next_turn_from_a_writer_taking_turns_back_to_back(
+    tmp_path: Path,
+) -> None:
+    """A writer taking turns one after another (a sync deleting document after document) must
+    not starve a writer waiting for one: the waiter queues and gets in after a turn or two."""
+    import threading
+    import time
+
+    from biomcp.adapters.vectors.embedded_lock import WriterLock
+
+    path = tmp_path / "LOCK"
+    busy, waiter = WriterLock(path, "c", wait_s=60), WriterLock(path, "c", wait_s=60)
+    turns: list[str] = []
+    started = threading.Event()
+
+    def back_to_back() -> None:
+        for _ in range(400):
+            with busy.turn():
+                turns.append("busy")
+                started.set()
+                time.sleep(0.002)  # holds the turn nearly all the time
+
+    thread = threading.Thread(target=back_to_back)
+    thread.start()
+    try:
+        started.wait()
+        asked_at = len(turns)
+        with waiter.turn():
+            turns.append("waiter")
+    finally:
+        thread.join()
+    got_at = turns.index("waiter")
+    assert got_at - asked_at <= 40, f"waited {got_at - asked_at} of the other writer's turns"
+    assert turns.count("busy") == 400
 
 
 def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_two_cli_syncs_of_keys_sharing_records_run_at_once(
     running = [start(together, *BASE[:2]), start(together, *SHARED[:2])]
     for process in running:
         out, err = process.communicate(timeout=300)
-        assert process.returncode == 0, err
+        assert process.returncode == 0, (out, err)
         assert json.loads(out)["warnings"] == []
     for key, term, _ in (BASE, SHARED):
         done = start(apart, key, term)

@@ -114,9 +114,12 @@ def verify_snapshot(root: Path, manifest: dict[str, Any]) -> None:
 class VectorIndex:
     """Not thread-safe: the collection serializes calls."""
 
-    def __init__(self, dim: int, settings: AnnSettings) -> None:
+    def __init__(self, dim: int, settings: AnnSettings, *, graph: bool = True) -> None:
         self.dim = dim
         self.settings = settings
+        #: False: no HNSW graph, only the flat storage, always searched exactly (an insert
+        #: costs a copy instead of a graph walk).
+        self.graph = graph
         self.generation = -1
         self._index = self._new_index()
         self._size = 0  # slots in use
@@ -132,6 +135,8 @@ class VectorIndex:
         self._codes: dict[str, dict[str, int]] = {"evidence": {}, "journal": {}, "doc": {}}
 
     def _new_index(self) -> Any:
+        if not self.graph:
+            return faiss.IndexFlatIP(self.dim)
         index = faiss.IndexHNSWFlat(self.dim, self.settings.m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = self.settings.ef_construction
         return index
@@ -187,17 +192,17 @@ class VectorIndex:
         """The live view of the flat storage, (slots, dim); invalid after the next add."""
         if self._size == 0:
             return np.empty((0, self.dim), np.float32)
-        storage: Any = faiss_any.downcast_index(self._index.storage)
+        storage: Any = self._flat()
         flat = faiss_any.rev_swig_ptr(storage.get_xb(), self._size * self.dim)
         return np.asarray(flat).reshape(self._size, self.dim)
 
     # --- writes --------------------------------------------------------------------------
 
-    def upsert(self, rids: Sequence[int], vectors: np.ndarray, metas: Sequence[MetaRow]) -> None:
-        """Insert or replace rows; a row whose vector is unchanged keeps its slot."""
-        if not len(rids):
-            return
-        self._reserve(self._size + len(rids), max(rids))
+    def keep_unchanged(
+        self, rids: Sequence[int], vectors: np.ndarray, metas: Sequence[MetaRow]
+    ) -> list[int]:
+        """Rows held here with the same vector keep their slot (with fresh metadata); the
+        slots of the other rows die. Returns the positions of the rows that need a new slot."""
         slots = self.slots_of(rids)
         held = np.flatnonzero(slots >= 0)
         same = np.zeros(len(rids), bool)
@@ -206,7 +211,15 @@ class VectorIndex:
         kept = np.flatnonzero(same).tolist()
         self.revive([rids[i] for i in kept], [metas[i] for i in kept])
         self._kill(slots[(slots >= 0) & ~same])
-        fresh = np.flatnonzero(~same).tolist()
+        fresh: list[int] = np.flatnonzero(~same).tolist()
+        return fresh
+
+    def upsert(self, rids: Sequence[int], vectors: np.ndarray, metas: Sequence[MetaRow]) -> None:
+        """Insert or replace rows; a row whose vector is unchanged keeps its slot."""
+        if not len(rids):
+            return
+        self._reserve(self._size + len(rids), max(rids))
+        fresh = self.keep_unchanged(rids, vectors, metas)
         if not fresh:
             return
         start = self._size
@@ -232,6 +245,25 @@ class VectorIndex:
         rids = self._slot_rid[slots]
         mine = (rids >= 0) & (self._rid_slot[np.maximum(rids, 0)] == slots)
         self._rid_slot[rids[mine]] = -1
+
+    def export_live(self) -> tuple[list[int], np.ndarray, list[MetaRow]]:
+        """(rids, vectors, metadata) of every live slot, to move them to another index."""
+        live = np.flatnonzero(self._alive[: self._size])
+        names = {
+            column: {code: value for value, code in codes.items()}
+            for column, codes in self._codes.items()
+        }
+        metas: list[MetaRow] = [
+            (
+                names["doc"][int(self._doc[slot])],
+                None if self._year[slot] == MISSING_YEAR else int(self._year[slot]),
+                names["evidence"].get(int(self._evidence[slot])),
+                None if np.isnan(self._quality[slot]) else float(self._quality[slot]),
+                names["journal"].get(int(self._journal[slot])),
+            )
+            for slot in live.tolist()
+        ]
+        return self._slot_rid[live].tolist(), self.vectors()[live].copy(), metas
 
     def needs_compaction(self) -> bool:
         return self.dead > max(self.settings.compact_min_dead, self._size // 4)
@@ -299,7 +331,7 @@ class VectorIndex:
         if allowed == 0:
             return []
         slots = np.empty(0, np.int64)
-        if allowed > self.settings.exact_max:
+        if self.graph and allowed > self.settings.exact_max:
             slots = self._search(self._index, query, k, mask, allowed)
         if len(slots) < min(k, allowed):  # small, or the graph came up short
             slots = self._search(self._flat(), query, k, mask, allowed)
@@ -313,14 +345,14 @@ class VectorIndex:
         return np.asarray(np.einsum("ij,j->i", rows, query), dtype=np.float64)
 
     def _flat(self) -> Any:
-        return faiss_any.downcast_index(self._index.storage)
+        return faiss_any.downcast_index(self._index.storage) if self.graph else self._index
 
     def _search(
         self, index: Any, query: np.ndarray, k: int, mask: np.ndarray | None, allowed: int
     ) -> np.ndarray:
         """Slots of the best `k` allowed vectors: by the HNSW graph (`ef_search` widened by
         the inverse selectivity) or, given the flat storage, by exact single-thread scan."""
-        hnsw = index is self._index
+        hnsw = self.graph and index is self._index
         params: Any = faiss_any.SearchParametersHNSW() if hnsw else faiss_any.SearchParameters()
         bitmap = None
         if mask is not None:
@@ -365,6 +397,14 @@ class VectorIndex:
         for gen, path in older:
             if gen != previous:
                 path.unlink(missing_ok=True)
+
+    @staticmethod
+    def saved_generation(root: Path) -> int:
+        """The generation of the snapshot in `root` (-1: none, or unreadable)."""
+        try:
+            return int(json.loads((root / _MANIFEST).read_text())["generation"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return -1
 
     @staticmethod
     def check(root: Path) -> str | None:

@@ -6,7 +6,9 @@ by every process that opens the data folder.
 * The lexical index (tantivy) is one index on disk for every process: written only during a
   writer's turn, read by all; a reader reloads it when its recorded generation moves on.
 * The vector index (faiss) lives in each process's memory, loaded from the last snapshot and
-  brought up to the rows' generation; snapshots are written during a writer's turn.
+  brought up to the rows' generation; snapshots are written during a writer's turn, every few
+  thousand changes. What a process follows from other writers is held in an exact buffer
+  beside its graph until it adopts a newer snapshot (see `embedded_view`).
 
 Writers take turns through `WriterLock` (held only while writing). A turn starts by bringing
 this process's indexes, and the shared lexical index, up to the rows' generation: a writer
@@ -43,6 +45,7 @@ from biomcp.adapters.vectors.embedded_rows import (
     Manifest,
     RowStore,
 )
+from biomcp.adapters.vectors.embedded_view import VectorView
 from biomcp.domain.fusion import ranked_fusion, relative_score_fusion
 from biomcp.ports.vectors import (
     ChunkRecord,
@@ -75,7 +78,8 @@ class StoreSettings:
         ann: AnnSettings | None = None,
         lexical_heap_bytes: int = 64_000_000,
         lexical_threads: int = 1,
-        snapshot_min_changes: int = 50_000,
+        snapshot_min_changes: int = 5_000,
+        fresh_max: int = 10_000,
         candidates_min: int = 100,
         candidates_factor: int = 5,
         write_wait_s: float = 30.0,
@@ -85,7 +89,11 @@ class StoreSettings:
         self.write_wait_s = write_wait_s
         self.lexical_heap_bytes = lexical_heap_bytes
         self.lexical_threads = lexical_threads
+        #: A writer saves a snapshot after max(this, live vectors / 20) changes.
         self.snapshot_min_changes = snapshot_min_changes
+        #: A reader folds the rows it follows into its graph past max(this, live / 10) of
+        #: them (it adopts a writer's newer snapshot before that, when there is one).
+        self.fresh_max = fresh_max
         self.candidates_min = candidates_min
         self.candidates_factor = candidates_factor
 
@@ -120,7 +128,7 @@ class EmbeddedCollection:
         self.writer = WriterLock(root / "LOCK", name, wait_s=settings.write_wait_s)
         self._rows: RowStore | None = None
         self._lexical: LexicalIndex | None = None
-        self._vectors: VectorIndex | None = None
+        self._vectors: VectorView | None = None
         self.manifest: Manifest | None = None
         self._unsaved = 0
         #: The rows' generation this process's vector index reflects.
@@ -216,7 +224,7 @@ class EmbeddedCollection:
         return self._lexical
 
     @property
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorView:
         if self._vectors is None:
             raise VectorStoreUnavailableError(f"collection {self.name!r} is closed")
         return self._vectors
@@ -285,10 +293,18 @@ class EmbeddedCollection:
     # --- the vector index (this process's memory) ------------------------------------------
 
     def _open_vectors(self) -> None:
-        dim, ann = self.schema.dim, self.settings.ann
-        gen, reset = self.rows.generation(), self.schema.reset_generation
+        view = self._usable_snapshot()
+        self._install(view or VectorView.empty(self.schema.dim, self.settings.ann))
+        if self._unsaved >= self._snapshot_threshold() or (view is None and self._unsaved):
+            with self.writer.turn(wait=False) as mine:  # a busy writer will snapshot instead
+                if mine:  # a full rebuild is saved at once, a long replay too
+                    self._snapshot()
+
+    def _usable_snapshot(self) -> VectorView | None:
+        """The last snapshot, when it loads, matches its checksums and belongs to the rows'
+        present model; else None (a damaged one is logged)."""
         try:
-            vectors = VectorIndex.load(self.root, dim, ann)
+            view = VectorView.load(self.root, self.schema.dim, self.settings.ann)
         except (OSError, RuntimeError, ValueError, KeyError) as exc:
             _log.warning(
                 "collection %r: the vector snapshot cannot be used (%s: %s); rebuilding the "
@@ -297,23 +313,26 @@ class EmbeddedCollection:
                 type(exc).__name__,
                 exc,
             )
-            vectors = None
-        if vectors is None or not reset <= vectors.generation <= gen:
-            vectors = VectorIndex(dim, ann)
-        self._vectors = vectors
-        snapshot = vectors.generation
-        stale = self._revive_from_rows(vectors, snapshot)
-        self._seen = gen
-        self._unsaved = stale + int(self._compact_if_needed())
-        if self._unsaved >= self._snapshot_threshold() or (snapshot < 0 and stale):
-            with self.writer.turn(wait=False) as mine:  # a busy writer will snapshot instead
-                if mine:  # a full rebuild is saved at once, a long replay too
-                    self._snapshot()
+            return None
+        if view is None or not self.schema.reset_generation <= view.generation:
+            return None
+        return view
 
-    def _revive_from_rows(self, vectors: VectorIndex, snapshot: int) -> int:
+    def _install(self, view: VectorView) -> None:
+        """Bring `view` (a snapshot, or empty) to the rows and make it this process's."""
+        gen = self.rows.generation()
+        if view.generation > gen:  # a snapshot from rows that were replaced since
+            view = VectorView.empty(self.schema.dim, self.settings.ann)
+        self._vectors = view
+        added = self._revive_from_rows(view, view.generation)
+        self._seen = gen
+        self._unsaved = added + int(self.vectors.compact_if_needed())
+
+    def _revive_from_rows(self, vectors: VectorView, snapshot: int) -> int:
         """Bring `vectors` (a snapshot at generation `snapshot`, or empty) to the rows: every
-        row of the snapshot is revived, newer rows are added, rows that are gone are
-        dropped. Returns how many vectors were added."""
+        row of the snapshot is revived, newer rows are added (to the fresh buffer when they
+        are few, else to the graph), rows that are gone are dropped. Returns how many vectors
+        the graph gained."""
         stale: list[int] = []
         if snapshot >= 0:
             for batch in self.rows.iter_rows(f"rid, gen, {_META_COLUMNS}"):
@@ -321,23 +340,22 @@ class EmbeddedCollection:
                 stale.extend(row[0] for row in batch if row[1] > snapshot)
                 found = vectors.revive([r[0] for r in old], [_meta(r[2:]) for r in old])
                 stale.extend(r[0] for r, ok in zip(old, found, strict=True) if not ok)
+            stage = len(stale) <= self._fresh_limit()
             for start in range(0, len(stale), 10_000):
                 part = self.rows.rows_by_rid(
                     stale[start : start + 10_000], f"rid, vector, {_META_COLUMNS}"
                 )
-                self._add_vectors(part)
-        else:
-            for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}"):
-                self._add_vectors(batch)
-                stale.extend(r[0] for r in batch)
+                self._add_vectors(part, stage=stage)  # an unchanged vector keeps its slot
+            vectors.drop_unrevived()
+            return 0 if stage else len(stale)
+        for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}"):
+            self._add_vectors(batch, stage=False)
+            stale.extend(r[0] for r in batch)
         vectors.drop_unrevived()
         return len(stale)
 
-    def _compact_if_needed(self) -> bool:
-        if self.vectors.needs_compaction():
-            self.vectors.compact()
-            return True
-        return False
+    def _fresh_limit(self) -> int:
+        return max(self.settings.fresh_max, self.vectors.graph.alive_count // 10)
 
     def _follow(self) -> None:
         """Bring this process's view up to what every process committed (cheap when nothing
@@ -354,17 +372,28 @@ class EmbeddedCollection:
                 self.vectors.mark_all_dead()  # revived below from the rows that remain
                 self._unsaved += self._revive_from_rows(self.vectors, self._seen)
             else:
-                changed = 0
                 for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}", since=self._seen):
-                    self._add_vectors(batch)
-                    changed += len(batch)
+                    self._add_vectors(batch, stage=True)
                 gone = self.rows.deleted_since(self._seen)
                 self.vectors.remove(gone)
-                self._unsaved += changed + len(gone)
-                self._compact_if_needed()
+                self._unsaved += len(gone) + int(self.vectors.compact_if_needed())
             self._seen = gen
+            if self.vectors.fresh_count:
+                self._settle_fresh()
         if self.lexical.generation < gen:
             self.lexical.refresh()
+
+    def _settle_fresh(self) -> None:
+        """Empty the fresh buffer when a writer saved a newer snapshot (adopt it), or fold it
+        into the graph once it outgrew its bound."""
+        if VectorIndex.saved_generation(self.root) > self.vectors.generation:
+            view = self._usable_snapshot()
+            if view is not None and view.generation > self.vectors.generation:
+                self._install(view)
+                return
+        if self.vectors.fresh_count > self._fresh_limit():
+            self._unsaved += self.vectors.fold()
+            self._unsaved += int(self.vectors.compact_if_needed())
 
     def _reload(self, manifest: Manifest) -> None:
         """Another process replaced the collection's model: start over from the rows."""
@@ -374,15 +403,16 @@ class EmbeddedCollection:
         self._open_lexical()
         self._open_vectors()
 
-    def _add_vectors(self, rows: Sequence[Sequence[Any]]) -> None:
+    def _add_vectors(self, rows: Sequence[Sequence[Any]], *, stage: bool) -> None:
         if not rows:
             return
         dim = self.vectors.dim
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
-        self.vectors.upsert([r[0] for r in rows], matrix, [_meta(r[2:]) for r in rows])
+        add = self.vectors.stage if stage else self.vectors.upsert
+        add([r[0] for r in rows], matrix, [_meta(r[2:]) for r in rows])
 
     def _snapshot_threshold(self) -> int:
-        return max(self.settings.snapshot_min_changes, self.vectors.alive_count // 4)
+        return max(self.settings.snapshot_min_changes, self.vectors.alive_count // 20)
 
     def _snapshot(self) -> None:
         """Under the writer's turn: save this process's vector index (at the rows' current
@@ -413,7 +443,7 @@ class EmbeddedCollection:
             with self._until_indexed():
                 self.lexical.wipe()
                 self.lexical.commit(gen)
-                self._vectors = VectorIndex(dim, self.settings.ann)
+                self._vectors = VectorView.empty(dim, self.settings.ann)
                 self._seen = gen
                 self._snapshot()
 
@@ -481,8 +511,7 @@ class EmbeddedCollection:
             raise
 
     def _after_vector_change(self, changed: int) -> None:
-        self._unsaved += changed
-        self._compact_if_needed()
+        self._unsaved += changed + int(self.vectors.compact_if_needed())
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -537,6 +566,7 @@ class EmbeddedCollection:
                 "generation": self.rows.generation(),
                 "lexical_generation": self.lexical.generation,
                 "vectors_snapshot_generation": self.vectors.generation,
+                "vectors_fresh": self.vectors.fresh_count,
             }
 
     def search(
@@ -583,17 +613,9 @@ class EmbeddedCollection:
             rows = {r[1]: r for r in self.rows.rows_by_rid(top, HIT_COLUMNS)}
             if query is not None:
                 missing = [rid_of[u] for u, _ in fused if u not in sims]
-                sims.update(self._exact_sims(query, missing, uuid_of))
+                exact = self.vectors.similarities(missing, query)
+                sims.update((uuid_of[rid], sim) for rid, sim in exact.items())
         return [self._hit(rows[u], score, bm25.get(u), sims.get(u)) for u, score in fused]
-
-    def _exact_sims(
-        self, query: np.ndarray, rids: Sequence[int], uuid_of: dict[int, str]
-    ) -> dict[str, float]:
-        slots = self.vectors.slots_of(rids)
-        known = slots >= 0
-        sims = self.vectors.similarities(slots[known], query)
-        found = [rid for rid, ok in zip(rids, known, strict=True) if ok]
-        return {uuid_of[rid]: float(sim) for rid, sim in zip(found, sims, strict=True)}
 
     @staticmethod
     def _hit(row: Sequence[Any], score: float, bm25: float | None, sim: float | None) -> VectorHit:

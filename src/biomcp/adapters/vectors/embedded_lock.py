@@ -6,6 +6,12 @@ writers take turns. Each acquisition opens the file anew: flock locks belong to 
 so two stores of one process exclude each other too. The kernel drops the lock of a dead
 process, so a writer killed with SIGKILL never blocks the next one.
 
+Waiters queue through a second lock, the turnstile (`LOCK.queue`): a writer that waits takes
+the turnstile first and keeps it until it has the turn, and every waiting writer passes it on
+the way in. So a writer that takes turns back to back (a sync deleting the old chunks of one
+document after another) lets a waiting writer in after its current turn instead of starving
+it: a waiter polling the lock alone saw it free only in the microseconds between two turns.
+
 The holder writes who it is into the file (pid, program name, since when) so that a waiter
 that runs out of patience can say what holds the collection; the file never carries a path.
 """
@@ -36,6 +42,20 @@ def _program() -> str:
     return name or Path(sys.executable).name
 
 
+def _try_flock(path: Path) -> int | None:
+    """A new descriptor of `path` holding its exclusive flock, or None when another holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class WriterLock:
     """The writer's turn on the collection `name`, through the lock file `path`."""
 
@@ -53,15 +73,9 @@ class WriterLock:
         """Take the turn if nobody holds it; True when taken (or already held here)."""
         if self._fd is not None:
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _try_flock(self.path)
+        if fd is None:
             return False
-        except BaseException:
-            os.close(fd)
-            raise
         self._fd = fd
         with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
             me = {
@@ -80,22 +94,36 @@ class WriterLock:
         Raises:
             VectorStoreBusyError: another writer kept it for the whole wait.
         """
+        if self._fd is not None:
+            return
         deadline = time.monotonic() + self.wait_s
-        while not self.try_acquire():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                holder = self.holder()
-                who = (
-                    f"pid {holder.get('pid')} ({holder.get('program')}, since "
-                    f"{holder.get('since')})"
-                    if holder
-                    else "another writer"
-                )
-                raise VectorStoreBusyError(
-                    f"collection {self.name!r} is being written by {who}; waited {self.wait_s:g} s",
-                    holder=holder,
-                )
-            time.sleep(min(_POLL_S, remaining))
+        queue = self.path.with_name(self.path.name + ".queue")
+        gate = _try_flock(queue)
+        try:
+            while gate is None:  # another waiter is ahead: it gets the next turn
+                self._pause(deadline)
+                gate = _try_flock(queue)
+            while not self.try_acquire():
+                self._pause(deadline)
+        finally:
+            if gate is not None:
+                os.close(gate)  # the next waiter may queue
+
+    def _pause(self, deadline: float) -> None:
+        """Sleep one poll interval, or raise VectorStoreBusyError past `deadline`."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            holder = self.holder()
+            who = (
+                f"pid {holder.get('pid')} ({holder.get('program')}, since {holder.get('since')})"
+                if holder
+                else "another writer"
+            )
+            raise VectorStoreBusyError(
+                f"collection {self.name!r} is being written by {who}; waited {self.wait_s:g} s",
+                holder=holder,
+            )
+        time.sleep(min(_POLL_S, remaining))
 
     def release(self) -> None:
         """Give the turn back (idempotent; never raises for a lock already gone)."""

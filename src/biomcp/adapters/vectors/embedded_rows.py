@@ -273,11 +273,20 @@ class RowStore:
     def iter_rows(
         self, columns: str, *, since: int | None = None, batch: int = 20_000
     ) -> Iterator[list[tuple[Any, ...]]]:
-        """Rows in rid order (those written after generation `since` when given), in batches."""
-        where = "" if since is None else f"AND gen > {int(since)}"
+        """Every row in rid order, in batches; with `since`, only the rows written after that
+        generation (in no set order), found through the generation index (a scan in rid order would read every
+        row's pages, vectors included, to find the few new ones)."""
+        if since is not None:
+            found = self._db.execute("SELECT rid FROM chunks WHERE gen > ?", (int(since),))
+            rids = sorted(rid for (rid,) in found)
+            for start in range(0, len(rids), batch):
+                rows = self.rows_by_rid(rids[start : start + batch], columns)
+                if rows:
+                    yield rows
+            return
         last = -1
         while True:
-            sql = f"SELECT {columns} FROM chunks WHERE rid > ? {where} ORDER BY rid LIMIT ?"  # noqa: S608
+            sql = f"SELECT {columns} FROM chunks WHERE rid > ? ORDER BY rid LIMIT ?"  # noqa: S608
             rows = self._db.execute(sql, (last, batch)).fetchall()
             if not rows:
                 return

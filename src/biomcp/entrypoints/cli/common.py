@@ -83,8 +83,7 @@ def fail(exc: BaseException, settings: Settings, json_output: bool) -> typer.Exi
         message = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it)"
     if json_output:
         emit_json({"error": {"code": code, "message": message, "details": details}})
-    else:
-        typer.echo(f"error [{code}]: {message}", err=True)
+    typer.echo(f"error [{code}]: {message}", err=True)
     return typer.Exit(code=EXIT_VALIDATION if code == "VALIDATION" else EXIT_FAILURE)
 
 
