@@ -406,7 +406,8 @@ def test_a_reader_buffers_what_others_write_then_adopts_their_snapshot_or_folds(
             assert counts["vectors_fresh"] == 0
             assert counts["vectors_snapshot_generation"] == counts["generation"] > snapshot
             _consistent(counts, 100)
-            assert await found(reader, corpus[95]) and await found(reader, corpus[75])
+            assert await found(reader, corpus[95])
+            assert await found(reader, corpus[75])
             assert not await found(reader, corpus[5])
 
             # Another writer that saves no snapshot: past 30 fresh rows, the reader folds them.

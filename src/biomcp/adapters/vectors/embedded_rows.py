@@ -274,8 +274,8 @@ class RowStore:
         self, columns: str, *, since: int | None = None, batch: int = 20_000
     ) -> Iterator[list[tuple[Any, ...]]]:
         """Every row in rid order, in batches; with `since`, only the rows written after that
-        generation (in no set order), found through the generation index (a scan in rid order would read every
-        row's pages, vectors included, to find the few new ones)."""
+        generation (in no set order), found through the generation index (a scan in rid
+        order would read every row's pages, vectors included, to find the few new ones)."""
         if since is not None:
             found = self._db.execute("SELECT rid FROM chunks WHERE gen > ?", (int(since),))
             rids = sorted(rid for (rid,) in found)
