@@ -35,10 +35,10 @@ from biomcp.ports.metadata import (
     LockTimeoutError,
     MetadataStore,
     MetadataStoreError,
-    ProjectInfo,
     SyncJob,
     UpsertOutcome,
 )
+from biomcp.ports.projects import ProjectInfo
 from tests.support.sql_records import FakeClock, full_record, revised, upsert_of
 
 __all__ = ["MetadataStoreContract", "run"]

@@ -132,15 +132,18 @@ class VectorStoreContract:
                 unit_vector(dim, toward=0, sim=0.9), journal="The Lancet", section="RESULTS",
                 has_numbers=True, pub_types=("Randomized Controlled Trial",),
                 metadata={"mesh": "Diabetes"}, **lancet,
+                facets={"tags": ("diabetes", "drug"), "citekey": ("smith2019",)},
             ),
             chunk(
                 "pmid:1", "1", "Metformin was well tolerated; diarrhoea was the main adverse event",
                 unit_vector(dim, toward=2, sim=0.8), journal="The Lancet", **lancet,
+                facets={"tags": ("drug",)},
             ),
             chunk(
                 "pmid:2", "0", "Statins reduce LDL cholesterol and cardiovascular events",
                 unit_vector(dim, toward=4), year=2012, evidence_type="meta_analysis",
                 quality_total=9.0, journal="BMJ",
+                facets={"tags": ("cardio",), "citekey": ("lee2012",)},
             ),
             chunk(
                 "pmid:3", "0",
@@ -150,6 +153,7 @@ class VectorStoreContract:
             chunk(
                 "pmid:3", "1", "Metformin use was not associated with bleeding",
                 unit_vector(dim, toward=0, sim=0.5), journal="jama", **cohort,
+                facets={"tags": ("diabetes",)},
             ),
             chunk("doc-x", "0", "Metformin case report, no metadata", unit_vector(dim, seed=99)),
         ]  # fmt: skip
@@ -510,6 +514,26 @@ class VectorStoreContract:
             (SearchFilters(doc_ids=frozenset({"pmid:3", "doc-x"})), {3, 4, 5}),
             (SearchFilters(evidence_types=frozenset({"rct"}), min_quality=9.0), set()),
             (SearchFilters(), {0, 1, 2, 3, 4, 5}),
+            (SearchFilters(facets=(("tags", frozenset({"drug"})),)), {0, 1}),
+            (SearchFilters(facets=(("tags", frozenset({"diabetes", "cardio"})),)), {0, 2, 4}),
+            (
+                SearchFilters(
+                    facets=(
+                        ("tags", frozenset({"diabetes"})),
+                        ("citekey", frozenset({"smith2019"})),
+                    )
+                ),
+                {0},
+            ),
+            (SearchFilters(facets=(("tags", frozenset({"nope"})),)), set()),
+            (SearchFilters(facets=(("tags", frozenset()),)), set()),
+            (SearchFilters(facets=(("drug", frozenset({"tags"})),)), set()),  # key and value apart
+            (
+                SearchFilters(
+                    doc_ids=frozenset({"pmid:3"}), facets=(("tags", frozenset({"diabetes"})),)
+                ),
+                {4},
+            ),
         ],
     )
     def test_filters_apply_to_both_arms(
@@ -532,6 +556,29 @@ class VectorStoreContract:
                 assert {h.uuid for h in hits} == want, alpha
             no_vector = await store.hybrid_search(name, text, None, limit=20, filters=filters)
             assert {h.uuid for h in no_vector} == want
+
+        self.run(store_factory, scenario)
+
+    def test_a_sample_shows_stored_chunks_with_their_nested_metadata(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        payload = {"zotero": {"citekey": "k1", "tags": ["a", "b"]}, "doc": {"page_span": [4, 5]}}
+
+        async def scenario(store: VectorStore) -> None:
+            corpus = self.corpus(dim)
+            corpus[5] = replace(corpus[5], metadata=payload)
+            name = await self._filled(store, dim, corpus)
+            assert await store.sample(name, 0) == []
+            three = await store.sample(name, 3)
+            assert len(three) == 3
+            assert {h.uuid for h in three} <= {c.uuid for c in corpus}
+            assert await store.sample(name, 3) == three  # stable while nothing is written
+            everything = await store.sample(name, 50)
+            assert {h.uuid for h in everything} == {c.uuid for c in corpus}
+            by_uuid = {h.uuid: h for h in everything}
+            assert by_uuid[corpus[5].uuid].metadata == payload
+            assert by_uuid[corpus[0].uuid].text == corpus[0].text
+            assert await store.facet_keys(name) == ["citekey", "tags"]
 
         self.run(store_factory, scenario)
 

@@ -1,4 +1,4 @@
-"""The MetadataStore port: PubMed documents, watermarks, sync jobs and projects in SQL.
+"""The MetadataStore port: PubMed documents, watermarks and sync jobs in SQL.
 
 Invariants (spec 01): one row per PMID; its version starts at 1 and grows by one when the
 content hash changes or LR advances (the domain's `decide_version`, applied inside the store's
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -25,7 +25,6 @@ __all__ = [
     "LockTimeoutError",
     "MetadataStore",
     "MetadataStoreError",
-    "ProjectInfo",
     "StoreUnavailableError",
     "StoredDocument",
     "SyncJob",
@@ -112,17 +111,6 @@ class SyncJob:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectInfo:
-    project_id: str
-    collection: str
-    model_id: str
-    dim: int
-    hybrid: bool = True
-    created_at: datetime | None = None
-    metadata: dict[str, str] = field(default_factory=dict)
-
-
 class MetadataStore(Protocol):
     """SQL metadata. Every method raises only `MetadataStoreError`s."""
 
@@ -183,15 +171,6 @@ class MetadataStore(Protocol):
     async def get_job(self, job_id: str) -> SyncJob | None: ...
 
     async def list_jobs(self, query_key: str | None = None, limit: int = 50) -> list[SyncJob]: ...
-
-    async def register_project(self, project: ProjectInfo) -> ProjectInfo:
-        """Create the project, or return the stored one when it exists (the stored model
-        wins: the caller checks for an embedding mismatch)."""
-        ...
-
-    async def get_project(self, project_id: str) -> ProjectInfo | None: ...
-
-    async def list_projects(self) -> list[ProjectInfo]: ...
 
     async def ping(self) -> None:
         """Raise StoreUnavailableError unless the database answers (for /readyz)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "ChunkRecord",
@@ -86,7 +86,9 @@ class Fusion(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ChunkRecord:
     """One chunk to store. `uuid` is the stable key (`uuid5(ns, f"{doc_id}:{chunk_id}")` for
-    PubMed chunks); `doc_id` is `pmid:<digits>` for the corpus, any id within a project."""
+    PubMed chunks); `doc_id` is `pmid:<digits>` for the corpus, any id within a project.
+    `metadata` is a JSON object (nested values allowed) returned with every hit; `facets` are
+    the keyword values a `SearchFilters.facets` filter matches (tags, citekey, source...)."""
 
     uuid: str
     doc_id: str
@@ -103,7 +105,8 @@ class ChunkRecord:
     lr: str | None = None
     source_url: str | None = None
     has_numbers: bool | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    facets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def pmid(self) -> str | None:
@@ -112,7 +115,9 @@ class ChunkRecord:
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """Conjunctive filters; None means "any". `journals` match case-insensitively."""
+    """Conjunctive filters; None means "any". `journals` match case-insensitively. `facets`:
+    (key, values) pairs; a chunk passes when, for every key, one of its facet values under
+    that key is among `values` (exact match)."""
 
     evidence_types: frozenset[str] | None = None
     year_min: int | None = None
@@ -120,6 +125,7 @@ class SearchFilters:
     min_quality: float | None = None
     journals: frozenset[str] | None = None
     doc_ids: frozenset[str] | None = None
+    facets: tuple[tuple[str, frozenset[str]], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +146,7 @@ class VectorHit:
     year: int | None = None
     journal: str | None = None
     has_numbers: bool | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +244,19 @@ class VectorStore(Protocol):
         ...
 
     async def stats(self, collection: str) -> CollectionStats: ...
+
+    async def sample(self, collection: str, n: int) -> list[VectorHit]:
+        """Up to `n` stored chunks (score 0), the same ones on every call while nothing is
+        written; for showing what a collection holds.
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
+    async def facet_keys(self, collection: str) -> list[str]:
+        """The facet keys some chunk of `collection` has, sorted."""
+        ...
 
     async def collections(self) -> list[str]: ...
 

@@ -26,10 +26,10 @@ from biomcp.domain.watermarks import WatermarkAudit
 from biomcp.ports.metadata import (
     Checkpoint,
     DocumentUpsert,
-    ProjectInfo,
     StoredDocument,
     SyncJob,
 )
+from biomcp.ports.projects import ProjectInfo
 
 __all__ = [
     "AUDIT",

@@ -57,12 +57,12 @@ from biomcp.ports.metadata import (
     Checkpoint,
     DocumentUpsert,
     MetadataStoreError,
-    ProjectInfo,
     StoredDocument,
     StoreUnavailableError,
     SyncJob,
     UpsertSummary,
 )
+from biomcp.ports.projects import ProjectInfo
 
 __all__ = ["SqlMetadataStore"]
 

@@ -209,6 +209,14 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.stats)
 
+    async def sample(self, collection: str, n: int) -> list[VectorHit]:
+        found = await self._collection(collection)
+        return await self._call(f"reading {collection!r}", found.sample, n)
+
+    async def facet_keys(self, collection: str) -> list[str]:
+        found = await self._collection(collection)
+        return await self._call(f"reading {collection!r}", found.facet_keys)
+
     async def collections(self) -> list[str]:
         self._check_open()
         names = set(self._open)

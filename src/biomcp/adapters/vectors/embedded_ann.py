@@ -290,12 +290,18 @@ class VectorIndex:
 
     # --- search --------------------------------------------------------------------------
 
-    def _mask(self, filters: SearchFilters | None) -> np.ndarray | None:
+    def _mask(
+        self, filters: SearchFilters | None, rids: frozenset[int] | None = None
+    ) -> np.ndarray | None:
         """Allowed slots, or None when every live slot is allowed and none is dead."""
         n = self._size
-        if filters is None or filters == SearchFilters():
+        if rids is None and (filters is None or filters == SearchFilters()):
             return None if self.dead == 0 else self._alive[:n]
         mask = self._alive[:n].copy()
+        if rids is not None:
+            mask &= np.isin(self._slot_rid[:n], np.fromiter(rids, np.int64, len(rids)))
+        if filters is None:
+            return mask
         if filters.year_min is not None or filters.year_max is not None:
             year = self._year[:n]
             mask &= year != MISSING_YEAR
@@ -321,12 +327,17 @@ class VectorIndex:
         return mask
 
     def search(
-        self, query: np.ndarray, k: int, filters: SearchFilters | None
+        self,
+        query: np.ndarray,
+        k: int,
+        filters: SearchFilters | None,
+        rids: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rid, cosine similarity) of the best `k` allowed rows, best first."""
+        """(rid, cosine similarity) of the best `k` allowed rows (among `rids` when given),
+        best first."""
         if k <= 0 or self.alive_count == 0:
             return []
-        mask = self._mask(filters)
+        mask = self._mask(filters, rids)
         allowed = self.alive_count if mask is None else int(np.count_nonzero(mask))
         if allowed == 0:
             return []

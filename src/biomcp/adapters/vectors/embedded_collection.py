@@ -31,6 +31,7 @@ import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -596,11 +597,20 @@ class EmbeddedCollection:
         weight = 0.0 if query is None else alpha
         with self.mutex:
             self._follow()
+            rids: frozenset[int] | None = None
+            if filters is not None and filters.facets:
+                rids = frozenset(self.rows.rids_with_facets(filters.facets))
+                filters = replace(filters, facets=None)
+                if not rids:
+                    return []
             lexical: list[tuple[int, float]] = []
             if weight < 1.0:
-                lexical = self.lexical.search(query_terms(self.lexical.analyzer, text), k, filters)
+                terms = query_terms(self.lexical.analyzer, text)
+                lexical = self.lexical.search(terms, k, filters, rids=rids)
             dense = (
-                self.vectors.search(query, k, filters) if query is not None and weight > 0 else []
+                self.vectors.search(query, k, filters, rids=rids)
+                if query is not None and weight > 0
+                else []
             )
             candidates = sorted({r for r, _ in lexical} | {r for r, _ in dense})
             uuid_of = self.rows.uuids_by_rid(candidates)
@@ -616,6 +626,14 @@ class EmbeddedCollection:
                 exact = self.vectors.similarities(missing, query)
                 sims.update((uuid_of[rid], sim) for rid, sim in exact.items())
         return [self._hit(rows[u], score, bm25.get(u), sims.get(u)) for u, score in fused]
+
+    def sample(self, n: int) -> list[VectorHit]:
+        with self.mutex:
+            return [self._hit(row, 0.0, None, None) for row in self.rows.sample(n, HIT_COLUMNS)]
+
+    def facet_keys(self) -> list[str]:
+        with self.mutex:
+            return self.rows.facet_keys()
 
     @staticmethod
     def _hit(row: Sequence[Any], score: float, bm25: float | None, sim: float | None) -> VectorHit:

@@ -287,9 +287,15 @@ class LexicalIndex:
         return int(self._index.searcher().num_docs) if self._index is not None else 0
 
     def search(
-        self, terms: Counter[str], k: int, filters: SearchFilters | None
+        self,
+        terms: Counter[str],
+        k: int,
+        filters: SearchFilters | None,
+        *,
+        rids: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rid, raw BM25 score) of the best `k` matches, best first."""
+        """(rid, raw BM25 score) of the best `k` matches (among `rids` when given), best
+        first."""
         if not terms or k <= 0 or self._index is None:
             return []
         schema = self._schema
@@ -303,6 +309,9 @@ class LexicalIndex:
             for term, n in sorted(terms.items())
         ]
         filter_queries = self._filter_queries(filters)
+        if rids is not None:
+            allowed = tantivy.Query.term_set_query(schema, "rid", sorted(rids))
+            filter_queries.append(tantivy.Query.const_score_query(allowed, 0.0))
         # Wrap only when filtering: a bare disjunction is faster (block-max WAND; figures:
         # benchmarks/README.md, "Decisions and their figures").
         if filter_queries:
@@ -316,10 +325,10 @@ class LexicalIndex:
         hits = searcher.search(query, k, count=False).hits
         if not hits:
             return []
-        rids = searcher.fast_field_values("rid", [address for _, address in hits])
+        found = searcher.fast_field_values("rid", [address for _, address in hits])
         return [
             (int(rid), float(score))
-            for (score, _), rid in zip(hits, rids, strict=True)
+            for (score, _), rid in zip(hits, found, strict=True)
             if isinstance(rid, int)
         ]
 

@@ -76,6 +76,13 @@ CREATE TABLE IF NOT EXISTS deleted (rid INTEGER PRIMARY KEY, gen INTEGER NOT NUL
 CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+# Keyword facets of each row (tags, citekey, source...): what a facet filter matches. Created
+# with the first write of a file made before facets existed; a reader treats it as absent.
+_FACETS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS facets (key TEXT NOT NULL, value TEXT NOT NULL, "
+    "rid INTEGER NOT NULL, PRIMARY KEY (key, value, rid)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS facets_rid ON facets (rid)",
+)
 
 _UPSERT = """
 INSERT INTO chunks (
@@ -154,6 +161,11 @@ class RowStore:
         self._db.execute("PRAGMA busy_timeout = 5000")
         #: The file's inode when opened (a file replaced since is another collection).
         self.inode = path.stat().st_ino
+        self._has_facets = self._table_exists("facets")
+
+    def _table_exists(self, name: str) -> bool:
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self._db.execute(sql, (name,)).fetchone() is not None
 
     def close(self) -> None:
         self._db.close()
@@ -175,7 +187,7 @@ class RowStore:
     def create(self, model_id: str, dim: int) -> Manifest:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._transaction():
-            for statement in _SCHEMA.split(";"):
+            for statement in [*_SCHEMA.split(";"), *_FACETS_SCHEMA]:
                 if statement.strip():
                     self._db.execute(statement)
             self._db.execute(
@@ -190,6 +202,8 @@ class RowStore:
             gen = self._next_generation()
             self._db.execute("DELETE FROM chunks")
             self._db.execute("DELETE FROM deleted")
+            self._ensure_facets()
+            self._db.execute("DELETE FROM facets")
             self._db.execute(
                 "UPDATE manifest SET model_id = ?, dim = ?, reset_generation = ?",
                 (model_id, dim, gen),
@@ -209,8 +223,35 @@ class RowStore:
                 self._db.execute(_UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
                 for r in rows
             ]
+            self._ensure_facets()
+            self._delete_facets(rids)
+            self._db.executemany(
+                "INSERT OR IGNORE INTO facets VALUES (?, ?, ?)",
+                [
+                    (key, value, rid)
+                    for rid, r in zip(rids, rows, strict=True)
+                    for key, values in r.record.facets.items()
+                    for value in values
+                ],
+            )
             self._prune(prune_below)
         return gen, rids
+
+    def _ensure_facets(self) -> None:
+        """Within a write transaction: the facets table of a file made before it existed."""
+        for statement in _FACETS_SCHEMA:
+            self._db.execute(statement)
+
+    def _facets_ready(self) -> bool:
+        """Whether the file has its facets table (another process may have made it since)."""
+        if not self._has_facets:
+            self._has_facets = self._table_exists("facets")
+        return self._has_facets
+
+    def _delete_facets(self, rids: Sequence[int]) -> None:
+        for part in _chunks(rids):
+            marks = ",".join("?" * len(part))
+            self._db.execute(f"DELETE FROM facets WHERE rid IN ({marks})", part)  # noqa: S608
 
     def delete_doc(
         self, doc_id: str, keep: Iterable[str], prune_below: int
@@ -228,6 +269,8 @@ class RowStore:
             for part in _chunks(rids):
                 marks = ",".join("?" * len(part))
                 self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
+            self._ensure_facets()
+            self._delete_facets(rids)
             self._db.executemany(
                 "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
             )
@@ -241,6 +284,30 @@ class RowStore:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def rids_with_facets(self, facets: Sequence[tuple[str, frozenset[str]]]) -> set[int]:
+        """The rows that have, for every key (at least one), at least one of its values."""
+        if not self._facets_ready():
+            return set()
+        found: set[int] | None = None
+        for key, values in facets:
+            marks = ",".join("?" * len(values))
+            sql = f"SELECT rid FROM facets WHERE key = ? AND value IN ({marks})"  # noqa: S608
+            rids = {rid for (rid,) in self._db.execute(sql, [key, *sorted(values)])}
+            found = rids if found is None else found & rids
+            if not found:
+                return set()
+        return found or set()
+
+    def facet_keys(self) -> list[str]:
+        if not self._facets_ready():
+            return []
+        return [k for (k,) in self._db.execute("SELECT DISTINCT key FROM facets ORDER BY key")]
+
+    def sample(self, n: int, columns: str) -> list[tuple[Any, ...]]:
+        """The first `n` rows by rid (the oldest)."""
+        sql = f"SELECT {columns} FROM chunks ORDER BY rid LIMIT ?"  # noqa: S608
+        return self._db.execute(sql, (max(0, n),)).fetchall()
 
     def documents(self) -> int:
         return int(self._db.execute("SELECT count(DISTINCT doc_id) FROM chunks").fetchone()[0])

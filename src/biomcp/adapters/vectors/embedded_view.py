@@ -118,12 +118,17 @@ class VectorView:
     # --- reads ---------------------------------------------------------------------------
 
     def search(
-        self, query: np.ndarray, k: int, filters: SearchFilters | None
+        self,
+        query: np.ndarray,
+        k: int,
+        filters: SearchFilters | None,
+        rids: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rid, cosine similarity) of the best `k` allowed rows of both parts, best first."""
-        hits = self.graph.search(query, k, filters)
+        """(rid, cosine similarity) of the best `k` allowed rows of both parts (among `rids`
+        when given), best first."""
+        hits = self.graph.search(query, k, filters, rids)
         if self.fresh.alive_count:
-            hits += self.fresh.search(query, k, filters)
+            hits += self.fresh.search(query, k, filters, rids)
             hits.sort(key=lambda hit: -hit[1])
         return hits[:k]
 

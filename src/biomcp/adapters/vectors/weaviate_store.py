@@ -58,6 +58,8 @@ _PROPERTIES = (
     "doc_id", "chunk_id", "text", "section", "year", "evidence_type", "quality_total",
     "journal", "pub_types", "edat", "lr", "source_url", "has_numbers", "metadata_json",
 )  # fmt: skip
+# Facets are one TEXT_ARRAY property of exact "key=value" strings (keys never hold "=").
+_FACETS = "facets"
 
 
 def class_name(collection: str) -> str:
@@ -85,7 +87,12 @@ def _matches_nothing(filters: SearchFilters | None) -> bool:
     if filters is None:
         return False
     sets = (filters.evidence_types, filters.journals, filters.doc_ids)
-    return any(s is not None and not s for s in sets)
+    facets_empty = any(not values for _, values in filters.facets or ())
+    return facets_empty or any(s is not None and not s for s in sets)
+
+
+def _facet(key: str, value: str) -> str:
+    return f"{key}={value}"
 
 
 def _filters(filters: SearchFilters | None) -> Any:
@@ -107,6 +114,9 @@ def _filters(filters: SearchFilters | None) -> Any:
         parts.append(Filter.by_property("journal_key").contains_any(journals))
     if filters.doc_ids is not None:
         parts.append(Filter.by_property("doc_id").contains_any(sorted(filters.doc_ids)))
+    for key, values in filters.facets or ():
+        wanted = sorted(_facet(key, value) for value in values)
+        parts.append(Filter.by_property(_FACETS).contains_any(wanted))
     if not parts:
         return None
     return Filter.all_of(parts) if len(parts) > 1 else parts[0]
@@ -218,6 +228,8 @@ class WeaviateVectorStore:
                 manifest = await self._manifest(collection)
                 same = manifest.get("model_id") == model_id and manifest.get("dim") == dim
                 if same:
+                    await self._add_missing_properties(client.collections.get(name))
+                    self._dims[collection] = dim
                     return
                 if not allow_model_change:
                     stored = f"{manifest.get('model_id')} ({manifest.get('dim')}-d)"
@@ -242,6 +254,33 @@ class WeaviateVectorStore:
         except WeaviateBaseError as exc:
             raise _translate(exc) from exc
         self._dims[collection] = dim
+
+    async def _add_missing_properties(self, handle: Any) -> None:
+        """A collection made before a property existed (facets) gains it."""
+        config = await handle.config.get()
+        have = {p.name for p in config.properties}
+        for missing in (p for p in _schema_properties() if p.name not in have):
+            await handle.config.add_property(missing)
+
+    async def sample(self, collection: str, n: int) -> list[VectorHit]:
+        handle = await self._collection(collection)
+        if n <= 0:
+            return []
+        try:
+            found = await handle.query.fetch_objects(limit=n, return_properties=list(_PROPERTIES))
+        except WeaviateBaseError as exc:
+            raise _translate(exc) from exc
+        return [_hit(obj, 0.0, None, None) for obj in found.objects]
+
+    async def facet_keys(self, collection: str) -> list[str]:
+        handle = await self._collection(collection)
+        keys: set[str] = set()
+        try:
+            async for obj in handle.iterator(return_properties=[_FACETS]):
+                keys.update(str(f).split("=", 1)[0] for f in obj.properties.get(_FACETS) or ())
+        except WeaviateBaseError as exc:
+            raise _translate(exc) from exc
+        return sorted(keys)
 
     async def collections(self) -> list[str]:
         client = await self._connect()
@@ -469,6 +508,7 @@ def _schema_properties() -> list[Any]:
             index_searchable=False,
             index_filterable=False,
         ),
+        field(_FACETS, dt.TEXT_ARRAY),
     ]
 
 
@@ -489,6 +529,7 @@ def _properties(chunk: ChunkRecord) -> dict[str, Any]:
         "source_url": chunk.source_url,
         "has_numbers": chunk.has_numbers,
         "metadata_json": json.dumps(dict(chunk.metadata), sort_keys=True),
+        _FACETS: sorted(_facet(k, v) for k, values in chunk.facets.items() for v in values),
     }
     return {k: v for k, v in values.items() if v is not None}
 
@@ -522,7 +563,7 @@ def _hit(obj: Any, score: float, bm25: float | None, sim: float | None) -> Vecto
         year=props.get("year"),
         journal=props.get("journal"),
         has_numbers=props.get("has_numbers"),
-        metadata={str(k): str(v) for k, v in extra.items()},
+        metadata=extra if isinstance(extra, dict) else {},
     )
 
 
