@@ -22,6 +22,7 @@ from biomcp.ports.entrez import (
 from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
+from biomcp.usecases.projects import ProjectError
 
 __all__ = ["ToolCallError", "classify", "envelope", "without_paths"]
 
@@ -41,7 +42,7 @@ class ToolCallError(Exception):
 def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[str, str, Any]:
     """(code, message, details) for `exc`."""
     vector_code = "WEAVIATE" if vector_backend == "weaviate" else "STORE"
-    if isinstance(exc, ToolCallError):
+    if isinstance(exc, ToolCallError | ProjectError):
         return exc.code, exc.message, exc.details
     if isinstance(exc, InvalidRequestError):
         return "VALIDATION", exc.message, exc.details

@@ -1,0 +1,513 @@
+"""Project collections (spec 02): agents store their own chunks per project and search them.
+
+Each project has its own vector collection (its name derived from the project id, never
+shared); every search also filters on the project's id, so nothing of another project can be
+returned even if two collections were ever confused. A chunk is an item the agent chose: a
+deterministic `id` (the same id overwrites: last write wins), its `text`, a JSON `metadata`
+payload (spec 02's project, source, zotero, doc, embed_model, version...) and, optionally,
+its `embedding`. Without one the server embeds the text with the project's model (agents
+cannot compute embeddings); with one, it must be of the project's model and dimension.
+
+Decisions where spec 02 is open: 1 to 500 items per call (fewer than 100 are accepted); a
+batch is all-or-nothing (checked whole before anything is written, written in one store
+call; a timeout can only strike before the write); `full_text` is the item's whole text,
+returned only when asked for; vector scores are cosines clamped to [0, 1], hybrid scores the
+relative-score fusion of both arms (already in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from biomcp.domain.projects import check_project_id, collection_name, trim_text, unit_score
+from biomcp.ports.embeddings import Embedder
+from biomcp.ports.projects import ProjectInfo, ProjectRegistry
+from biomcp.ports.vectors import (
+    ChunkRecord,
+    CollectionNotFoundError,
+    Fusion,
+    SearchFilters,
+    VectorHit,
+    VectorStore,
+    VectorStoreUnavailableError,
+)
+from biomcp.usecases.errors import InvalidRequestError, UseCaseError
+
+__all__ = [
+    "FACET_KEYS",
+    "ProjectCollections",
+    "ProjectError",
+    "ProjectLimits",
+]
+
+T = TypeVar("T")
+
+#: The namespace of project chunk uuids: uuid5(namespace, f"{project}\0{item id}").
+_NAMESPACE = uuid.UUID("3f1c2a9e-6d1b-5c4e-9a57-0b9c1d2e3f40")
+#: Facets a `filters` object may name, and where each comes from in an item's metadata.
+FACET_KEYS = ("tags", "citekey", "source", "section", "doc_id")
+_PROJECT_FACET = "project"
+_SAMPLE_MAX = 5
+
+
+class ProjectError(UseCaseError):
+    """A spec 02 error: `code` is INVALID_PROJECT, EMBEDDING_MISMATCH, HYBRID_NOT_SUPPORTED,
+    INDEX_UNAVAILABLE or TIMEOUT."""
+
+    def __init__(self, code: str, message: str, details: object = None) -> None:
+        super().__init__(message, details)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectLimits:
+    """Spec 02's limits and timeouts (seconds); each is a setting."""
+
+    max_items: int = 500
+    max_text_chars: int = 100_000
+    max_metadata_bytes: int = 64_000
+    top_k_default: int = 6
+    top_k_max: int = 6
+    max_chars_per_chunk: int = 1_800
+    alpha: float = 0.5
+    store_timeout_s: float = 15.0
+    find_timeout_s: float = 8.0
+    hybrid_timeout_s: float = 15.0
+    inspect_timeout_s: float = 5.0
+    list_timeout_s: float = 2.0
+
+
+def _get(payload: Mapping[str, Any], *path: str) -> Any:
+    value: Any = payload
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _strings(value: Any) -> list[str]:
+    """A string or a list of strings as a list (anything else: empty)."""
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str) and v]
+    return []
+
+
+def _first(payload: Mapping[str, Any], *paths: tuple[str, ...]) -> Any:
+    for path in paths:
+        value = _get(payload, *path)
+        if value is not None:
+            return value
+    return None
+
+
+def _facets(
+    project_id: str, item_id: str, payload: Mapping[str, Any]
+) -> dict[str, tuple[str, ...]]:
+    """The keyword facets of an item: what `filters` match."""
+    found = {
+        "tags": _strings(_get(payload, "zotero", "tags")) + _strings(payload.get("tags")),
+        "citekey": _strings(_first(payload, ("zotero", "citekey"), ("citekey",))),
+        "source": _strings(_first(payload, ("source", "path"), ("source", "title")))
+        + _strings(payload.get("source")),
+        "section": _strings(_first(payload, ("doc", "section"), ("section",))),
+        "doc_id": [item_id],
+        _PROJECT_FACET: [project_id],
+    }
+    return {key: tuple(dict.fromkeys(values)) for key, values in found.items() if values}
+
+
+def _citation(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The citation fields of spec 02's answers (None where the payload has nothing)."""
+    citekey = _first(payload, ("zotero", "citekey"), ("citekey",))
+    section = _first(payload, ("doc", "section"), ("section",))
+    page_span = _first(payload, ("doc", "page_span"), ("page_span",))
+    section_path = _first(payload, ("doc", "section_path"), ("section_path",))
+    doi = _first(payload, ("doi",), ("zotero", "doi"), ("source", "doi"))
+    url = _first(payload, ("url",), ("source", "url"), ("zotero", "url"))
+    return {
+        "citekey": citekey if isinstance(citekey, str) else None,
+        "section": section if isinstance(section, str) else None,
+        "page_span": page_span
+        if isinstance(page_span, list) and all(isinstance(p, int) for p in page_span)
+        else None,
+        "section_path": _strings(section_path) or None,
+        "doi": doi if isinstance(doi, str) else None,
+        "url": url if isinstance(url, str) else None,
+    }
+
+
+class ProjectCollections:
+    """The five project tools over a registry, a vector store and the server's embedder."""
+
+    def __init__(
+        self,
+        registry: ProjectRegistry,
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        limits: ProjectLimits | None = None,
+        configured: Callable[[], Awaitable[Sequence[ProjectInfo]]] | None = None,
+    ) -> None:
+        self._registry = registry
+        self._vectors = vectors
+        self._embedder = embedder
+        self.limits = limits or ProjectLimits()
+        self._configured = configured
+        self._config_loaded = False
+        self._config_lock = asyncio.Lock()
+
+    # --- projects ----------------------------------------------------------------------
+
+    def project_for(self, project_id: str, *, hybrid: bool = True) -> ProjectInfo:
+        """A new project on this server's embedding model."""
+        try:
+            check_project_id(project_id)
+        except ValueError as exc:
+            raise InvalidRequestError(str(exc), {"project_id": project_id}) from None
+        return ProjectInfo(
+            project_id=project_id,
+            collection=collection_name(project_id),
+            model_id=self._embedder.model_id,
+            dim=self._embedder.dim,
+            hybrid=hybrid,
+        )
+
+    async def create_project(self, project_id: str, *, hybrid: bool = True) -> ProjectInfo:
+        """Register the project (the stored one wins when it exists) and make its collection."""
+        project = await self._registry.register_project(self.project_for(project_id, hybrid=hybrid))
+        await self._ensure_collection(project)
+        return project
+
+    async def _load_configured(self) -> None:
+        """Register the projects of the projects file once per process."""
+        if self._config_loaded or self._configured is None:
+            return
+        async with self._config_lock:
+            if self._config_loaded:
+                return
+            for project in await self._configured():
+                await self._registry.register_project(project)
+            self._config_loaded = True
+
+    async def _projects(self) -> list[ProjectInfo]:
+        await self._load_configured()
+        return await self._registry.list_projects()
+
+    async def _project(self, project_id: str) -> ProjectInfo:
+        await self._load_configured()
+        found = await self._registry.get_project(project_id)
+        if found is None:
+            available = [p.project_id for p in await self._registry.list_projects()]
+            raise ProjectError(
+                "INVALID_PROJECT",
+                f"Project {project_id!r} not found. Available projects: {available}",
+                {"project_id": project_id, "available_projects": available},
+            )
+        return found
+
+    async def _ensure_collection(self, project: ProjectInfo) -> None:
+        await self._vectors.ensure_schema(
+            project.collection, dim=project.dim, model_id=project.model_id
+        )
+
+    async def list_projects(self) -> dict[str, Any]:
+        projects = await self._bounded(self._projects(), self.limits.list_timeout_s)
+        return {
+            "projects": [
+                {
+                    "id": p.project_id,
+                    "collection": p.collection,
+                    "embed_model": p.model_id,
+                    "hybrid_enabled": p.hybrid,
+                }
+                for p in projects
+            ]
+        }
+
+    # --- store ---------------------------------------------------------------------------
+
+    async def store_chunks(
+        self, project_id: str, items: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        project = await self._project(project_id)
+        records = self._checked_items(project, items)
+        missing = [i for i, (_, vector) in enumerate(records) if vector is None]
+
+        async def embed() -> list[list[float]]:
+            return await self._embedder.embed([records[i][0].text for i in missing])
+
+        embedded = await self._bounded(embed(), self.limits.store_timeout_s) if missing else []
+        vectors = dict(zip(missing, embedded, strict=True))
+        chunks = [
+            _with_vector(record, vector if vector is not None else vectors[i])
+            for i, (record, vector) in enumerate(records)
+        ]
+        await self._ensure_collection(project)
+        report = await self._vectors.upsert_chunks(project.collection, chunks)
+        warnings = [f"item {e.uuid}: {e.message}" for e in report.errors]
+        return {
+            "chunks_written": report.upserted,
+            "project": project.project_id,
+            "embed_model": project.model_id,
+            "warnings": warnings,
+        }
+
+    def _checked_items(
+        self, project: ProjectInfo, items: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[ChunkRecord, list[float] | None]]:
+        """Every item checked before anything is written (all or nothing)."""
+        limits = self.limits
+        if not 1 <= len(items) <= limits.max_items:
+            raise InvalidRequestError(
+                f"items must hold 1 to {limits.max_items} chunks, got {len(items)}",
+                {"items": len(items), "max": limits.max_items},
+            )
+        out: dict[str, tuple[ChunkRecord, list[float] | None]] = {}
+        for position, item in enumerate(items):
+            item_id, text = item.get("id"), item.get("text")
+            payload = item.get("metadata") or {}
+            where = f"items[{position}]"
+            if not isinstance(item_id, str) or not item_id or len(item_id) > 256:
+                raise InvalidRequestError(f"{where}.id must be a string of 1 to 256 characters")
+            if not isinstance(text, str) or not text.strip():
+                raise InvalidRequestError(f"{where}.text must be non-empty text")
+            if len(text) > limits.max_text_chars:
+                raise InvalidRequestError(
+                    f"{where}.text has {len(text)} characters, at most {limits.max_text_chars}"
+                )
+            if not isinstance(payload, Mapping):
+                raise InvalidRequestError(f"{where}.metadata must be an object")
+            size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+            if size > limits.max_metadata_bytes:
+                raise InvalidRequestError(
+                    f"{where}.metadata is {size} bytes of JSON, at most {limits.max_metadata_bytes}"
+                )
+            claimed = payload.get("project")
+            if claimed is not None and claimed != project.project_id:
+                raise InvalidRequestError(
+                    f"{where}.metadata.project is {claimed!r}, not {project.project_id!r}"
+                )
+            vector = self._checked_embedding(project, item.get("embedding"), payload, where)
+            stored = {**payload, "project": project.project_id, "embed_model": project.model_id}
+            record = ChunkRecord(
+                uuid=str(uuid.uuid5(_NAMESPACE, f"{project.project_id}\0{item_id}")),
+                doc_id=item_id,
+                chunk_id="0",
+                text=text,
+                vector=(),
+                section=_citation(payload)["section"],
+                metadata=stored,
+                facets=_facets(project.project_id, item_id, payload),
+            )
+            out.pop(item_id, None)  # a repeated id: the last one wins, as across calls
+            out[item_id] = (record, vector)
+        return list(out.values())
+
+    @staticmethod
+    def _checked_embedding(
+        project: ProjectInfo, embedding: Any, payload: Mapping[str, Any], where: str
+    ) -> list[float] | None:
+        if embedding is None:
+            return None
+        model = payload.get("embed_model")
+        dim = len(embedding) if isinstance(embedding, list) else None
+        if dim != project.dim or model != project.model_id:
+            got = f"{model or 'an unnamed model'} ({dim if dim is not None else '?'}-d)"
+            raise ProjectError(
+                "EMBEDDING_MISMATCH",
+                f"{where}.embedding is of {got}; project {project.project_id!r} holds "
+                f"{project.model_id} ({project.dim}-d) vectors. Leave `embedding` out and "
+                "the server embeds the text with the project's model.",
+                {
+                    "project_id": project.project_id,
+                    "expected_model": project.model_id,
+                    "expected_dim": project.dim,
+                    "got_model": model,
+                },
+            )
+        values = [float(v) for v in embedding]
+        norm = math.sqrt(sum(v * v for v in values))
+        if not math.isfinite(norm) or norm == 0.0:
+            raise InvalidRequestError(f"{where}.embedding must be finite and non-zero")
+        return [v / norm for v in values]
+
+    # --- search --------------------------------------------------------------------------
+
+    async def find_chunks(
+        self,
+        project_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        full_text: bool = False,
+    ) -> dict[str, Any]:
+        project = await self._project(project_id)
+        hits = await self._bounded(
+            self._search(project, query, top_k, filters, alpha=1.0), self.limits.find_timeout_s
+        )
+        items = [
+            self._item(hit, full_text, hit.sim if hit.sim is not None else 0.0) for hit in hits
+        ]
+        return {"items": items, "count": len(items)}
+
+    async def query_hybrid(
+        self,
+        project_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        full_text: bool = False,
+    ) -> dict[str, Any]:
+        project = await self._project(project_id)
+        if not project.hybrid:
+            raise ProjectError(
+                "HYBRID_NOT_SUPPORTED",
+                f"Hybrid search is not enabled for project {project_id!r}; use find_chunks",
+                {"project_id": project_id, "hybrid_enabled": False},
+            )
+        hits = await self._bounded(
+            self._search(project, query, top_k, filters, alpha=self.limits.alpha),
+            self.limits.hybrid_timeout_s,
+        )
+        items = [self._item(hit, full_text, hit.score) for hit in hits]
+        return {"items": items, "count": len(items), "hybrid_enabled": True}
+
+    async def _search(
+        self,
+        project: ProjectInfo,
+        query: str,
+        top_k: int | None,
+        filters: Mapping[str, Any] | None,
+        *,
+        alpha: float,
+    ) -> list[VectorHit]:
+        if not query.strip():
+            raise InvalidRequestError("query must be non-empty text")
+        limit = self._top_k(top_k)
+        wanted = self._filters(project, filters)
+        [vector] = await self._embedder.embed([query])
+        try:
+            return await self._vectors.hybrid_search(
+                project.collection,
+                query,
+                vector,
+                limit=limit,
+                alpha=alpha,
+                fusion=Fusion.RELATIVE_SCORE,
+                filters=wanted,
+            )
+        except CollectionNotFoundError:
+            return []  # a project nothing was stored in yet
+        except VectorStoreUnavailableError as exc:
+            raise ProjectError(
+                "INDEX_UNAVAILABLE",
+                f"the collection of project {project.project_id!r} cannot be searched now: {exc}",
+                {"project_id": project.project_id},
+            ) from exc
+
+    def _top_k(self, top_k: int | None) -> int:
+        limits = self.limits
+        if top_k is None:
+            return limits.top_k_default
+        if not 1 <= top_k <= limits.top_k_max:
+            raise InvalidRequestError(
+                f"top_k must be within 1..{limits.top_k_max} on this server, got {top_k}",
+                {"top_k": top_k, "max": limits.top_k_max},
+            )
+        return top_k
+
+    @staticmethod
+    def _filters(project: ProjectInfo, filters: Mapping[str, Any] | None) -> SearchFilters:
+        """The project facet always, and the caller's facets (each: a string or strings)."""
+        facets: list[tuple[str, frozenset[str]]] = [
+            (_PROJECT_FACET, frozenset({project.project_id}))
+        ]
+        for key, value in (filters or {}).items():
+            if key not in FACET_KEYS:
+                raise InvalidRequestError(
+                    f"unknown filter {key!r}: filters may name {list(FACET_KEYS)}",
+                    {"filter": key, "allowed": list(FACET_KEYS)},
+                )
+            values = _strings(value)
+            if not values and value not in ([], ""):
+                raise InvalidRequestError(f"filter {key!r} takes a string or a list of strings")
+            facets.append((key, frozenset(values)))
+        return SearchFilters(facets=tuple(facets))
+
+    def _item(self, hit: VectorHit, full_text: bool, score: float) -> dict[str, Any]:
+        text = hit.text or ""
+        return {
+            "id": hit.doc_id,
+            "render_text": trim_text(text, self.limits.max_chars_per_chunk) if text else "",
+            "score": round(unit_score(score), 6),
+            **_citation(hit.metadata),
+            "full_text": text if full_text else None,
+        }
+
+    # --- inspect -------------------------------------------------------------------------
+
+    async def inspect_collection(self, project_id: str, sample: int = 0) -> dict[str, Any]:
+        project = await self._project(project_id)
+        if sample < 0:
+            raise InvalidRequestError(f"sample must be 0 or more, got {sample}")
+        return await self._bounded(
+            self._inspect(project, min(sample, _SAMPLE_MAX)), self.limits.inspect_timeout_s
+        )
+
+    async def _inspect(self, project: ProjectInfo, sample: int) -> dict[str, Any]:
+        try:
+            size = await self._vectors.count(project.collection)
+            shown = await self._vectors.sample(project.collection, max(sample, 20))
+            facet_keys = await self._vectors.facet_keys(project.collection)
+        except CollectionNotFoundError:
+            size, shown, facet_keys = 0, [], []
+        except VectorStoreUnavailableError as exc:
+            raise ProjectError(
+                "INDEX_UNAVAILABLE",
+                f"the collection of project {project.project_id!r} cannot be read now: {exc}",
+                {"project_id": project.project_id},
+            ) from exc
+        keys = sorted({key for hit in shown for key in hit.metadata})
+        return {
+            "project": project.project_id,
+            "collection": project.collection,
+            "size": size,
+            "embed_model": project.model_id,
+            "hybrid_enabled": project.hybrid,
+            "payload_keys": keys,
+            "indexes": {
+                "keyword": sorted(set(facet_keys) | {_PROJECT_FACET}),
+                "fulltext": ["text"] if project.hybrid else [],
+            },
+            "sample": [{"id": hit.doc_id, **hit.metadata} for hit in shown[:sample]],
+        }
+
+    # --- time bounds ---------------------------------------------------------------------
+
+    @staticmethod
+    async def _bounded(work: Awaitable[T], seconds: float) -> T:
+        try:
+            async with asyncio.timeout(seconds):
+                return await work
+        except TimeoutError:
+            raise ProjectError(
+                "TIMEOUT",
+                f"the operation took longer than its {seconds:g} s limit and was cancelled; "
+                "nothing was written",
+                {"timeout_s": seconds},
+            ) from None
+
+
+def _with_vector(record: ChunkRecord, vector: Sequence[float]) -> ChunkRecord:
+    return replace(record, vector=list(vector))

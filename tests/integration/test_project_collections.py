@@ -1,0 +1,313 @@
+"""Project collections (spec 02) through the use case, on real stores: the SQLite project
+registry, the embedded vector store and the deterministic embedder. Isolation, idempotence,
+limits, all-or-nothing batches, embedding checks, filters, shaping and timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.sql import SqlMetadataStore
+from biomcp.adapters.vectors import EmbeddedVectorStore
+from biomcp.domain.projects import ELLIPSIS
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.projects import ProjectCollections, ProjectError, ProjectLimits
+
+pytestmark = pytest.mark.integration
+
+DIM = 32
+MODEL = "deterministic-v1"
+
+
+class Rig:
+    def __init__(self, root: Path, **limits: Any) -> None:
+        self.registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")
+        self.vectors = EmbeddedVectorStore(root / "vectors")
+        self.embedder = DeterministicEmbedder(DIM, MODEL)
+        self.tools = ProjectCollections(
+            self.registry, self.vectors, self.embedder, limits=ProjectLimits(**limits)
+        )
+
+    async def aclose(self) -> None:
+        await self.vectors.aclose()
+        await self.registry.aclose()
+
+
+def scenario(tmp_path: Path, work: Callable[[Rig], Awaitable[None]], **limits: Any) -> None:
+    async def main() -> None:
+        rig = Rig(tmp_path, **limits)
+        try:
+            await work(rig)
+        finally:
+            await rig.aclose()
+
+    asyncio.run(main())
+
+
+def item(item_id: str, text: str, **metadata: Any) -> dict[str, Any]:
+    return {"id": item_id, "text": text, "metadata": metadata}
+
+
+NOTES = [
+    item(
+        "n1",
+        "Entities and value objects are distinct. Entities have identity over time.",
+        zotero={"citekey": "evans2003", "tags": ["architecture", "ddd"]},
+        doc={"section": "Entities", "page_span": [45, 46], "section_path": ["Part I", "Ch 3"]},
+        doi="10.1000/xyz123",
+    ),
+    item(
+        "n2",
+        "Metformin lowers HbA1c by 1.1% versus placebo in type 2 diabetes.",
+        zotero={"citekey": "smith2019", "tags": ["diabetes"]},
+        url="https://example.org/smith",
+    ),
+    item("n3", "Use cases orchestrate the domain; adapters stay thin.", tags=["architecture"]),
+]
+
+
+async def errors_of(call: Awaitable[Any]) -> ProjectError:
+    with pytest.raises(ProjectError) as caught:
+        await call
+    return caught.value
+
+
+def test_projects_are_listed_created_once_and_unknown_ones_name_the_available(
+    tmp_path: Path,
+) -> None:
+    async def work(rig: Rig) -> None:
+        assert await rig.tools.list_projects() == {"projects": []}
+        made = await rig.tools.create_project("citeloom/clean-arch")
+        await rig.tools.create_project("citeloom/ddd", hybrid=False)
+        again = await rig.tools.create_project("citeloom/clean-arch", hybrid=False)
+        assert again == made  # the stored project wins
+        listed = (await rig.tools.list_projects())["projects"]
+        assert [(p["id"], p["hybrid_enabled"], p["embed_model"]) for p in listed] == [
+            ("citeloom/clean-arch", True, MODEL),
+            ("citeloom/ddd", False, MODEL),
+        ]
+        assert listed[0]["collection"].startswith("Proj_citeloom_clean_arch_")
+        error = await errors_of(rig.tools.find_chunks("citeloom/unknown", "x"))
+        assert error.code == "INVALID_PROJECT"
+        assert error.details == {
+            "project_id": "citeloom/unknown",
+            "available_projects": ["citeloom/clean-arch", "citeloom/ddd"],
+        }
+
+    scenario(tmp_path, work)
+
+
+def test_store_is_idempotent_the_last_write_wins_and_search_is_shaped(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        written = await rig.tools.store_chunks("p", NOTES)
+        assert written == {
+            "chunks_written": 3,
+            "project": "p",
+            "embed_model": MODEL,
+            "warnings": [],
+        }
+        await rig.tools.store_chunks("p", NOTES)  # again: nothing duplicated
+        assert (await rig.tools.inspect_collection("p"))["size"] == 3
+
+        found = await rig.tools.find_chunks("p", "entities value objects identity")
+        top = found["items"][0]
+        assert found["count"] == len(found["items"]) == 3
+        assert top["id"] == "n1"
+        assert top["citekey"] == "evans2003"
+        assert top["section"] == "Entities"
+        assert top["page_span"] == [45, 46]
+        assert top["section_path"] == ["Part I", "Ch 3"]
+        assert top["doi"] == "10.1000/xyz123"
+        assert top["url"] is None
+        assert top["full_text"] is None
+        assert all(0.0 <= i["score"] <= 1.0 for i in found["items"])
+        scores = [i["score"] for i in found["items"]]
+        assert scores == sorted(scores, reverse=True)
+
+        changed = item("n2", "Metformin was withdrawn from the study arm.", tags=["diabetes"])
+        await rig.tools.store_chunks("p", [changed])
+        hits = await rig.tools.find_chunks("p", "metformin", filters={"doc_id": "n2"})
+        assert [h["render_text"] for h in hits["items"]] == [changed["text"]]
+        assert hits["items"][0]["citekey"] is None  # the whole payload was replaced
+
+    scenario(tmp_path, work)
+
+
+def test_text_is_trimmed_and_full_text_only_on_request(tmp_path: Path) -> None:
+    long_text = " ".join(f"Sentence number {i} says something about outcomes." for i in range(80))
+
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks("p", [item("long", long_text)])
+        plain = (await rig.tools.find_chunks("p", "outcomes"))["items"][0]
+        assert len(plain["render_text"]) <= 300
+        assert long_text.startswith(plain["render_text"].removesuffix(ELLIPSIS))
+        assert plain["full_text"] is None
+        full = (await rig.tools.query_hybrid("p", "outcomes", full_text=True))["items"][0]
+        assert full["full_text"] == long_text
+
+    scenario(tmp_path, work, max_chars_per_chunk=300)
+
+
+def test_filters_match_tags_and_citekeys_and_unknown_filters_are_refused(
+    tmp_path: Path,
+) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks("p", NOTES)
+        tagged = await rig.tools.find_chunks("p", "domain", filters={"tags": ["architecture"]})
+        assert {i["id"] for i in tagged["items"]} == {"n1", "n3"}
+        both = await rig.tools.query_hybrid(
+            "p", "domain", filters={"tags": ["architecture"], "citekey": "evans2003"}
+        )
+        assert [i["id"] for i in both["items"]] == ["n1"]
+        assert both["hybrid_enabled"] is True
+        none = await rig.tools.find_chunks("p", "domain", filters={"tags": ["nope"]})
+        assert none == {"items": [], "count": 0}
+        with pytest.raises(InvalidRequestError, match="unknown filter 'colour'"):
+            await rig.tools.find_chunks("p", "domain", filters={"colour": "red"})
+
+    scenario(tmp_path, work)
+
+
+def test_batches_are_bounded_and_all_or_nothing(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        with pytest.raises(InvalidRequestError, match="1 to 5"):
+            await rig.tools.store_chunks("p", [item(f"i{n}", "text") for n in range(6)])
+        with pytest.raises(InvalidRequestError, match="1 to 5"):
+            await rig.tools.store_chunks("p", [])
+        bad = [item("ok1", "fine"), item("ok2", "fine too"), {"id": "", "text": "no id"}]
+        with pytest.raises(InvalidRequestError, match=r"items\[2\]\.id"):
+            await rig.tools.store_chunks("p", bad)
+        assert (await rig.tools.inspect_collection("p"))["size"] == 0  # nothing of the batch
+        assert (await rig.tools.store_chunks("p", bad[:2]))["chunks_written"] == 2
+
+    scenario(tmp_path, work, max_items=5)
+
+
+def test_embeddings_must_be_of_the_projects_model_both_ways(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        [own] = await rig.embedder.embed(["a note the agent embedded itself"])
+        mine = {**item("e1", "a note the agent embedded itself", embed_model=MODEL)}
+        written = await rig.tools.store_chunks("p", [{**mine, "embedding": own}])
+        assert written["chunks_written"] == 1
+
+        other_model = {**item("e2", "x", embed_model="text-embedding-3-small"), "embedding": own}
+        wrong_dim = {**item("e3", "x", embed_model=MODEL), "embedding": own[:-1]}
+        unnamed = {**item("e4", "x"), "embedding": own}
+        for bad in (other_model, wrong_dim, unnamed):
+            error = await errors_of(rig.tools.store_chunks("p", [bad]))
+            assert error.code == "EMBEDDING_MISMATCH"
+        assert (await rig.tools.inspect_collection("p"))["size"] == 1
+
+    scenario(tmp_path, work)
+
+
+def test_hybrid_is_refused_for_a_project_without_it(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("vector-only", hybrid=False)
+        await rig.tools.store_chunks("vector-only", NOTES)
+        error = await errors_of(rig.tools.query_hybrid("vector-only", "entities"))
+        assert error.code == "HYBRID_NOT_SUPPORTED"
+        assert (await rig.tools.find_chunks("vector-only", "entities"))["count"] == 3
+        shown = await rig.tools.inspect_collection("vector-only", sample=2)
+        assert shown["indexes"]["fulltext"] == []
+
+    scenario(tmp_path, work)
+
+
+def test_inspect_samples_at_most_five_payloads(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks(
+            "p", [item(f"i{n}", f"note {n}", tags=["t"]) for n in range(8)]
+        )
+        shown = await rig.tools.inspect_collection("p", sample=50)
+        assert shown["size"] == 8
+        assert len(shown["sample"]) == 5
+        assert {"project", "embed_model", "tags"} <= set(shown["payload_keys"])
+        assert {"project", "tags"} <= set(shown["indexes"]["keyword"])
+        assert all(s["project"] == "p" for s in shown["sample"])
+        assert (await rig.tools.inspect_collection("p"))["sample"] == []
+
+    scenario(tmp_path, work)
+
+
+class SlowEmbedder(DeterministicEmbedder):
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        await asyncio.sleep(30)
+        return await super().embed(texts)
+
+
+def test_a_timeout_cancels_the_work_and_writes_nothing(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        slow = ProjectCollections(
+            rig.registry,
+            rig.vectors,
+            SlowEmbedder(DIM, MODEL),
+            limits=ProjectLimits(store_timeout_s=0.05, find_timeout_s=0.05, hybrid_timeout_s=0.05),
+        )
+        for call in (
+            slow.store_chunks("p", NOTES),
+            slow.find_chunks("p", "entities"),
+            slow.query_hybrid("p", "entities"),
+        ):
+            error = await errors_of(call)
+            assert error.code == "TIMEOUT"
+        assert (await rig.tools.inspect_collection("p"))["size"] == 0
+
+    scenario(tmp_path, work)
+
+
+# --- isolation --------------------------------------------------------------------------
+
+# Ids that look alike once punctuation or case is folded, and the same item ids and texts in
+# every project: nothing may cross from one project to another.
+LOOKALIKE_IDS = st.sampled_from(
+    ["x-1", "x_1", "x 1", "X-1", "x/1", "x.1", "proj", "Proj", "a/b/c", "a_b_c", "ünï"]
+)
+STORES = st.lists(
+    st.tuples(
+        LOOKALIKE_IDS,
+        st.sampled_from(["c1", "c2", "c3"]),
+        st.sampled_from(["shared text about outcomes", "metformin trial", "notes"]),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(stores=STORES)
+def test_no_call_on_one_project_sees_anothers_chunks(tmp_path_factory: Any, stores: Any) -> None:
+    root = tmp_path_factory.mktemp("isolation")
+
+    async def work(rig: Rig) -> None:
+        expected: dict[str, dict[str, str]] = {}
+        for project_id, chunk_id, text in stores:
+            await rig.tools.create_project(project_id)
+            marked = f"{text} [{project_id}]"
+            await rig.tools.store_chunks(project_id, [item(chunk_id, marked, tags=[project_id])])
+            expected.setdefault(project_id, {})[chunk_id] = marked
+        for project_id, chunks in expected.items():
+            shown = await rig.tools.inspect_collection(project_id, sample=5)
+            assert shown["size"] == len(chunks)
+            assert all(s["project"] == project_id for s in shown["sample"])
+            for search in (rig.tools.find_chunks, rig.tools.query_hybrid):
+                found = await search(project_id, "shared text outcomes metformin notes")
+                assert {i["id"]: i["render_text"] for i in found["items"]} == chunks
+
+    scenario(root, work, top_k_max=20, top_k_default=20)
