@@ -53,6 +53,12 @@ TOOLS = {
     "pubmed_search_articles",
     "pubmed_fetch_article_details",
     "pubmed_article_relationships",
+    # the project tools (spec 02)
+    "store_chunks",
+    "find_chunks",
+    "query_hybrid",
+    "inspect_collection",
+    "list_projects",
 }
 TERM = "humans[mh] OR animals[mh]"
 MCP_HEADERS = {

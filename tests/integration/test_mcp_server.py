@@ -43,6 +43,8 @@ PORTABLE = {
 }
 #: Tools of wave 2 outside the specs, portable name -> dotted name.
 WAVE2 = {"corpus_sync_status": "corpus.sync_status"}
+#: The project tools of spec 02 (one name: spec 02's names are already portable).
+PROJECT = {"store_chunks", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"}
 #: The live PubMed tools (issue 6), portable name -> spec 04 name.
 LIVE = {
     "pubmed_search_articles": "searchPubMedArticles",
@@ -180,7 +182,7 @@ def test_tools_are_listed_with_the_spec_schemas_annotations_and_output_schemas(
 
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(listed) == set(PORTABLE.values()) | set(LIVE) | set(WAVE2)
+        assert set(listed) == set(PORTABLE.values()) | set(LIVE) | set(WAVE2) | PROJECT
         for spec_name, portable in PORTABLE.items():
             tool = listed[portable]
             assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
@@ -204,7 +206,7 @@ def test_the_spec_names_setting_exposes_the_dotted_names(
 ) -> None:
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == set(PORTABLE) | set(LIVE.values()) | set(WAVE2.values())
+        assert names == set(PORTABLE) | set(LIVE.values()) | set(WAVE2.values()) | PROJECT
         error, answer = await call(client, "corpus.checkpoint.get", {"query_key": "k"})
         assert not error
         assert answer == {"query_key": "k", "last_edat": None}
@@ -215,7 +217,8 @@ def test_the_spec_names_setting_exposes_the_dotted_names(
 def test_read_only_mode_hides_the_writing_tools(tmp_path: Path, fake: FakeEutilsServer) -> None:
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == {"rag_search", "rag_get", "corpus_checkpoint_get"} | set(LIVE) | set(WAVE2)
+        readers = {"rag_search", "rag_get", "corpus_checkpoint_get"} | set(LIVE) | set(WAVE2)
+        assert names == readers | (PROJECT - {"store_chunks"})
         error, answer = await call(client, "pubmed_sync_delta", {"query_key": "k", "term": "x"})
         assert error
         assert_envelope(answer, "VALIDATION")

@@ -21,16 +21,19 @@ from biomcp.adapters.entrez.cache import CachingEntrezClient
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.sql import SqlMetadataStore
 from biomcp.adapters.vectors import EmbeddedVectorStore
+from biomcp.entrypoints.projects_file import read_projects_file
 from biomcp.entrypoints.settings import Settings
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.projects import ProjectRegistry
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
+from biomcp.usecases.projects import ProjectCollections, ProjectLimits
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncConfig, SyncDelta
 
@@ -113,7 +116,8 @@ def _live(
     return LivePubMed(entrez, config=config, metadata=metadata, vectors=vectors, status=status)
 
 
-def _metadata(settings: Settings, clock: Clock, opened: _Opened) -> MetadataStore:
+def _metadata(settings: Settings, clock: Clock, opened: _Opened) -> SqlMetadataStore:
+    """The SQL store: the metadata port and the project registry port."""
     return opened.add(
         SqlMetadataStore(
             settings.biomcp_database_url, data_dir=settings.biomcp_data_dir, clock=clock
@@ -194,6 +198,26 @@ def _search_config(settings: Settings) -> SearchConfig:
     )
 
 
+def _projects(
+    settings: Settings, registry: ProjectRegistry, vectors: VectorStore, embedder: Embedder
+) -> ProjectCollections:
+    limits = ProjectLimits(
+        top_k_max=settings.biomcp_project_top_k_max,
+        top_k_default=min(6, settings.biomcp_project_top_k_max),
+        max_chars_per_chunk=settings.biomcp_project_max_chars,
+        alpha=settings.biomcp_search_alpha,
+        store_timeout_s=settings.biomcp_project_store_timeout_s,
+        find_timeout_s=settings.biomcp_project_find_timeout_s,
+        hybrid_timeout_s=settings.biomcp_project_hybrid_timeout_s,
+        inspect_timeout_s=settings.biomcp_project_inspect_timeout_s,
+        list_timeout_s=settings.biomcp_project_list_timeout_s,
+    )
+    path = settings.projects_file
+    return ProjectCollections(
+        registry, vectors, embedder, limits=limits, configured=lambda: read_projects_file(path)
+    )
+
+
 class Container(containers.DeclarativeContainer):
     """Providers of every adapter and use case, from `settings`."""
 
@@ -225,6 +249,7 @@ class Container(containers.DeclarativeContainer):
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
     jobs = providers.Singleton(_jobs, sync, metadata, clock, opened)
+    projects = providers.Singleton(_projects, settings, metadata, vectors, embedder)
 
 
 @dataclass
@@ -237,6 +262,10 @@ class Services:
     @property
     def sync(self) -> SyncDelta:
         return self.container.sync()
+
+    @property
+    def projects(self) -> ProjectCollections:
+        return self.container.projects()
 
     @property
     def search(self) -> SearchCorpus:

@@ -98,6 +98,26 @@ class Settings(BaseSettings):
     biomcp_search_fusion: Literal["relative_score", "ranked"] = "relative_score"
     biomcp_search_oversample: int = Field(2, ge=1, le=20)
 
+    # --- project collections (spec 02) -------------------------------------------------------
+    #: Projects declared in TOML (`[projects."<id>"]` tables, optional `hybrid = false`);
+    #: default: `projects.toml` in the data folder (absent: no declared projects).
+    biomcp_projects_file: Path | None = None
+    #: The most results `find_chunks` / `query_hybrid` return (spec 02: 6 by default, up to 20).
+    biomcp_project_top_k_max: int = Field(6, ge=1, le=20)
+    #: `render_text` is trimmed to this many characters (spec 02: ~1,800).
+    biomcp_project_max_chars: int = Field(1800, ge=100, le=20_000)
+    #: Spec 02's time limits (seconds) of store_chunks, find_chunks, query_hybrid,
+    #: inspect_collection and list_projects.
+    biomcp_project_store_timeout_s: float = Field(15.0, gt=0, le=600)
+    biomcp_project_find_timeout_s: float = Field(8.0, gt=0, le=600)
+    biomcp_project_hybrid_timeout_s: float = Field(15.0, gt=0, le=600)
+    biomcp_project_inspect_timeout_s: float = Field(5.0, gt=0, le=600)
+    biomcp_project_list_timeout_s: float = Field(2.0, gt=0, le=600)
+
+    @property
+    def projects_file(self) -> Path:
+        return self.biomcp_projects_file or self.biomcp_data_dir / "projects.toml"
+
     @field_validator("ncbi_eutils_base_url", "weaviate_url", "openai_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:

@@ -146,7 +146,8 @@ def _citation(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ProjectCollections:
-    """The five project tools over a registry, a vector store and the server's embedder."""
+    """The five project tools over a registry, a vector store and the server's embedder.
+    `configured` gives the declared projects, (id, hybrid) pairs, registered on first use."""
 
     def __init__(
         self,
@@ -155,7 +156,7 @@ class ProjectCollections:
         embedder: Embedder,
         *,
         limits: ProjectLimits | None = None,
-        configured: Callable[[], Awaitable[Sequence[ProjectInfo]]] | None = None,
+        configured: Callable[[], Sequence[tuple[str, bool]]] | None = None,
     ) -> None:
         self._registry = registry
         self._vectors = vectors
@@ -194,8 +195,8 @@ class ProjectCollections:
         async with self._config_lock:
             if self._config_loaded:
                 return
-            for project in await self._configured():
-                await self._registry.register_project(project)
+            for project_id, hybrid in self._configured():
+                await self._registry.register_project(self.project_for(project_id, hybrid=hybrid))
             self._config_loaded = True
 
     async def _projects(self) -> list[ProjectInfo]:

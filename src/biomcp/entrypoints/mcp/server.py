@@ -28,6 +28,7 @@ from biomcp.entrypoints.errors import ToolCallError, envelope
 from biomcp.entrypoints.mcp.corpus_tools import corpus_tool_specs
 from biomcp.entrypoints.mcp.live_tools import live_tool_specs
 from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
+from biomcp.entrypoints.mcp.project_tools import project_tool_specs
 from biomcp.entrypoints.mcp.resources import register_resources
 from biomcp.entrypoints.mcp.tools import ToolSpec, validation_failure, with_defaults
 
@@ -61,7 +62,9 @@ class BioMcpServer(MCPServer[Any]):
                 "incrementally). For PubMed itself, live: pubmed_search_articles, "
                 "pubmed_fetch_article_details (abstracts, MeSH, grants, full XML, MEDLINE) and "
                 "pubmed_article_relationships (similar, cited-by, references, citation formats). "
-                "Cite documents by their doc_id (pmid:<digits>) or PMID."
+                "Cite documents by their doc_id (pmid:<digits>) or PMID. Your own evidence "
+                "lives in projects: list_projects, store_chunks, find_chunks, query_hybrid and "
+                "inspect_collection (one collection per project, never mixed)."
             ),
         )
         self.services = services
@@ -160,7 +163,8 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
         read_only=settings.biomcp_read_only,
         require_write_scope=require_write_scope,
     )
-    for spec in [*corpus_tool_specs(services), *live_tool_specs(services)]:
+    families = [corpus_tool_specs, live_tool_specs, project_tool_specs]
+    for spec in [tool for family in families for tool in family(services)]:
         server.register(spec)
     register_resources(
         server,
