@@ -7,7 +7,7 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import corpus, db, fakes, index, pubmed, serve, sync
+from biomcp.entrypoints.cli import corpus, db, fakes, index, project, pubmed, serve, sync
 from biomcp.entrypoints.cli import eval as evaluation
 
 app = typer.Typer(
@@ -38,6 +38,7 @@ db.register(app)
 serve.register(app)
 sync.register(app)
 corpus.register(app)
+project.register(app)
 index.register(app)
 pubmed.register(app)
 evaluation.register(app)

@@ -1,0 +1,201 @@
+"""`biomcp project ...`: the project collections of spec 02 from a terminal.
+
+    biomcp project create ID [--no-hybrid]
+    biomcp project list
+    biomcp project store ID FILE          (JSON: an array of items, or JSON Lines; - for stdin)
+    biomcp project find ID QUERY [--top-k N] [--tag T]... [--hybrid] [--full-text]
+    biomcp project inspect ID [--sample N]
+
+Answers are the tools' JSON with `--json`, readable lines otherwise; errors follow
+`cli.common` (spec 02's codes, exit 1; VALIDATION exits 2).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from biomcp.entrypoints.cli.common import (
+    EXIT_VALIDATION,
+    JsonOption,
+    cli_settings,
+    clip,
+    emit_json,
+    execute,
+    terminal_width,
+)
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+
+__all__ = ["register"]
+
+_MAX_INPUT_BYTES = 64_000_000
+
+
+def _read_items(source: str) -> list[dict[str, Any]]:
+    """Items from a JSON array or JSON Lines, from a file or stdin (`-`)."""
+    try:
+        if source == "-":
+            text = sys.stdin.read(_MAX_INPUT_BYTES + 1)
+        else:
+            path = Path(source)
+            if path.stat().st_size > _MAX_INPUT_BYTES:
+                raise ValueError(f"larger than {_MAX_INPUT_BYTES} bytes")
+            text = path.read_text(encoding="utf-8")
+        if len(text) > _MAX_INPUT_BYTES:
+            raise ValueError(f"larger than {_MAX_INPUT_BYTES} bytes")
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            items = json.loads(stripped)
+        else:
+            items = [json.loads(line) for line in text.splitlines() if line.strip()]
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise ValueError("expected a JSON array of objects, or one object per line")
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error [VALIDATION]: cannot read items from {source}: {exc}", err=True)
+        raise typer.Exit(code=EXIT_VALIDATION) from None
+    return items
+
+
+def register(app: typer.Typer) -> None:
+    """Add `biomcp project ...` to `app`."""
+    project_app = typer.Typer(
+        name="project",
+        help="Project collections: your own chunks per project, searched by vector or hybrid.",
+        no_args_is_help=True,
+    )
+    app.add_typer(project_app)
+
+    @project_app.command("create")
+    def create(
+        project_id: Annotated[str, typer.Argument(metavar="ID", help="e.g. citeloom/clean-arch")],
+        no_hybrid: Annotated[
+            bool, typer.Option("--no-hybrid", help="Vector search only (no BM25 index use).")
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Create a project on this server's embedding model (an existing one is kept)."""
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> dict[str, Any]:
+            made = await services.projects.create_project(project_id, hybrid=not no_hybrid)
+            return {
+                "id": made.project_id,
+                "collection": made.collection,
+                "embed_model": made.model_id,
+                "hybrid_enabled": made.hybrid,
+            }
+
+        answer = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(answer)
+        else:
+            typer.echo(
+                f"project {answer['id']}: collection {answer['collection']}, "
+                f"{answer['embed_model']}, hybrid {'on' if answer['hybrid_enabled'] else 'off'}"
+            )
+
+    @project_app.command("list")
+    def list_(json_output: JsonOption = False) -> None:
+        """Every project: its collection, embedding model and hybrid flag."""
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return await services.projects.list_projects()
+
+        answer = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(answer)
+            return
+        if not answer["projects"]:
+            typer.echo("no projects yet: `biomcp project create ID`")
+        for p in answer["projects"]:
+            hybrid = "hybrid" if p["hybrid_enabled"] else "vector only"
+            typer.echo(f"{p['id']}\t{p['collection']}\t{p['embed_model']}\t{hybrid}")
+
+    @project_app.command("store")
+    def store(
+        project_id: Annotated[str, typer.Argument(metavar="ID")],
+        source: Annotated[
+            str,
+            typer.Argument(
+                metavar="FILE", help="JSON array or JSON Lines of items; - reads stdin."
+            ),
+        ],
+        json_output: JsonOption = False,
+    ) -> None:
+        """Store items ({id, text, metadata?, embedding?}) in a project, all or none."""
+        settings = cli_settings(json_output)
+        items = _read_items(source)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return await services.projects.store_chunks(project_id, items)
+
+        answer = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(answer)
+        else:
+            typer.echo(f"{answer['chunks_written']} chunks written to {answer['project']}")
+            for warning in answer["warnings"]:
+                typer.echo(f"warning: {warning}", err=True)
+
+    @project_app.command("find")
+    def find(
+        project_id: Annotated[str, typer.Argument(metavar="ID")],
+        query: Annotated[str, typer.Argument(metavar="QUERY")],
+        top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=20)] = None,
+        tags: Annotated[
+            list[str] | None, typer.Option("--tag", help="Only chunks with a tag.")
+        ] = None,
+        hybrid: Annotated[bool, typer.Option("--hybrid", help="BM25 + vector fusion.")] = False,
+        full_text: Annotated[bool, typer.Option("--full-text")] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Search a project's chunks (vector search; --hybrid for BM25 + vector)."""
+        settings = cli_settings(json_output)
+        filters = {"tags": tags} if tags else None
+
+        async def work(services: Services) -> dict[str, Any]:
+            search = services.projects.query_hybrid if hybrid else services.projects.find_chunks
+            return await search(
+                project_id, query, top_k=top_k, filters=filters, full_text=full_text
+            )
+
+        answer = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(answer)
+            return
+        width = terminal_width()
+        for rank, item in enumerate(answer["items"], 1):
+            cite = item["citekey"] or item["id"]
+            where = f" {item['section']}" if item["section"] else ""
+            typer.echo(f"{rank:>2}. [{item['score']:.3f}] {cite}{where}")
+            typer.echo("    " + clip(item["render_text"], width - 4))
+        if not answer["items"]:
+            typer.echo("no matching chunks")
+
+    @project_app.command("inspect")
+    def inspect(
+        project_id: Annotated[str, typer.Argument(metavar="ID")],
+        sample: Annotated[int, typer.Option("--sample", min=0, max=5)] = 0,
+        json_output: JsonOption = False,
+    ) -> None:
+        """A project's collection: size, model, payload keys, indexes, sample payloads."""
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> dict[str, Any]:
+            return await services.projects.inspect_collection(project_id, sample)
+
+        answer = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(answer)
+            return
+        for key in ("project", "collection", "size", "embed_model", "payload_keys", "indexes"):
+            typer.echo(f"{key}: {answer[key]}")
+        for payload in answer["sample"]:
+            typer.echo(json.dumps(payload, ensure_ascii=False))
