@@ -271,3 +271,25 @@ def test_a_notebook_reads_the_state_of_a_sync_job(synced: Corpus) -> None:
     assert status["status"] == "succeeded"
     assert status["report"] == report.as_payload()
     assert status["query_key"] == "htn_status_v1"
+
+
+def test_project_collections_through_the_library(synced: Corpus) -> None:
+    corpus = synced
+    made = corpus.create_project("lib/notes", hybrid=True)
+    assert made["collection"].startswith("Proj_lib_notes_")
+    items = [
+        {"id": "a", "text": "Amlodipine lowers blood pressure", "metadata": {"tags": ["htn"]}},
+        {"id": "b", "text": "Statins lower LDL cholesterol", "metadata": {"tags": ["lipids"]}},
+    ]
+    assert corpus.store_chunks("lib/notes", items)["chunks_written"] == 2
+    found = corpus.find_chunks("lib/notes", "blood pressure", filters={"tags": ["htn"]})
+    assert [i["id"] for i in found["items"]] == ["a"]
+    hybrid = corpus.find_chunks("lib/notes", "cholesterol", hybrid=True)
+    assert hybrid["hybrid_enabled"] is True
+    assert hybrid["items"][0]["id"] == "b"
+    assert corpus.inspect_collection("lib/notes")["size"] == 2
+    assert "lib/notes" in [p["id"] for p in corpus.list_projects()["projects"]]
+    # Project chunks never reach the PubMed corpus's search.
+    corpus_hits = corpus.search("blood pressure hypertension", top_k=10)
+    assert corpus_hits
+    assert all(h.doc_id.startswith("pmid:") for h in corpus_hits)

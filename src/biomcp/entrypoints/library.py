@@ -26,7 +26,7 @@ import concurrent.futures
 import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -228,6 +228,60 @@ class Corpus:
     async def aget(self, doc_id: str | int) -> dict[str, Any]:
         """`get` for async code."""
         return await self._acall(lambda: self._services.documents.run(str(doc_id)))
+
+    # -- project collections (spec 02) ---------------------------------------------------------
+
+    def create_project(self, project_id: str, *, hybrid: bool = True) -> dict[str, Any]:
+        """Create a project on this corpus's embedding model (an existing one is kept):
+        `{"id", "collection", "embed_model", "hybrid_enabled"}`."""
+        return self._call(lambda: self._create_project(project_id, hybrid))
+
+    async def _create_project(self, project_id: str, hybrid: bool) -> dict[str, Any]:
+        made = await self._services.projects.create_project(project_id, hybrid=hybrid)
+        return {
+            "id": made.project_id,
+            "collection": made.collection,
+            "embed_model": made.model_id,
+            "hybrid_enabled": made.hybrid,
+        }
+
+    def list_projects(self) -> dict[str, Any]:
+        """`{"projects": [...]}`: every project, as the `list_projects` tool answers."""
+        return self._call(self._services.projects.list_projects)
+
+    def store_chunks(self, project_id: str, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Store 1-500 items (`{"id", "text", "metadata"?, "embedding"?}`) in a project, all
+        or none; the `store_chunks` tool's answer."""
+        return self._call(lambda: self._services.projects.store_chunks(project_id, items))
+
+    async def astore_chunks(
+        self, project_id: str, items: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """`store_chunks` for async code."""
+        return await self._acall(lambda: self._services.projects.store_chunks(project_id, items))
+
+    def find_chunks(
+        self,
+        project_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        full_text: bool = False,
+        hybrid: bool = False,
+    ) -> dict[str, Any]:
+        """Search a project's chunks: vector search, or BM25 + vector with `hybrid`; the
+        `find_chunks` / `query_hybrid` tool's answer."""
+        search = (
+            self._services.projects.query_hybrid if hybrid else self._services.projects.find_chunks
+        )
+        return self._call(
+            lambda: search(project_id, query, top_k=top_k, filters=filters, full_text=full_text)
+        )
+
+    def inspect_collection(self, project_id: str, sample: int = 0) -> dict[str, Any]:
+        """A project's collection: size, model, payload keys, indexes, up to 5 samples."""
+        return self._call(lambda: self._services.projects.inspect_collection(project_id, sample))
 
     # -- checkpoints ---------------------------------------------------------------------------
 
