@@ -25,6 +25,7 @@ from benchmarks import (
     mcp_http,
     multiprocess,
     parse,
+    projects,
     sync,
     vectors,
 )
@@ -38,6 +39,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "sync": sync,
     "mcp_http": mcp_http,
     "vectors": vectors,
+    "projects": projects,
     "multiprocess": multiprocess,
     "maintenance": maintenance,
 }

@@ -599,10 +599,13 @@ class EmbeddedCollection:
             self._follow()
             rids: frozenset[int] | None = None
             if filters is not None and filters.facets:
-                rids = frozenset(self.rows.rids_with_facets(filters.facets))
+                matched, everything = self.rows.rids_with_facets(filters.facets)
                 filters = replace(filters, facets=None)
-                if not rids:
+                if not matched:
                     return []
+                # A filter every row passes (a project's own id in its collection) restricts
+                # nothing: the searches run unrestricted, at full speed.
+                rids = None if everything else frozenset(matched)
             lexical: list[tuple[int, float]] = []
             if weight < 1.0:
                 terms = query_terms(self.lexical.analyzer, text)

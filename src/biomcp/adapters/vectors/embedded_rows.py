@@ -285,19 +285,28 @@ class RowStore:
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
-    def rids_with_facets(self, facets: Sequence[tuple[str, frozenset[str]]]) -> set[int]:
-        """The rows that have, for every key (at least one), at least one of its values."""
+    def rids_with_facets(
+        self, facets: Sequence[tuple[str, frozenset[str]]]
+    ) -> tuple[set[int], bool]:
+        """The rows that have, for every key (at least one), at least one of its values, and
+        whether they are every row (read in one snapshot)."""
         if not self._facets_ready():
-            return set()
-        found: set[int] | None = None
-        for key, values in facets:
-            marks = ",".join("?" * len(values))
-            sql = f"SELECT rid FROM facets WHERE key = ? AND value IN ({marks})"  # noqa: S608
-            rids = {rid for (rid,) in self._db.execute(sql, [key, *sorted(values)])}
-            found = rids if found is None else found & rids
-            if not found:
-                return set()
-        return found or set()
+            return set(), False
+        self._db.execute("BEGIN")  # one read snapshot for the sets and the count
+        try:
+            found: set[int] | None = None
+            for key, values in facets:
+                marks = ",".join("?" * len(values))
+                sql = f"SELECT rid FROM facets WHERE key = ? AND value IN ({marks})"  # noqa: S608
+                rids = {rid for (rid,) in self._db.execute(sql, [key, *sorted(values)])}
+                found = rids if found is None else found & rids
+                if not found:
+                    return set(), False
+            total = self.count()
+        finally:
+            self._db.execute("COMMIT")
+        matched = found or set()
+        return matched, len(matched) == total
 
     def facet_keys(self) -> list[str]:
         if not self._facets_ready():
