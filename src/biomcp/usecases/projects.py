@@ -470,16 +470,15 @@ class ProjectCollections:
         try:
             size = await self._vectors.count(project.collection)
             shown = await self._vectors.sample(project.collection, max(sample, 20))
-            facet_keys = await self._vectors.facet_keys(project.collection)
         except CollectionNotFoundError:
-            size, shown, facet_keys = 0, [], []
+            size, shown = 0, []
         except VectorStoreUnavailableError as exc:
             raise ProjectError(
                 "INDEX_UNAVAILABLE",
                 f"the collection of project {project.project_id!r} cannot be read now: {exc}",
                 {"project_id": project.project_id},
             ) from exc
-        keys = sorted({key for hit in shown for key in hit.metadata})
+        keys = sorted({key for hit in shown for key in hit.metadata})  # of up to 20 chunks
         return {
             "project": project.project_id,
             "collection": project.collection,
@@ -488,7 +487,7 @@ class ProjectCollections:
             "hybrid_enabled": project.hybrid,
             "payload_keys": keys,
             "indexes": {
-                "keyword": sorted(set(facet_keys) | {_PROJECT_FACET}),
+                "keyword": [_PROJECT_FACET, *FACET_KEYS],
                 "fulltext": ["text"] if project.hybrid else [],
             },
             "sample": [{"id": hit.doc_id, **hit.metadata} for hit in shown[:sample]],

@@ -213,10 +213,6 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.sample, n)
 
-    async def facet_keys(self, collection: str) -> list[str]:
-        found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.facet_keys)
-
     async def collections(self) -> list[str]:
         self._check_open()
         names = set(self._open)

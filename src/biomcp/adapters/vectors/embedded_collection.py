@@ -634,10 +634,6 @@ class EmbeddedCollection:
         with self.mutex:
             return [self._hit(row, 0.0, None, None) for row in self.rows.sample(n, HIT_COLUMNS)]
 
-    def facet_keys(self) -> list[str]:
-        with self.mutex:
-            return self.rows.facet_keys()
-
     @staticmethod
     def _hit(row: Sequence[Any], score: float, bm25: float | None, sim: float | None) -> VectorHit:
         (_, uuid, doc_id, chunk_id, text, section, evidence, quality, year, journal) = row[:10]

@@ -308,11 +308,6 @@ class RowStore:
         matched = found or set()
         return matched, len(matched) == total
 
-    def facet_keys(self) -> list[str]:
-        if not self._facets_ready():
-            return []
-        return [k for (k,) in self._db.execute("SELECT DISTINCT key FROM facets ORDER BY key")]
-
     def sample(self, n: int, columns: str) -> list[tuple[Any, ...]]:
         """The first `n` rows by rid (the oldest)."""
         sql = f"SELECT {columns} FROM chunks ORDER BY rid LIMIT ?"  # noqa: S608

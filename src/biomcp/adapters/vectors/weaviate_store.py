@@ -272,16 +272,6 @@ class WeaviateVectorStore:
             raise _translate(exc) from exc
         return [_hit(obj, 0.0, None, None) for obj in found.objects]
 
-    async def facet_keys(self, collection: str) -> list[str]:
-        handle = await self._collection(collection)
-        keys: set[str] = set()
-        try:
-            async for obj in handle.iterator(return_properties=[_FACETS]):
-                keys.update(str(f).split("=", 1)[0] for f in obj.properties.get(_FACETS) or ())
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
-        return sorted(keys)
-
     async def collections(self) -> list[str]:
         client = await self._connect()
         try:
