@@ -5,6 +5,7 @@ limits, all-or-nothing batches, embedding checks, filters, shaping and timeouts.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
-from biomcp.adapters.sql import SqlMetadataStore
+from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
-from biomcp.domain.projects import ELLIPSIS
+from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
+from biomcp.domain.projects import COLLECTION_PREFIX, ELLIPSIS
+from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.projects import ProjectCollections, ProjectError, ProjectLimits
+from tests.support.services import postgres_url, weaviate_url
+from tests.support.sql_databases import postgres_schema
 
 pytestmark = pytest.mark.integration
 
@@ -27,23 +32,64 @@ MODEL = "deterministic-v1"
 
 
 class Rig:
-    def __init__(self, root: Path, **limits: Any) -> None:
-        self.registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")
-        self.vectors = EmbeddedVectorStore(root / "vectors")
+    """The use case on one backend pair: SQLite + the embedded store, or PostgreSQL (a
+    schema of its own) + Weaviate (its project collections dropped before and after)."""
+
+    def __init__(self, root: Path, backend: str, **limits: Any) -> None:
+        self.backend = backend
+        self._schema: Any = None
+        self.vectors: VectorStore
+        if backend == "embedded":
+            self.registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")
+            self.vectors = EmbeddedVectorStore(root / "vectors")
+        else:
+            self._schema = postgres_schema(postgres_url())
+            url = self._schema.__enter__()
+            upgrade(url)
+            self.registry = SqlMetadataStore(url)
+            grpc = int(os.environ.get("BIOMCP_TEST_WEAVIATE_GRPC_PORT", "50051"))
+            self.vectors = WeaviateVectorStore(weaviate_url(), grpc_port=grpc)
         self.embedder = DeterministicEmbedder(DIM, MODEL)
         self.tools = ProjectCollections(
             self.registry, self.vectors, self.embedder, limits=ProjectLimits(**limits)
         )
 
+    async def drop_projects(self) -> None:
+        for name in await self.vectors.collections():
+            if name.startswith(COLLECTION_PREFIX):
+                await self.vectors.drop_collection(name)
+
     async def aclose(self) -> None:
-        await self.vectors.aclose()
-        await self.registry.aclose()
-
-
-def scenario(tmp_path: Path, work: Callable[[Rig], Awaitable[None]], **limits: Any) -> None:
-    async def main() -> None:
-        rig = Rig(tmp_path, **limits)
         try:
+            if self.backend == "weaviate":
+                await self.drop_projects()
+        finally:
+            await self.vectors.aclose()
+            await self.registry.aclose()
+            if self._schema is not None:
+                self._schema.__exit__(None, None, None)
+
+
+BACKENDS = ["embedded", "weaviate"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if name == "weaviate":
+        postgres_url()
+        weaviate_url()
+    return name
+
+
+def scenario(
+    tmp_path: Path, backend: str, work: Callable[[Rig], Awaitable[None]], **limits: Any
+) -> None:
+    async def main() -> None:
+        rig = Rig(tmp_path, backend, **limits)
+        try:
+            if backend == "weaviate":
+                await rig.drop_projects()
             await work(rig)
         finally:
             await rig.aclose()
@@ -80,7 +126,7 @@ async def errors_of(call: Awaitable[Any]) -> ProjectError:
 
 
 def test_projects_are_listed_created_once_and_unknown_ones_name_the_available(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
     async def work(rig: Rig) -> None:
         assert await rig.tools.list_projects() == {"projects": []}
@@ -101,10 +147,12 @@ def test_projects_are_listed_created_once_and_unknown_ones_name_the_available(
             "available_projects": ["citeloom/clean-arch", "citeloom/ddd"],
         }
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
-def test_store_is_idempotent_the_last_write_wins_and_search_is_shaped(tmp_path: Path) -> None:
+def test_store_is_idempotent_the_last_write_wins_and_search_is_shaped(
+    tmp_path: Path, backend: str
+) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
         written = await rig.tools.store_chunks("p", NOTES)
@@ -138,10 +186,10 @@ def test_store_is_idempotent_the_last_write_wins_and_search_is_shaped(tmp_path: 
         assert [h["render_text"] for h in hits["items"]] == [changed["text"]]
         assert hits["items"][0]["citekey"] is None  # the whole payload was replaced
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
-def test_text_is_trimmed_and_full_text_only_on_request(tmp_path: Path) -> None:
+def test_text_is_trimmed_and_full_text_only_on_request(tmp_path: Path, backend: str) -> None:
     long_text = " ".join(f"Sentence number {i} says something about outcomes." for i in range(80))
 
     async def work(rig: Rig) -> None:
@@ -154,11 +202,11 @@ def test_text_is_trimmed_and_full_text_only_on_request(tmp_path: Path) -> None:
         full = (await rig.tools.query_hybrid("p", "outcomes", full_text=True))["items"][0]
         assert full["full_text"] == long_text
 
-    scenario(tmp_path, work, max_chars_per_chunk=300)
+    scenario(tmp_path, backend, work, max_chars_per_chunk=300)
 
 
 def test_filters_match_tags_and_citekeys_and_unknown_filters_are_refused(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
@@ -175,10 +223,10 @@ def test_filters_match_tags_and_citekeys_and_unknown_filters_are_refused(
         with pytest.raises(InvalidRequestError, match="unknown filter 'colour'"):
             await rig.tools.find_chunks("p", "domain", filters={"colour": "red"})
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
-def test_batches_are_bounded_and_all_or_nothing(tmp_path: Path) -> None:
+def test_batches_are_bounded_and_all_or_nothing(tmp_path: Path, backend: str) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
         with pytest.raises(InvalidRequestError, match="1 to 5"):
@@ -191,10 +239,10 @@ def test_batches_are_bounded_and_all_or_nothing(tmp_path: Path) -> None:
         assert (await rig.tools.inspect_collection("p"))["size"] == 0  # nothing of the batch
         assert (await rig.tools.store_chunks("p", bad[:2]))["chunks_written"] == 2
 
-    scenario(tmp_path, work, max_items=5)
+    scenario(tmp_path, backend, work, max_items=5)
 
 
-def test_embeddings_must_be_of_the_projects_model_both_ways(tmp_path: Path) -> None:
+def test_embeddings_must_be_of_the_projects_model_both_ways(tmp_path: Path, backend: str) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
         [own] = await rig.embedder.embed(["a note the agent embedded itself"])
@@ -210,10 +258,10 @@ def test_embeddings_must_be_of_the_projects_model_both_ways(tmp_path: Path) -> N
             assert error.code == "EMBEDDING_MISMATCH"
         assert (await rig.tools.inspect_collection("p"))["size"] == 1
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
-def test_hybrid_is_refused_for_a_project_without_it(tmp_path: Path) -> None:
+def test_hybrid_is_refused_for_a_project_without_it(tmp_path: Path, backend: str) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("vector-only", hybrid=False)
         await rig.tools.store_chunks("vector-only", NOTES)
@@ -223,10 +271,10 @@ def test_hybrid_is_refused_for_a_project_without_it(tmp_path: Path) -> None:
         shown = await rig.tools.inspect_collection("vector-only", sample=2)
         assert shown["indexes"]["fulltext"] == []
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
-def test_inspect_samples_at_most_five_payloads(tmp_path: Path) -> None:
+def test_inspect_samples_at_most_five_payloads(tmp_path: Path, backend: str) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
         await rig.tools.store_chunks(
@@ -240,7 +288,7 @@ def test_inspect_samples_at_most_five_payloads(tmp_path: Path) -> None:
         assert all(s["project"] == "p" for s in shown["sample"])
         assert (await rig.tools.inspect_collection("p"))["sample"] == []
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
 class SlowEmbedder(DeterministicEmbedder):
@@ -249,7 +297,7 @@ class SlowEmbedder(DeterministicEmbedder):
         return await super().embed(texts)
 
 
-def test_a_timeout_cancels_the_work_and_writes_nothing(tmp_path: Path) -> None:
+def test_a_timeout_cancels_the_work_and_writes_nothing(tmp_path: Path, backend: str) -> None:
     async def work(rig: Rig) -> None:
         await rig.tools.create_project("p")
         slow = ProjectCollections(
@@ -267,7 +315,7 @@ def test_a_timeout_cancels_the_work_and_writes_nothing(tmp_path: Path) -> None:
             assert error.code == "TIMEOUT"
         assert (await rig.tools.inspect_collection("p"))["size"] == 0
 
-    scenario(tmp_path, work)
+    scenario(tmp_path, backend, work)
 
 
 # --- isolation --------------------------------------------------------------------------
@@ -292,7 +340,9 @@ STORES = st.lists(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(stores=STORES)
-def test_no_call_on_one_project_sees_anothers_chunks(tmp_path_factory: Any, stores: Any) -> None:
+def test_no_call_on_one_project_sees_anothers_chunks(
+    tmp_path_factory: Any, backend: str, stores: Any
+) -> None:
     root = tmp_path_factory.mktemp("isolation")
 
     async def work(rig: Rig) -> None:
@@ -310,4 +360,4 @@ def test_no_call_on_one_project_sees_anothers_chunks(tmp_path_factory: Any, stor
                 found = await search(project_id, "shared text outcomes metformin notes")
                 assert {i["id"]: i["render_text"] for i in found["items"]} == chunks
 
-    scenario(root, work, top_k_max=20, top_k_default=20)
+    scenario(root, backend, work, top_k_max=20, top_k_default=20)
