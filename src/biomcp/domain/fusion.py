@@ -8,6 +8,9 @@
   from 1, k = 60; a missing arm adds nothing.
 
 Ties are broken by the key, so results are deterministic.
+
+Both vector stores, for the corpus and for project collections alike, take
+`candidate_count(limit)` candidates from each arm before fusing: one rule, written once.
 """
 
 from __future__ import annotations
@@ -16,9 +19,25 @@ from collections.abc import Sequence
 
 from biomcp.domain.errors import InvalidConfigError
 
-__all__ = ["RRF_K", "ranked_fusion", "relative_score_fusion"]
+__all__ = [
+    "CANDIDATES_FACTOR",
+    "CANDIDATES_MIN",
+    "RRF_K",
+    "candidate_count",
+    "ranked_fusion",
+    "relative_score_fusion",
+]
 
 RRF_K = 60
+CANDIDATES_FACTOR = 5
+CANDIDATES_MIN = 100
+
+
+def candidate_count(
+    limit: int, *, factor: int = CANDIDATES_FACTOR, minimum: int = CANDIDATES_MIN
+) -> int:
+    """How many candidates each arm of a hybrid search takes for `limit` fused results."""
+    return max(limit * factor, minimum)
 
 
 def _check_alpha(alpha: float) -> None:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biomcp.domain.errors import InvalidConfigError
-from biomcp.domain.fusion import RRF_K, ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import RRF_K, candidate_count, ranked_fusion, relative_score_fusion
 
 pytestmark = pytest.mark.unit
 
@@ -65,3 +65,11 @@ def test_fused_scores_are_bounded_and_cover_both_arms(
     assert all(-1e-9 <= s <= 1 + 1e-9 for _, s in fused)
     scores = [s for _, s in fused]
     assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize(("limit", "expected"), [(1, 100), (20, 100), (21, 105), (50, 250)])
+def test_each_arm_takes_five_times_the_limit_and_at_least_a_hundred(
+    limit: int, expected: int
+) -> None:
+    assert candidate_count(limit) == expected
+    assert candidate_count(limit, factor=2, minimum=10) == max(2 * limit, 10)

@@ -47,7 +47,13 @@ from biomcp.adapters.vectors.embedded_rows import (
     RowStore,
 )
 from biomcp.adapters.vectors.embedded_view import VectorView
-from biomcp.domain.fusion import ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import (
+    CANDIDATES_FACTOR,
+    CANDIDATES_MIN,
+    candidate_count,
+    ranked_fusion,
+    relative_score_fusion,
+)
 from biomcp.ports.vectors import (
     ChunkRecord,
     CollectionStats,
@@ -81,8 +87,8 @@ class StoreSettings:
         lexical_threads: int = 1,
         snapshot_min_changes: int = 5_000,
         fresh_max: int = 10_000,
-        candidates_min: int = 100,
-        candidates_factor: int = 5,
+        candidates_min: int = CANDIDATES_MIN,
+        candidates_factor: int = CANDIDATES_FACTOR,
         write_wait_s: float = 30.0,
     ) -> None:
         self.ann = ann or AnnSettings()
@@ -593,7 +599,10 @@ class EmbeddedCollection:
                 raise InvalidVectorError(f"query {exc}") from None
         if limit <= 0:
             return []
-        k = max(limit * self.settings.candidates_factor, self.settings.candidates_min)
+        settings = self.settings
+        k = candidate_count(
+            limit, factor=settings.candidates_factor, minimum=settings.candidates_min
+        )
         weight = 0.0 if query is None else alpha
         with self.mutex:
             self._follow()

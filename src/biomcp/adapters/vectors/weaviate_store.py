@@ -32,7 +32,7 @@ import weaviate.classes as wvc
 from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.exceptions import WeaviateBaseError, WeaviateConnectionError
 
-from biomcp.domain.fusion import ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import candidate_count, ranked_fusion, relative_score_fusion
 from biomcp.ports.vectors import (
     ChunkRecord,
     CollectionNotFoundError,
@@ -51,9 +51,6 @@ from biomcp.ports.vectors import (
 __all__ = ["WeaviateVectorStore", "class_name"]
 
 _VECTOR = "default"
-# As the embedded store: each arm takes max(limit * 5, 100) candidates before fusion.
-_CANDIDATES_FACTOR = 5
-_CANDIDATES_MIN = 100
 _PROPERTIES = (
     "doc_id", "chunk_id", "text", "section", "year", "evidence_type", "quality_total",
     "journal", "pub_types", "edat", "lr", "source_url", "has_numbers", "metadata_json",
@@ -411,7 +408,7 @@ class WeaviateVectorStore:
         if limit <= 0 or _matches_nothing(filters):
             return []
         where = _filters(filters)
-        k = max(limit * _CANDIDATES_FACTOR, _CANDIDATES_MIN)
+        k = candidate_count(limit)
         weight = 0.0 if query_vector is None else alpha
         metadata = MetadataQuery(score=True, distance=True)
 
