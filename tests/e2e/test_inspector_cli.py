@@ -42,7 +42,14 @@ TOOLS = {
     "pubmed_search_articles",
     "pubmed_fetch_article_details",
     "pubmed_article_relationships",
+    # the project tools (spec 02)
+    "store_chunks",
+    "find_chunks",
+    "query_hybrid",
+    "inspect_collection",
+    "list_projects",
 }
+PROJECT = "inspector/notes"
 FIRST_PMID = "30000000"  # generate_articles numbers PMIDs from 30000000 upwards
 
 
@@ -144,6 +151,8 @@ def target(
 ) -> Iterator[Target]:
     root = tmp_path_factory.mktemp(request.param)
     env = server_env(root / "data", fake.base_url)
+    (root / "data").mkdir()
+    (root / "data" / "projects.toml").write_text(f'[projects."{PROJECT}"]\n')
     if request.param == "stdio":
         command = biomcp_command()
         assert len(command) == 1, "the Inspector needs the `biomcp` script of the environment"
@@ -215,6 +224,27 @@ def test_tools_call_and_resources_read(
     templates = run("--method", "resources/templates/list")
     uris = {t["uriTemplate"] for t in templates["resourceTemplates"]}
     assert "resource://pubmed/paper/{pmid}" in uris
+
+
+def test_the_project_tools_store_and_find(inspector: Inspector, target: Target) -> None:
+    def run(*args: str) -> dict[str, Any]:
+        return inspector.json(target.argv, *args, env=target.env, cwd=target.cwd)
+
+    listed = run("--method", "tools/call", "--tool-name", "list_projects")
+    assert [p["id"] for p in listed["structuredContent"]["projects"]] == [PROJECT]
+    items = [{"id": "n1", "text": "Value objects have no identity.", "metadata": {"tags": ["ddd"]}}]
+    stored = run(
+        "--method", "tools/call", "--tool-name", "store_chunks",
+        "--tool-arg", f"project={PROJECT}", f"items={json.dumps(items)}",
+    )  # fmt: skip
+    assert stored.get("isError") is not True, stored
+    assert stored["structuredContent"]["chunks_written"] == 1
+    found = run(
+        "--method", "tools/call", "--tool-name", "query_hybrid",
+        "--tool-arg", f"project={PROJECT}", "query=value objects", 'filters={"tags": ["ddd"]}',
+    )  # fmt: skip
+    assert found.get("isError") is not True, found
+    assert [i["id"] for i in found["structuredContent"]["items"]] == ["n1"]
 
 
 def test_the_live_tools_are_called_and_the_pubmed_resources_read(
