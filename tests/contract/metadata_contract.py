@@ -507,6 +507,17 @@ class MetadataStoreContract:
         assert [p.project_id for p in run(store.list_projects())] == ["alpha", "mid", "zeta"]
         assert run(store.get_project("nope")) is None
 
+    def test_a_projects_model_can_be_changed_and_an_unknown_one_cannot(
+        self, store: MetadataStore
+    ) -> None:
+        registry: Any = store
+        run(registry.register_project(ProjectInfo("m1", "Project_m1", "old", 8, hybrid=False)))
+        moved = run(registry.set_project_model("m1", "new", 16))
+        assert (moved.model_id, moved.dim, moved.hybrid) == ("new", 16, False)
+        assert run(registry.get_project("m1")) == moved
+        with pytest.raises(MetadataStoreError, match="nope"):
+            run(registry.set_project_model("nope", "new", 16))
+
     def test_two_projects_cannot_share_a_collection(self, store: MetadataStore) -> None:
         run(store.register_project(ProjectInfo("one", "Shared", "m", 8)))
         with pytest.raises(MetadataStoreError, match="Shared"):

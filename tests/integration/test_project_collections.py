@@ -129,7 +129,7 @@ def test_projects_are_listed_created_once_and_unknown_ones_name_the_available(
     tmp_path: Path, backend: str
 ) -> None:
     async def work(rig: Rig) -> None:
-        assert await rig.tools.list_projects() == {"projects": []}
+        assert await rig.tools.list_projects() == {"warnings": [], "projects": []}
         made = await rig.tools.create_project("citeloom/clean-arch")
         await rig.tools.create_project("citeloom/ddd", hybrid=False)
         again = await rig.tools.create_project("citeloom/clean-arch", hybrid=False)
@@ -287,6 +287,49 @@ def test_inspect_samples_at_most_five_payloads(tmp_path: Path, backend: str) -> 
         assert {"project", "tags"} <= set(shown["indexes"]["keyword"])
         assert all(s["project"] == "p" for s in shown["sample"])
         assert (await rig.tools.inspect_collection("p"))["sample"] == []
+
+    scenario(tmp_path, backend, work)
+
+
+def test_a_malformed_projects_file_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        def broken() -> list[tuple[str, bool]]:
+            raise ValueError("projects.toml: project 'x' takes only `hybrid = true|false`")
+
+        await rig.tools.create_project("kept")
+        tools = ProjectCollections(rig.registry, rig.vectors, rig.embedder, configured=broken)
+        listed = await tools.list_projects()
+        assert [p["id"] for p in listed["projects"]] == ["kept"]
+        assert "hybrid = true|false" in listed["warnings"][0]
+        assert (await tools.find_chunks("kept", "anything"))["count"] == 0
+
+    scenario(tmp_path, "embedded", work)
+
+
+def test_a_project_on_another_model_is_refused_until_migrated(tmp_path: Path, backend: str) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks("p", NOTES)
+        other = ProjectCollections(
+            rig.registry, rig.vectors, DeterministicEmbedder(DIM + 8, "other-model")
+        )
+        for call in (
+            other.store_chunks("p", NOTES[:1]),
+            other.find_chunks("p", "entities"),
+            other.query_hybrid("p", "entities"),
+        ):
+            error = await errors_of(call)
+            assert error.code == "EMBEDDING_MISMATCH"
+            assert error.details["stored_model"] == MODEL  # type: ignore[index]
+        assert (await rig.tools.inspect_collection("p"))["size"] == 3  # nothing touched
+
+        moved = await other.store_chunks("p", NOTES[:1], allow_model_change=True)
+        assert moved["embed_model"] == "other-model"
+        shown = await other.inspect_collection("p")
+        assert (shown["size"], shown["embed_model"]) == (1, "other-model")  # old chunks dropped
+        assert [i["id"] for i in (await other.find_chunks("p", "entities"))["items"]] == ["n1"]
+        error = await errors_of(rig.tools.find_chunks("p", "entities"))
+        assert error.code == "EMBEDDING_MISMATCH"  # the first model's server now mismatches
 
     scenario(tmp_path, backend, work)
 

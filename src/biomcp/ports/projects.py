@@ -42,3 +42,12 @@ class ProjectRegistry(Protocol):
     async def list_projects(self) -> list[ProjectInfo]:
         """Every project, by id."""
         ...
+
+    async def set_project_model(self, project_id: str, model_id: str, dim: int) -> ProjectInfo:
+        """Record that the project's vectors now come from `model_id` (`dim`-d); the caller
+        has emptied its collection first.
+
+        Raises:
+            MetadataStoreError: when the project does not exist.
+        """
+        ...

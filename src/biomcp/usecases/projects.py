@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_log = logging.getLogger("biomcp.projects")
 
 #: The namespace of project chunk uuids: uuid5(namespace, f"{project}\0{item id}").
 _NAMESPACE = uuid.UUID("3f1c2a9e-6d1b-5c4e-9a57-0b9c1d2e3f40")
@@ -164,6 +166,8 @@ class ProjectCollections:
         self.limits = limits or ProjectLimits()
         self._configured = configured
         self._config_loaded = False
+        #: Why the declared projects could not be read (listed as a warning), if so.
+        self._config_error: str | None = None
         self._config_lock = asyncio.Lock()
 
     # --- projects ----------------------------------------------------------------------
@@ -195,7 +199,13 @@ class ProjectCollections:
         async with self._config_lock:
             if self._config_loaded:
                 return
-            for project_id, hybrid in self._configured():
+            try:
+                declared = self._configured()
+            except ValueError as exc:  # a malformed projects file: the registry still serves
+                _log.warning("the declared projects cannot be read: %s", exc)
+                self._config_error = f"the declared projects cannot be read: {exc}"
+                declared = []
+            for project_id, hybrid in declared:
                 await self._registry.register_project(self.project_for(project_id, hybrid=hybrid))
             self._config_loaded = True
 
@@ -222,7 +232,9 @@ class ProjectCollections:
 
     async def list_projects(self) -> dict[str, Any]:
         projects = await self._bounded(self._projects(), self.limits.list_timeout_s)
+        warnings = [self._config_error] if self._config_error else []
         return {
+            "warnings": warnings,
             "projects": [
                 {
                     "id": p.project_id,
@@ -231,15 +243,24 @@ class ProjectCollections:
                     "hybrid_enabled": p.hybrid,
                 }
                 for p in projects
-            ]
+            ],
         }
 
     # --- store ---------------------------------------------------------------------------
 
     async def store_chunks(
-        self, project_id: str, items: Sequence[Mapping[str, Any]]
+        self,
+        project_id: str,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        allow_model_change: bool = False,
     ) -> dict[str, Any]:
-        project = await self._project(project_id)
+        """Store `items` all or none. A project whose vectors come from another model than
+        this server's embedder is refused (EMBEDDING_MISMATCH) unless `allow_model_change`:
+        then its chunks are dropped and it takes the server's model (a migration)."""
+        project = await self._on_server_model(
+            await self._project(project_id), migrate=allow_model_change
+        )
         records = self._checked_items(project, items)
         missing = [i for i, (_, vector) in enumerate(records) if vector is None]
 
@@ -253,14 +274,49 @@ class ProjectCollections:
             for i, (record, vector) in enumerate(records)
         ]
         await self._ensure_collection(project)
+        held = await self._vectors.existing_uuids(project.collection, [c.uuid for c in chunks])
         report = await self._vectors.upsert_chunks(project.collection, chunks)
-        warnings = [f"item {e.uuid}: {e.message}" for e in report.errors]
+        if report.errors:  # the store took part of the batch: take back what it added
+            for chunk in chunks:
+                if chunk.uuid not in held:
+                    await self._vectors.delete_chunks(project.collection, chunk.doc_id)
+            refused = "; ".join(f"{e.uuid}: {e.message}" for e in report.errors[:5])
+            raise ProjectError(
+                "INDEX_UNAVAILABLE",
+                f"the vector store refused part of the batch ({refused}); the chunks it added "
+                "were removed, chunks it replaced keep their new version",
+                {"project_id": project.project_id, "refused": len(report.errors)},
+            )
         return {
             "chunks_written": report.upserted,
             "project": project.project_id,
             "embed_model": project.model_id,
-            "warnings": warnings,
+            "warnings": [],
         }
+
+    async def _on_server_model(self, project: ProjectInfo, *, migrate: bool) -> ProjectInfo:
+        """`project` when its vectors are of this server's embedder; else EMBEDDING_MISMATCH,
+        or with `migrate` the project emptied and moved to the server's model."""
+        model, dim = self._embedder.model_id, self._embedder.dim
+        if (project.model_id, project.dim) == (model, dim):
+            return project
+        if not migrate:
+            raise ProjectError(
+                "EMBEDDING_MISMATCH",
+                f"project {project.project_id!r} holds {project.model_id} ({project.dim}-d) "
+                f"vectors; this server embeds with {model} ({dim}-d). Run the server with "
+                "that model, or store with allow_model_change=true to drop the project's "
+                "chunks and store them again with this model.",
+                {
+                    "project_id": project.project_id,
+                    "stored_model": project.model_id,
+                    "server_model": model,
+                },
+            )
+        await self._vectors.ensure_schema(
+            project.collection, dim=dim, model_id=model, allow_model_change=True
+        )
+        return await self._registry.set_project_model(project.project_id, model, dim)
 
     def _checked_items(
         self, project: ProjectInfo, items: Sequence[Mapping[str, Any]]
@@ -395,6 +451,7 @@ class ProjectCollections:
     ) -> list[VectorHit]:
         if not query.strip():
             raise InvalidRequestError("query must be non-empty text")
+        project = await self._on_server_model(project, migrate=False)
         limit = self._top_k(top_k)
         wanted = self._filters(project, filters)
         [vector] = await self._embedder.embed([query])

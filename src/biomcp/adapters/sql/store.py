@@ -485,6 +485,22 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         return await self._run("reading a project", work)
 
+    async def set_project_model(self, project_id: str, model_id: str, dim: int) -> ProjectInfo:
+        def work(engine: Engine) -> ProjectInfo:
+            with writing(engine) as connection:
+                connection.execute(
+                    update(PROJECTS)
+                    .where(PROJECTS.c.project_id == project_id)
+                    .values(model_id=model_id, dim=dim)
+                )
+                query = select(PROJECTS).where(PROJECTS.c.project_id == project_id)
+                row = connection.execute(query).first()
+            if row is None:
+                raise MetadataStoreError(f"no project {project_id!r}")
+            return project_from_row(row)
+
+        return await self._run("changing a project's model", work)
+
     async def list_projects(self) -> list[ProjectInfo]:
         """Every project, by id."""
 

@@ -94,6 +94,13 @@ def project_inputs(top_k_max: int = 6) -> dict[str, dict[str, Any]]:
                         "additionalProperties": False,
                     },
                 },
+                "allow_model_change": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Migration flag: when the project's vectors come from "
+                    "another model than this server's, drop its chunks and move it to this "
+                    "server's model (else EMBEDDING_MISMATCH).",
+                },
             },
             "additionalProperties": False,
         },
@@ -221,7 +228,12 @@ PROJECT_OUTPUTS: dict[str, dict[str, Any]] = {
                         "hybrid_enabled": {"type": "boolean"},
                     },
                 },
-            }
+            },
+            "warnings": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Added to spec 02: e.g. a projects file that cannot be read.",
+            },
         },
     },
 }

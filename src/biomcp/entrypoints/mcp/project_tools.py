@@ -55,7 +55,9 @@ def project_tool_specs(services: Services) -> list[ToolSpec]:
     inputs = project_inputs(projects.limits.top_k_max)
 
     async def store_chunks(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.store_chunks(args["project"], args["items"])
+        return await projects.store_chunks(
+            args["project"], args["items"], allow_model_change=args["allow_model_change"]
+        )
 
     async def find_chunks(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         return await projects.find_chunks(
