@@ -142,6 +142,10 @@ class EmbeddedCollection:
         self._seen = -1
         #: Whether this process wrote to the collection (it then snapshots at close).
         self._wrote = False
+        #: Facet filter -> the rows it lets through (None: all), at generation `_seen`.
+        self._facet_memo: dict[
+            tuple[int, tuple[tuple[str, frozenset[str]], ...]], frozenset[int] | None
+        ] = {}
 
     # --- open / close --------------------------------------------------------------------
 
@@ -608,13 +612,10 @@ class EmbeddedCollection:
             self._follow()
             rids: frozenset[int] | None = None
             if filters is not None and filters.facets:
-                matched, everything = self.rows.rids_with_facets(filters.facets)
+                rids = self._facet_rows(filters.facets)
                 filters = replace(filters, facets=None)
-                if not matched:
+                if rids is not None and not rids:
                     return []
-                # A filter every row passes (a project's own id in its collection) restricts
-                # nothing: the searches run unrestricted, at full speed.
-                rids = None if everything else frozenset(matched)
             lexical: list[tuple[int, float]] = []
             if weight < 1.0:
                 terms = query_terms(self.lexical.analyzer, text)
@@ -638,6 +639,20 @@ class EmbeddedCollection:
                 exact = self.vectors.similarities(missing, query)
                 sims.update((uuid_of[rid], sim) for rid, sim in exact.items())
         return [self._hit(rows[u], score, bm25.get(u), sims.get(u)) for u, score in fused]
+
+    def _facet_rows(self, facets: tuple[tuple[str, frozenset[str]], ...]) -> frozenset[int] | None:
+        """The rows a facet filter lets through; None when it lets every row through (a
+        project's own id in its collection), so the searches run unrestricted. Remembered
+        until the rows this process follows change."""
+        key = (self._seen, facets)
+        if key in self._facet_memo:
+            return self._facet_memo[key]
+        matched, everything = self.rows.rids_with_facets(facets)
+        found = None if everything else frozenset(matched)
+        if len(self._facet_memo) >= 64 or any(k[0] != self._seen for k in self._facet_memo):
+            self._facet_memo.clear()
+        self._facet_memo[key] = found
+        return found
 
     def sample(self, n: int) -> list[VectorHit]:
         with self.mutex:
