@@ -581,6 +581,43 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_two_collections_holding_the_same_uuids_never_mix(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        """Project isolation at the store: the same chunks (uuids, texts, facets) in two
+        collections; writes, deletes, searches, counts and samples of one never touch the
+        other."""
+
+        async def scenario(store: VectorStore) -> None:
+            corpus = self.corpus(dim)
+            first = await self._filled(store, dim, corpus)
+            second = await self._filled(
+                store, dim, [replace(c, text=c.text + " second") for c in corpus]
+            )
+            await store.delete_chunks(first, "pmid:1")
+            await store.upsert_chunks(second, [replace(corpus[2], text="only in the second")])
+            assert await store.count(first) == len(corpus) - 2
+            assert await store.count(second) == len(corpus)
+            for name, suffix in ((first, ""), (second, " second")):
+                hits = await store.hybrid_search(
+                    name, "metformin statins aspirin", unit_vector(dim, toward=0), limit=20
+                )
+                sampled = await store.sample(name, 20)
+                for hit in [*hits, *sampled]:
+                    assert hit.text is not None
+                    if hit.uuid == corpus[2].uuid and name == second:
+                        assert hit.text == "only in the second"
+                    else:
+                        assert (
+                            hit.text.endswith(suffix)
+                            if suffix
+                            else not hit.text.endswith(" second")
+                        )
+            assert corpus[0].uuid not in {h.uuid for h in await store.sample(first, 20)}
+            assert corpus[0].uuid in {h.uuid for h in await store.sample(second, 20)}
+
+        self.run(store_factory, scenario)
+
     def test_an_invalid_query_vector_is_refused(
         self, store_factory: StoreFactory, dim: int
     ) -> None:
