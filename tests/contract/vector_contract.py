@@ -618,6 +618,27 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_fetched_chunks_are_the_records_written(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            corpus = self.corpus(dim)
+            corpus[5] = replace(corpus[5], metadata={"doc": {"page_span": [1, 2]}, "n": 3})
+            name = await self._filled(store, dim, corpus)
+            wanted = [corpus[0].uuid, corpus[2].uuid, corpus[5].uuid, str(uuid.uuid4())]
+            fetched = {c.uuid: c for c in await store.fetch_chunks(name, wanted)}
+            assert set(fetched) == set(wanted[:3])
+            for original in (corpus[0], corpus[2], corpus[5]):
+                got = fetched[original.uuid]
+                assert got.vector == pytest.approx(list(original.vector), abs=1e-6)
+                assert {k: sorted(v) for k, v in got.facets.items()} == {
+                    k: sorted(v) for k, v in original.facets.items()
+                }
+                assert replace(got, vector=(), facets={}) == replace(original, vector=(), facets={})
+            assert await store.fetch_chunks(name, []) == []
+
+        self.run(store_factory, scenario)
+
     def test_an_invalid_query_vector_is_refused(
         self, store_factory: StoreFactory, dim: int
     ) -> None:

@@ -19,7 +19,7 @@ from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.domain.projects import COLLECTION_PREFIX, ELLIPSIS
-from biomcp.ports.vectors import VectorStore
+from biomcp.ports.vectors import ChunkRecord, ObjectError, UpsertReport, VectorStore
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.projects import ProjectCollections, ProjectError, ProjectLimits
 from tests.support.services import postgres_url, weaviate_url
@@ -332,6 +332,43 @@ def test_a_project_on_another_model_is_refused_until_migrated(tmp_path: Path, ba
         assert error.code == "EMBEDDING_MISMATCH"  # the first model's server now mismatches
 
     scenario(tmp_path, backend, work)
+
+
+class PartialStore:
+    """The embedded store, except that a batch of several chunks is taken only in part (its
+    last chunk refused), as a server under trouble might."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def upsert_chunks(self, collection: str, chunks: Sequence[ChunkRecord]) -> UpsertReport:
+        if len(chunks) < 2:
+            return await self._inner.upsert_chunks(collection, chunks)
+        report = await self._inner.upsert_chunks(collection, chunks[:-1])
+        return UpsertReport(report.upserted, (ObjectError(chunks[-1].uuid, "refused"),))
+
+
+def test_a_batch_the_store_takes_in_part_leaves_nothing_of_it(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks("p", NOTES[:2])
+        before = await rig.tools.find_chunks("p", "entities metformin", full_text=True)
+        flaky = ProjectCollections(rig.registry, PartialStore(rig.vectors), rig.embedder)
+        batch = [
+            item("n1", "Entities were rewritten."),
+            item("n9", "A brand new note."),
+            item("n2", "Metformin was rewritten too."),
+        ]
+        error = await errors_of(flaky.store_chunks("p", batch))
+        assert error.code == "INDEX_UNAVAILABLE"
+        after = await rig.tools.find_chunks("p", "entities metformin", full_text=True)
+        assert after == before  # n1 restored, n9 removed, n2 never written
+        assert (await rig.tools.inspect_collection("p"))["size"] == 2
+
+    scenario(tmp_path, "embedded", work)
 
 
 class SlowEmbedder(DeterministicEmbedder):

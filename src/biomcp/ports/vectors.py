@@ -222,6 +222,15 @@ class VectorStore(Protocol):
         """Which of `uuids` are stored (lets a sync skip re-embedding unchanged chunks)."""
         ...
 
+    async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        """The stored chunks of `uuids` whole (vector, metadata, facets included), in no set
+        order; uuids not stored are left out. Lets a caller put back what it replaced.
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
     async def count(self, collection: str) -> int: ...
 
     async def drop_collection(self, collection: str) -> None:

@@ -274,17 +274,17 @@ class ProjectCollections:
             for i, (record, vector) in enumerate(records)
         ]
         await self._ensure_collection(project)
-        held = await self._vectors.existing_uuids(project.collection, [c.uuid for c in chunks])
+        # What the batch replaces, to put back if the store takes only part of it (the
+        # embedded store writes a batch in one transaction; a server may not).
+        previous = await self._vectors.fetch_chunks(project.collection, [c.uuid for c in chunks])
         report = await self._vectors.upsert_chunks(project.collection, chunks)
-        if report.errors:  # the store took part of the batch: take back what it added
-            for chunk in chunks:
-                if chunk.uuid not in held:
-                    await self._vectors.delete_chunks(project.collection, chunk.doc_id)
+        if report.errors:
+            await self._take_back(project, chunks, previous)
             refused = "; ".join(f"{e.uuid}: {e.message}" for e in report.errors[:5])
             raise ProjectError(
                 "INDEX_UNAVAILABLE",
-                f"the vector store refused part of the batch ({refused}); the chunks it added "
-                "were removed, chunks it replaced keep their new version",
+                f"the vector store refused part of the batch ({refused}); nothing of the "
+                "batch was kept: retry it",
                 {"project_id": project.project_id, "refused": len(report.errors)},
             )
         return {
@@ -293,6 +293,18 @@ class ProjectCollections:
             "embed_model": project.model_id,
             "warnings": [],
         }
+
+    async def _take_back(
+        self, project: ProjectInfo, chunks: Sequence[ChunkRecord], previous: list[ChunkRecord]
+    ) -> None:
+        """Undo a batch the store took in part: remove what it added, restore what it
+        replaced."""
+        held = {c.uuid for c in previous}
+        for chunk in chunks:
+            if chunk.uuid not in held:
+                await self._vectors.delete_chunks(project.collection, chunk.doc_id)
+        if previous:
+            await self._vectors.upsert_chunks(project.collection, previous)
 
     async def _on_server_model(self, project: ProjectInfo, *, migrate: bool) -> ProjectInfo:
         """`project` when its vectors are of this server's embedder; else EMBEDDING_MISMATCH,

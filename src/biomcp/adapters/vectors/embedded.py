@@ -175,6 +175,10 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.existing, uuids)
 
+    async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        found = await self._collection(collection)
+        return await self._call(f"reading {collection!r}", found.fetch, uuids)
+
     async def count(self, collection: str) -> int:
         found = await self._collection(collection)
         return await self._call(f"counting {collection!r}", found.count)

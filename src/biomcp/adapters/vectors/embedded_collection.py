@@ -530,6 +530,10 @@ class EmbeddedCollection:
         with self.mutex:
             return self.rows.existing(list(uuids))  # the rows are always current
 
+    def fetch(self, uuids: Collection[str]) -> list[ChunkRecord]:
+        with self.mutex:
+            return self.rows.records(list(uuids))
+
     def count(self) -> int:
         with self.mutex:
             return self.rows.count()

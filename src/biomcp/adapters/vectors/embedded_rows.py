@@ -335,6 +335,36 @@ class RowStore:
             found.update(u for (u,) in self._db.execute(sql, part))
         return found
 
+    def records(self, uuids: Sequence[str]) -> list[ChunkRecord]:
+        """The stored rows of `uuids` as the records they were written from."""
+        columns = (
+            "rid, uuid, doc_id, chunk_id, text, section, year, evidence_type, quality_total, "
+            "journal, pub_types, edat, lr, source_url, has_numbers, metadata, vector"
+        )
+        rows: list[tuple[Any, ...]] = []
+        for part in _chunks(uuids):
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT {columns} FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
+            rows.extend(self._db.execute(sql, part))
+        facets: dict[int, dict[str, list[str]]] = {}
+        if rows and self._facets_ready():
+            for part in _chunks([r[0] for r in rows]):
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT rid, key, value FROM facets WHERE rid IN ({marks})"  # noqa: S608
+                for rid, key, value in self._db.execute(sql, part):
+                    facets.setdefault(rid, {}).setdefault(key, []).append(value)
+        return [
+            ChunkRecord(
+                uuid=r[1], doc_id=r[2], chunk_id=r[3], text=r[4], section=r[5], year=r[6],
+                evidence_type=r[7], quality_total=r[8], journal=r[9],
+                pub_types=tuple(json.loads(r[10])), edat=r[11], lr=r[12], source_url=r[13],
+                has_numbers=None if r[14] is None else bool(r[14]), metadata=json.loads(r[15]),
+                vector=np.frombuffer(r[16], dtype="<f4").tolist(),
+                facets={k: tuple(v) for k, v in facets.get(r[0], {}).items()},
+            )
+            for r in rows
+        ]  # fmt: skip
+
     def uuids_by_rid(self, rids: Sequence[int]) -> dict[int, str]:
         """rid -> uuid through a covering index (the rows themselves are large)."""
         out: dict[int, str] = {}

@@ -347,6 +347,24 @@ class WeaviateVectorStore:
             found.update(str(o.uuid) for o in response.objects)
         return found
 
+    async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        handle = await self._collection(collection)
+        wanted = sorted(u for u in set(uuids) if _is_uuid(u))
+        found: list[ChunkRecord] = []
+        for start in range(0, len(wanted), 200):
+            batch = wanted[start : start + 200]
+            try:
+                response = await handle.query.fetch_objects(
+                    filters=Filter.by_id().contains_any(batch),
+                    limit=len(batch),
+                    include_vector=True,
+                    return_properties=[*_PROPERTIES, _FACETS],
+                )
+            except WeaviateBaseError as exc:
+                raise _translate(exc) from exc
+            found.extend(_record(obj) for obj in response.objects)
+        return found
+
     async def count(self, collection: str) -> int:
         handle = await self._collection(collection)
         try:
@@ -551,6 +569,36 @@ def _hit(obj: Any, score: float, bm25: float | None, sim: float | None) -> Vecto
         journal=props.get("journal"),
         has_numbers=props.get("has_numbers"),
         metadata=extra if isinstance(extra, dict) else {},
+    )
+
+
+def _record(obj: Any) -> ChunkRecord:
+    """A stored object as the record it was written from."""
+    props = obj.properties
+    vector = obj.vector.get(_VECTOR) if isinstance(obj.vector, dict) else obj.vector
+    facets: dict[str, list[str]] = {}
+    for entry in props.get(_FACETS) or ():
+        key, _, value = str(entry).partition("=")
+        facets.setdefault(key, []).append(value)
+    hit = _hit(obj, 0.0, None, None)
+    return ChunkRecord(
+        uuid=hit.uuid,
+        doc_id=hit.doc_id,
+        chunk_id=hit.chunk_id,
+        text=hit.text or "",
+        vector=list(vector or ()),
+        section=hit.section,
+        year=hit.year,
+        evidence_type=hit.evidence_type,
+        quality_total=hit.quality_total,
+        journal=hit.journal,
+        pub_types=tuple(props.get("pub_types") or ()),
+        edat=props.get("edat"),
+        lr=props.get("lr"),
+        source_url=props.get("source_url"),
+        has_numbers=hit.has_numbers,
+        metadata=hit.metadata,
+        facets={k: tuple(v) for k, v in facets.items()},
     )
 
 
