@@ -444,6 +444,14 @@ def test_reading_needs_a_token_and_writing_the_write_scope(
             )
             assert error
             assert_envelope(denied, "VALIDATION")
+            item = {"id": "n", "text": "a note"}
+            error, denied = await call(client, "store_chunks", {"project": "p", "items": [item]})
+            assert error
+            assert_envelope(denied, "VALIDATION")
+            assert "write" in denied["error"]["message"]
+            error, listed = await call(client, "list_projects", {})
+            assert not error  # reading projects needs no write scope
+            assert listed == {"warnings": [], "projects": []}
             error, checkpoint = await call(client, "corpus_checkpoint_get", {"query_key": "a"})
             assert not error
             assert checkpoint["last_edat"] is None
