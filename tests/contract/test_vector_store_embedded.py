@@ -633,3 +633,40 @@ def _raise(exc: Exception) -> Callable[..., Any]:
         raise exc
 
     return fail
+
+
+def test_small_graph_inserts_take_one_thread_and_large_ones_take_all() -> None:
+    """A sync's batch must not take both cores from the processes searching the folder."""
+    import faiss
+
+    from biomcp.adapters.vectors.embedded_ann import PARALLEL_ADD_MIN
+
+    threads_seen: list[int] = []
+
+    class Recording:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def add(self, vectors: np.ndarray) -> None:
+            threads_seen.append(faiss.omp_get_max_threads())
+            self.inner.add(vectors)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)  # per thread: as on any two-core machine
+    try:
+        index = VectorIndex(8, AnnSettings())
+        index._index = Recording(index._index)
+        rng = np.random.default_rng(3)
+        for n in (10, PARALLEL_ADD_MIN):
+            vectors = rng.standard_normal((n, 8)).astype(np.float32)
+            start = index.alive_count
+            index.upsert(
+                list(range(start, start + n)), vectors, [("pmid:1", None, None, None, None)] * n
+            )
+        assert threads_seen == [1, 2]
+        assert faiss.omp_get_max_threads() == 2  # restored after the small insert
+    finally:
+        faiss.omp_set_num_threads(before)

@@ -24,12 +24,13 @@ replayed into it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,11 @@ from biomcp.ports.vectors import SearchFilters
 __all__ = ["AnnSettings", "MetaRow", "VectorIndex"]
 
 faiss_any: Any = faiss  # its stubs omit the HNSW search parameters and swig helpers
+PARALLEL_ADD_MIN = 4096
+"""Graph inserts of fewer vectors than this run on one OpenMP thread. A sync's batch is a few
+hundred vectors: on two cores, a threaded insert took both from the processes searching the
+same folder and was no faster for itself (benchmarks/multiprocess.py; figures in
+benchmarks/README.md). Builds, folds and compactions keep every thread."""
 MISSING_YEAR = np.iinfo(np.int32).min
 _MANIFEST = "vectors.json"
 MetaRow = tuple[str, int | None, str | None, float | None, str | None]
@@ -90,6 +96,21 @@ def file_digest(path: Path) -> str:
         while block := handle.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _graph_threads(count: int) -> Iterator[None]:
+    """One OpenMP thread for an insert of fewer than PARALLEL_ADD_MIN vectors. OpenMP's
+    thread count is per calling thread, so this leaves other threads' searches alone."""
+    if count >= PARALLEL_ADD_MIN:
+        yield
+        return
+    before = faiss_any.omp_get_max_threads()
+    faiss_any.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss_any.omp_set_num_threads(before)
 
 
 def _fsync(path: Path) -> None:
@@ -223,7 +244,9 @@ class VectorIndex:
         if not fresh:
             return
         start = self._size
-        self._index.add(np.ascontiguousarray(vectors[fresh], dtype=np.float32))
+        added = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
+        with _graph_threads(len(added)):
+            self._index.add(added)
         self._size += len(fresh)
         new_slots = np.arange(start, self._size)
         new_rids = np.asarray(rids, np.int64)[fresh]
