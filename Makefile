@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[hf]'
+	$(BIN)/pip install --quiet -e '.'
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python

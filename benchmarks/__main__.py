@@ -26,6 +26,7 @@ from benchmarks import (
     multiprocess,
     parse,
     projects,
+    startup,
     sync,
     vectors,
 )
@@ -35,6 +36,7 @@ from benchmarks.machine import describe, loadavg
 BENCHMARKS: dict[str, ModuleType] = {
     "domain": domain,
     "parse": parse,
+    "startup": startup,
     "embeddings": embeddings,
     "sync": sync,
     "mcp_http": mcp_http,

@@ -1,4 +1,6 @@
-"""Local embedding throughput: all-MiniLM-L6-v2 through `HfEmbedder`, fp32 vs int8.
+"""Local embedding throughput: all-MiniLM-L6-v2 through `HfEmbedder`, fp32 vs int8, and the
+default `OnnxEmbedder` (ONNX Runtime, int8) beside them at 256 tokens (its speed against torch
+int8 and its cosine to fp32: the figures of issue 15).
 
 Embeds the first --texts SciFact abstracts (title + text, ../shared/data/scifact/corpus.jsonl;
 synthetic biomedical text when absent) at max_seq_length 256 and 128, in fp32 and with torch
@@ -116,10 +118,14 @@ def _grid(texts: list[str], seqs: Sequence[int], batch: int, repeat: int) -> dic
         fp32 = HfEmbedder(MODEL, batch_size=batch, max_seq_length=seq)
         int8 = HfEmbedder(MODEL, batch_size=batch, max_seq_length=seq, quantize=True)
         tokens = _token_count(fp32.model, texts, seq)
-        times = _best_times(
-            {"fp32": partial(fp32.embed_sync, texts), "int8": partial(int8.embed_sync, texts)},
-            repeat,
-        )
+        arms: dict[str, Callable[[], Any]] = {
+            "fp32": partial(fp32.embed_sync, texts),
+            "int8": partial(int8.embed_sync, texts),
+        }
+        onnx = _onnx(batch) if seq == ONNX_WINDOW else None
+        if onnx is not None:
+            arms["onnx"] = partial(onnx.embed_sync, texts)
+        times = _best_times(arms, repeat)
         row: dict[str, Any] = {"tokens": tokens}
         for name, seconds in times.items():
             row[name] = {
@@ -130,8 +136,30 @@ def _grid(texts: list[str], seqs: Sequence[int], batch: int, repeat: int) -> dic
         row["int8_speedup"] = round(times["fp32"] / times["int8"], 2)
         row["int8_cosine_to_fp32"] = _agreement(fp32.embed_sync(texts), int8.embed_sync(texts))
         row["model_ids"] = {"fp32": fp32.model_id, "int8": int8.model_id}
+        if onnx is not None:
+            reference = fp32.embed_sync(texts)
+            row["onnx_speedup_to_int8"] = round(times["int8"] / times["onnx"], 2)
+            row["onnx_cosine_to_fp32"] = _agreement(reference, onnx.embed_sync(texts))
+            row["onnx_cosine_to_int8"] = _agreement(int8.embed_sync(texts), onnx.embed_sync(texts))
+            row["model_ids"]["onnx"] = onnx.model_id
         out[str(seq)] = row
     return out
+
+
+ONNX_WINDOW = 256
+
+
+def _onnx(batch: int) -> Any:
+    """The default embedder (ONNX Runtime, int8), loaded; None when it is not installed."""
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+    from biomcp.ports.embeddings import EmbeddingUnavailableError
+
+    embedder = OnnxEmbedder(batch_size=min(batch, 16))
+    try:
+        embedder.load()
+    except EmbeddingUnavailableError:
+        return None
+    return embedder
 
 
 def _explore(texts: list[str], batch: int, repeat: int) -> dict[str, Any]:

@@ -885,7 +885,9 @@ def _names(text: str) -> list[str]:
 def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks mcp_http")
     parser.add_argument("--records", type=int, default=None, help="articles (3000; quick 1000)")
-    parser.add_argument("--embedder", choices=["deterministic", "hf"], default="deterministic")
+    parser.add_argument(
+        "--embedder", choices=["deterministic", "onnx", "hf"], default="deterministic"
+    )
     parser.add_argument("--concurrency", type=_concurrency, default=[1, 8, 32])
     parser.add_argument("--tools", type=_names, default=list(TOOLS))
     parser.add_argument(

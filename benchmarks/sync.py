@@ -487,7 +487,9 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--records", type=int, default=None, help="articles (3000; quick 1000)")
     parser.add_argument("--replay", type=int, default=1000, help="records in the replay window")
     parser.add_argument("--searches", type=int, default=None, help="rag_search calls (200; 50)")
-    parser.add_argument("--embedder", choices=["deterministic", "hf"], default="deterministic")
+    parser.add_argument(
+        "--embedder", choices=["deterministic", "onnx", "hf"], default="deterministic"
+    )
     parser.add_argument("--batch-size", type=int, default=500, help="records per sync batch")
     parser.add_argument("--no-embedding-cache", action="store_true")
     parser.add_argument("--database-url", default=None, help="PostgreSQL URL (default SQLite)")

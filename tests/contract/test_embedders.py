@@ -23,7 +23,7 @@ from biomcp.ports.embeddings import (
     EmbeddingInputError,
     EmbeddingUnavailableError,
 )
-from tests.contract.embedder_contract import EmbedderContract, ErrorCase
+from tests.contract.embedder_contract import EmbedderContract, ErrorCase, cosine, run_closing
 
 pytestmark = pytest.mark.contract
 
@@ -107,6 +107,116 @@ class TestCachingEmbedder(EmbedderContract):
                 await cache.embed(["a"])
 
         return [ErrorCase("inner error passes through", down, EmbeddingUnavailableError)]
+
+
+# --------------------------------------------------------------------------- ONNX (the default)
+
+REFERENCE = Path(__file__).parents[1] / "fixtures/embeddings/minilm_fp32.json"
+SCIFACT = Path(__file__).resolve().parents[3] / "shared/data/scifact"
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder() -> Embedder:
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+
+    embedder = OnnxEmbedder()
+    embedder.load()
+    return embedder
+
+
+class TestOnnxEmbedder(EmbedderContract):
+    """The default local embedder. Its activations are quantized per batch, like torch's
+    dynamic int8, so a vector embedded alone differs a little from the same text in a batch."""
+
+    batch_tolerance = 0.1
+    batch_probe = 60
+
+    @pytest.fixture
+    def embedder(self, onnx_embedder: Embedder) -> Embedder:
+        return onnx_embedder
+
+    def test_minilm_identity(self, embedder: Embedder) -> None:
+        assert embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+        assert (embedder.dim, embedder.max_tokens) == (384, 256)
+
+    def test_vectors_match_the_fp32_reference(self, embedder: Embedder) -> None:
+        """The fp32 sentence-transformers vectors of fixed texts (written by
+        scripts/embedding_reference.py): the ONNX vectors must be interchangeable."""
+        import json
+
+        reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+        assert reference["model"] == embedder.model_id
+        vectors = run_closing(embedder, lambda: embedder.embed(reference["texts"]))
+        cosines = [cosine(a, b) for a, b in zip(vectors, reference["vectors"], strict=True)]
+        assert min(cosines) >= 0.995, cosines
+
+    def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
+        from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
+
+        model = packaged_model_path()
+        assert model is not None
+
+        async def tampered_model() -> None:
+            await OnnxEmbedder(model, model_sha256="0" * 64).embed(["a"])
+
+        async def missing_model() -> None:
+            await OnnxEmbedder(Path("/nonexistent/model.onnx")).embed(["a"])
+
+        async def tampered_tokenizer() -> None:
+            await OnnxEmbedder(tokenizer_sha256="f" * 64).embed(["a"])
+
+        return [
+            ErrorCase("checksum", tampered_model, EmbeddingUnavailableError, ("checksum",)),
+            ErrorCase(
+                "missing file", missing_model, EmbeddingUnavailableError, ("missing", "model.onnx")
+            ),
+            ErrorCase("tokenizer", tampered_tokenizer, EmbeddingUnavailableError, ("tokenizer",)),
+        ]
+
+
+def test_a_model_file_that_fails_its_checksum_is_never_run(tmp_path: Path) -> None:
+    """Same size, one byte flipped: refused before ONNX Runtime sees it."""
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
+
+    model = packaged_model_path()
+    assert model is not None
+    damaged = tmp_path / "model.onnx"
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    embedder = OnnxEmbedder(damaged)
+    with pytest.raises(EmbeddingUnavailableError, match="checksum"):
+        embedder.load()
+    assert not embedder.loaded
+
+
+def test_onnx_and_torch_fp32_vectors_are_interchangeable(
+    onnx_embedder: Embedder, hf_embedder: Embedder
+) -> None:
+    """On SciFact: every abstract of a sample within cosine 0.99 of the fp32 vector, and
+    searches of an fp32-embedded corpus with ONNX query vectors find what fp32 queries find."""
+    import json
+
+    import numpy as np
+
+    if not (SCIFACT / "corpus.jsonl").is_file():
+        pytest.skip("../shared/data/scifact is absent")
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+        docs = [json.loads(line) for _, line in zip(range(100), fh, strict=False)]
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as fh:
+        queries = [json.loads(line)["text"] for _, line in zip(range(40), fh, strict=False)]
+    texts = [f"{d['title']} {d['text']}" for d in docs]
+    onnx_docs = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(texts)))
+    fp32_docs = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(texts)))
+    cosines = (onnx_docs * fp32_docs).sum(axis=1)
+    assert cosines.min() >= 0.99, float(cosines.min())
+    onnx_q = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(queries)))
+    fp32_q = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(queries)))
+    overlap = [
+        len(set(np.argsort(-(fp32_docs @ a))[:10]) & set(np.argsort(-(fp32_docs @ b))[:10]))
+        for a, b in zip(onnx_q, fp32_q, strict=True)
+    ]
+    assert sum(overlap) / (10 * len(queries)) >= 0.95, overlap
 
 
 # --------------------------------------------------------------------------- sentence-transformers

@@ -354,3 +354,92 @@ def test_search_hits_carry_ids_and_scores_and_resolve_to_spec_documents(
         await entrez.aclose()
 
     run(scenario())
+
+
+def test_a_corpus_of_another_model_is_refused_naming_the_command_that_re_embeds(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    """A corpus filled by the PyTorch int8 model, searched by the default ONNX embedder (or any
+    other model): an EMBEDDINGS error naming `biomcp index rebuild --reset`, never a ranking of
+    vectors from two spaces."""
+    from biomcp.adapters.embeddings import DeterministicEmbedder
+    from biomcp.entrypoints.errors import classify
+    from biomcp.ports.vectors import EmbeddingMismatchError
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        async with backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            await sync.run(KEY, TERM)
+            config = SearchConfig(collection=backend.collection)
+            other = DeterministicEmbedder(model_id="sentence-transformers/other+int8")
+            with pytest.raises(EmbeddingMismatchError) as caught:
+                await SearchCorpus(vectors, other, config=config).run("metformin", top_k=3)
+            code, message, details = classify(caught.value)
+            assert code == "EMBEDDINGS"
+            assert "biomcp index rebuild --reset" in message
+            assert details["requested"].startswith("sentence-transformers/other+int8")
+            # The model that filled it still searches it.
+            hits = await SearchCorpus(vectors, embedder(), config=config).run("metformin", top_k=3)
+            assert hits
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def test_the_next_batch_is_fetched_while_this_one_is_embedded(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    """EFetch of batch k+1 starts before batch k is embedded (the network wait hides behind
+    the embedding), and the result is exactly that of a sync without the overlap."""
+    from collections.abc import Sequence
+
+    from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
+    from biomcp.adapters.entrez.ratelimit import RateLimiter
+    from biomcp.ports.entrez import FetchResult
+    from tests.support.sync_harness import FAST_RETRIES
+
+    events: list[str] = []
+
+    class Recording(HttpEntrezClient):
+        async def efetch(self, pmids: Sequence[str]) -> FetchResult:
+            events.append("fetch")
+            return await super().efetch(pmids)
+
+    class Embedding:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            if not events or events[-1] != "embed":
+                events.append("embed")
+            return list(await self.inner.embed(texts))
+
+    expected = matching(fake.corpus, MESH)
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        settings = EntrezSettings(base_url=fake.base_url, **FAST_RETRIES)
+        entrez = Recording(settings, limiter=RateLimiter(1000.0))
+        with backend_spec("sqlite-embedded", tmp_path) as backend:
+            async with backend.stores(clock) as (metadata, vectors):
+                sync = make_sync(
+                    entrez, metadata, vectors, Embedding(embedder()), clock,
+                    backend.collection, batch_size=40,
+                )  # fmt: skip
+                report = await sync.run(KEY, TERM)
+                assert report.pmids_processed == report.inserted == len(expected)
+                assert report.checkpoint_advanced
+        await entrez.aclose()
+
+    run(scenario())
+    batches = -(-len(expected) // 40)
+    assert batches >= 3
+    # This batch's fetch and the next one's before the first embedding; then each batch's
+    # embedding follows the start of the next batch's fetch. (The last batch has no next one,
+    # so its embedding merges with the one before in this log.)
+    assert events == ["fetch", *(["fetch", "embed"] * (batches - 1))], events

@@ -26,7 +26,7 @@ def test_defaults_are_the_embedded_stdio_setup(
     settings = Settings()
     assert settings.mcp_transport_type == "stdio"
     assert settings.biomcp_vector_backend == "embedded"
-    assert settings.biomcp_embeddings == "hf"
+    assert settings.biomcp_embeddings == "onnx"
     assert settings.biomcp_database_url is None
     assert settings.weaviate_class == "PubMedChunk"
     assert settings.biomcp_tool_names == "portable"

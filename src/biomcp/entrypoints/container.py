@@ -8,19 +8,16 @@ check and `aclose()`, which closes exactly the adapters that were created.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dependency_injector import containers, providers
 
 from biomcp import __version__
 from biomcp.adapters.clock import SystemClock
-from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
-from biomcp.adapters.entrez.cache import CachingEntrezClient
-from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
-from biomcp.adapters.sql import SqlMetadataStore
-from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.entrypoints.projects_file import read_projects_file
 from biomcp.entrypoints.settings import Settings
 from biomcp.ports.clock import Clock
@@ -36,6 +33,17 @@ from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.projects import ProjectCollections, ProjectLimits
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncConfig, SyncDelta
+
+if TYPE_CHECKING:
+    from biomcp.adapters.embeddings import CachingEmbedder
+    from biomcp.adapters.entrez.client import HttpEntrezClient
+    from biomcp.adapters.sql import SqlMetadataStore
+
+_log = logging.getLogger("biomcp.services")
+
+# The adapters are imported by the factories that build them, not here: a server answers
+# `initialize` and `tools/list` without loading SQLAlchemy, faiss, tantivy or the HTTP client
+# (benchmarks/startup.py), and a process builds only what it uses.
 
 __all__ = [
     "Container",
@@ -62,6 +70,8 @@ class _Opened:
 
 
 def _ncbi(settings: Settings, opened: _Opened) -> HttpEntrezClient:
+    from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
+
     return opened.add(HttpEntrezClient(EntrezSettings.from_env(settings.ncbi_environ())))
 
 
@@ -70,6 +80,8 @@ def _entrez(settings: Settings, ncbi: HttpEntrezClient, opened: _Opened) -> Entr
     BIOMCP_NCBI_CACHE_TTL_S or BIOMCP_NCBI_CACHE_MAX_MB is 0."""
     if settings.biomcp_ncbi_cache_ttl_s <= 0 or settings.biomcp_ncbi_cache_max_mb <= 0:
         return ncbi
+    from biomcp.adapters.entrez.cache import CachingEntrezClient
+
     return opened.add(
         CachingEntrezClient(
             ncbi,
@@ -118,6 +130,8 @@ def _live(
 
 def _metadata(settings: Settings, clock: Clock, opened: _Opened) -> SqlMetadataStore:
     """The SQL store: the metadata port and the project registry port."""
+    from biomcp.adapters.sql import SqlMetadataStore
+
     return opened.add(
         SqlMetadataStore(
             settings.biomcp_database_url, data_dir=settings.biomcp_data_dir, clock=clock
@@ -138,10 +152,14 @@ def _vectors(settings: Settings, opened: _Opened) -> VectorStore:
                 corpus_collection=settings.weaviate_class,
             )
         )
+    from biomcp.adapters.vectors import EmbeddedVectorStore
+
     return opened.add(EmbeddedVectorStore(settings.biomcp_data_dir / "vectors"))
 
 
 def _embedder(settings: Settings, opened: _Opened) -> Embedder:
+    from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+
     inner: Embedder
     if settings.biomcp_embeddings == "openai":
         from biomcp.adapters.embeddings.openai import OpenAIEmbedder
@@ -155,6 +173,10 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
         )
     elif settings.biomcp_embeddings == "deterministic":
         inner = DeterministicEmbedder(max_tokens=256)
+    elif settings.biomcp_embeddings == "onnx":
+        from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+
+        inner = OnnxEmbedder(settings.biomcp_onnx_model_path, threads=settings.biomcp_embed_threads)
     else:
         from biomcp.adapters.embeddings.hf import HfEmbedder
 
@@ -198,10 +220,8 @@ def _search_config(settings: Settings) -> SearchConfig:
     )
 
 
-def _projects(
-    settings: Settings, registry: ProjectRegistry, vectors: VectorStore, embedder: Embedder
-) -> ProjectCollections:
-    limits = ProjectLimits(
+def project_limits(settings: Settings) -> ProjectLimits:
+    return ProjectLimits(
         top_k_max=settings.biomcp_project_top_k_max,
         top_k_default=min(6, settings.biomcp_project_top_k_max),
         max_chars_per_chunk=settings.biomcp_project_max_chars,
@@ -212,9 +232,18 @@ def _projects(
         inspect_timeout_s=settings.biomcp_project_inspect_timeout_s,
         list_timeout_s=settings.biomcp_project_list_timeout_s,
     )
+
+
+def _projects(
+    settings: Settings, registry: ProjectRegistry, vectors: VectorStore, embedder: Embedder
+) -> ProjectCollections:
     path = settings.projects_file
     return ProjectCollections(
-        registry, vectors, embedder, limits=limits, configured=lambda: read_projects_file(path)
+        registry,
+        vectors,
+        embedder,
+        limits=project_limits(settings),
+        configured=lambda: read_projects_file(path),
     )
 
 
@@ -268,6 +297,11 @@ class Services:
         return self.container.projects()
 
     @property
+    def project_limits(self) -> ProjectLimits:
+        """The project tools' limits, from the settings alone (builds no store)."""
+        return project_limits(self.settings)
+
+    @property
     def search(self) -> SearchCorpus:
         return self.container.search()
 
@@ -306,6 +340,21 @@ class Services:
     @property
     def jobs(self) -> SyncJobs:
         return self.container.jobs()
+
+    async def warm_up(self) -> None:
+        """Load what the first search needs, in worker threads: the embedding model (when the
+        embedder has one to load) and the corpus's vector collection. A server runs this in
+        the background from start-up, so it answers `initialize` and `tools/list` at once and
+        its first `rag_search` rarely waits. Failures are only logged: the call that needs the
+        model or the store reports them in its own answer."""
+        embedder = self.container.embedder()
+        load = getattr(embedder, "load", None)
+        try:
+            if load is not None:
+                await asyncio.to_thread(load)
+            await self.vectors.count(self.settings.weaviate_class)
+        except Exception as exc:  # logged; the first real call reports it
+            _log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
 
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports."""
@@ -349,10 +398,15 @@ class EvaluationIndex:
     `cache_path` when one is given, so a second run embeds nothing."""
 
     def __init__(self, settings: Settings, root: Path, cache_path: Path | None) -> None:
+        from biomcp.adapters.embeddings import CachingEmbedder
+        from biomcp.adapters.vectors import EmbeddedVectorStore
+
         self._plain = build_services(settings.model_copy(update={"biomcp_embedding_cache": False}))
         self.vectors: VectorStore = EmbeddedVectorStore(root / "vectors")
         embedder: Embedder = self._plain.container.embedder()
-        self._cache = CachingEmbedder(embedder, cache_path) if cache_path is not None else None
+        self._cache: CachingEmbedder | None = (
+            CachingEmbedder(embedder, cache_path) if cache_path is not None else None
+        )
         self.embedder: Embedder = self._cache if self._cache is not None else embedder
 
     @property

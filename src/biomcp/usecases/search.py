@@ -18,7 +18,13 @@ from typing import Any
 
 from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.vectors import CollectionNotFoundError, Fusion, SearchFilters, VectorStore
+from biomcp.ports.vectors import (
+    CollectionNotFoundError,
+    EmbeddingMismatchError,
+    Fusion,
+    SearchFilters,
+    VectorStore,
+)
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 
 __all__ = ["SearchConfig", "SearchCorpus", "SearchHit"]
@@ -81,6 +87,29 @@ class SearchCorpus:
         self._vectors = vectors
         self._embedder = embedder
         self.config = config or SearchConfig()
+        self._model_checked = False
+
+    async def _check_model(self) -> None:
+        """Refuse to search a corpus embedded by another model (or dimension): the query
+        vector would be compared with vectors of another space, and the ranking would be
+        noise. Once it holds, it is not checked again in this process; a mismatch is checked
+        again on every search, so a corpus re-embedded meanwhile is accepted without a restart.
+
+        Raises:
+            EmbeddingMismatchError: the collection's vectors are not this embedder's.
+            CollectionNotFoundError: nothing has been indexed yet.
+        """
+        if self._model_checked:
+            return
+        stats = await self._vectors.stats(self.config.collection)
+        wanted = (self._embedder.model_id, self._embedder.dim)
+        if (stats.model_id, stats.dim) != wanted:
+            raise EmbeddingMismatchError(
+                self.config.collection,
+                f"{stats.model_id} ({stats.dim}-d)",
+                f"{wanted[0]} ({wanted[1]}-d)",
+            )
+        self._model_checked = True
 
     async def run(
         self,
@@ -124,9 +153,10 @@ class SearchCorpus:
             raise InvalidRequestError(_EMPTY_QUERY)
         if limit < 1:
             raise InvalidRequestError(f"limit must be >= 1, got {limit}")
-        vector = (await self._embedder.embed([text]))[0]
         config = self.config
         try:
+            await self._check_model()
+            vector = (await self._embedder.embed([text]))[0]
             hits = await self._vectors.hybrid_search(
                 config.collection,
                 text,

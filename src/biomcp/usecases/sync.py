@@ -37,7 +37,7 @@ from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import EntrezClient
+from biomcp.ports.entrez import EntrezClient, FetchResult
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError
@@ -342,9 +342,27 @@ class SyncDelta:
         await _notify(progress, run)
 
         size = self.config.batch_size
-        for offset in range(0, len(found.pmids), size):
-            await self._batch(run, found.pmids[offset : offset + size])
-            await _notify(progress, run)
+        batches = [found.pmids[o : o + size] for o in range(0, len(found.pmids), size)]
+        # EFetch of the next batch runs while this one is derived, stored, embedded and
+        # indexed: the network wait hides behind the embedding. A fetch writes nothing, so a
+        # prefetch dropped by an error or a cancellation loses nothing.
+        ahead: asyncio.Task[FetchResult] | None = None
+        try:
+            for index, batch in enumerate(batches):
+                fetching = ahead or asyncio.ensure_future(self._fetch(run, batch))
+                fetched = await fetching
+                ahead = (
+                    asyncio.ensure_future(self._fetch(run, batches[index + 1]))
+                    if index + 1 < len(batches)
+                    else None
+                )
+                await self._batch(run, fetched)
+                await _notify(progress, run)
+        finally:
+            if ahead is not None and not ahead.done():
+                ahead.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ahead
 
         final = checkpoint.last_edat
         advanced = False
@@ -376,10 +394,13 @@ class SyncDelta:
             timings={k: round(v, 4) for k, v in run.timings.items()},
         )
 
-    async def _batch(self, run: _Run, pmids: Sequence[str]) -> None:
+    async def _fetch(self, run: _Run, pmids: Sequence[str]) -> FetchResult:
         began = time.perf_counter()
         fetched = await self._entrez.efetch(pmids)
-        run.timed("fetch", began)
+        run.timed("fetch", began)  # overlaps the previous batch's indexing: not on the path
+        return fetched
+
+    async def _batch(self, run: _Run, fetched: FetchResult) -> None:
         if fetched.missing:
             run.complete = False
             run.warnings.append(

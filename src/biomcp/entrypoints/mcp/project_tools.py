@@ -13,6 +13,7 @@ from biomcp.entrypoints.mcp.tools import ToolSpec
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.container import Services
+    from biomcp.usecases.projects import ProjectCollections
 
 __all__ = ["project_tool_specs"]
 
@@ -26,7 +27,7 @@ _TITLES = {
 
 
 def _descriptions(services: Services) -> dict[str, str]:
-    limits = services.projects.limits
+    limits = services.project_limits
     return {
         "store_chunks": "Store your own chunks (notes, passages, excerpts) in a project's "
         "collection, 1 to 500 per call, all or none. Each item: a deterministic `id` (the "
@@ -51,16 +52,18 @@ def _descriptions(services: Services) -> dict[str, str]:
 
 
 def project_tool_specs(services: Services) -> list[ToolSpec]:
-    projects = services.projects
-    inputs = project_inputs(projects.limits.top_k_max)
+    inputs = project_inputs(services.project_limits.top_k_max)
+
+    def projects() -> ProjectCollections:  # built on the first call, not at start-up
+        return services.projects
 
     async def store_chunks(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.store_chunks(
+        return await projects().store_chunks(
             args["project"], args["items"], allow_model_change=args["allow_model_change"]
         )
 
     async def find_chunks(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.find_chunks(
+        return await projects().find_chunks(
             args["project"],
             args["query"],
             top_k=args["top_k"],
@@ -69,7 +72,7 @@ def project_tool_specs(services: Services) -> list[ToolSpec]:
         )
 
     async def query_hybrid(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.query_hybrid(
+        return await projects().query_hybrid(
             args["project"],
             args["query"],
             top_k=args["top_k"],
@@ -78,10 +81,10 @@ def project_tool_specs(services: Services) -> list[ToolSpec]:
         )
 
     async def inspect(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.inspect_collection(args["project"], args["sample"])
+        return await projects().inspect_collection(args["project"], args["sample"])
 
     async def list_projects(_args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await projects.list_projects()
+        return await projects().list_projects()
 
     handlers = {
         "store_chunks": store_chunks,

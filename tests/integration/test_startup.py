@@ -1,0 +1,72 @@
+"""A server answers at once: nothing heavy is imported by `import biomcp` or by building the
+MCP server, and the model loads in the background (`Services.warm_up`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from biomcp.entrypoints.container import build_services
+from biomcp.entrypoints.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+HEAVY = ("torch", "onnxruntime", "tokenizers", "faiss", "tantivy", "sqlalchemy", "httpx", "lxml")
+
+PROBE = """
+import json, sys
+{body}
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+def _loaded_after(body: str, tmp_path: Path) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BIOMCP_", "MCP_"))}
+    env["BIOMCP_DATA_DIR"] = str(tmp_path)
+    done = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
+        [sys.executable, "-c", PROBE.format(body=body, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_import_biomcp_loads_nothing_heavy(tmp_path: Path) -> None:
+    assert _loaded_after("import biomcp", tmp_path) == []
+
+
+def test_building_the_mcp_server_opens_no_store_and_no_model(tmp_path: Path) -> None:
+    """What `biomcp serve` does before it answers `initialize` and `tools/list`."""
+    body = (
+        "from biomcp.entrypoints.container import build_services\n"
+        "from biomcp.entrypoints.mcp.server import build_server\n"
+        "build_server(build_services())\n"
+    )
+    assert _loaded_after(body, tmp_path) == []
+    assert not (tmp_path / "vectors").exists()  # and nothing was created on disk
+
+
+def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(tmp_path: Path) -> None:
+    settings = Settings(biomcp_data_dir=tmp_path, biomcp_embeddings="onnx")
+    services = build_services(settings)
+
+    async def scenario() -> bool:
+        try:
+            await services.warm_up()  # no corpus yet: logged, not raised
+            embedder = services.container.embedder()
+            inner = getattr(embedder, "inner", embedder)
+            return bool(inner.loaded)
+        finally:
+            await services.aclose()
+
+    assert asyncio.run(scenario())
