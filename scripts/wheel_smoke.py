@@ -8,8 +8,9 @@ Checks, each a failure when it does not hold:
 * the default install holds no PyTorch (nor sentence-transformers, nor CUDA libraries);
 * `biomcp db upgrade` finds its migrations and creates the database;
 * the default embedder loads the packaged model (checksums verified) and embeds;
-* `biomcp serve` over stdio answers `initialize`, `tools/list`, reads `biomcp://help`, and a
-  tool call (`corpus_checkpoint_get`) answers from the fresh database;
+* `biomcp serve` over stdio answers `initialize`, `tools/list`, reads `biomcp://help`, a
+  `rag_search` sent while the model loads in the background answers (NOT_FOUND: the corpus
+  is empty), and `corpus_checkpoint_get` answers from the fresh database;
 * packaged data loads (the tokenizer, the migrations, the skills of the help resource).
 
 Prints one JSON object: the checks, the size of the environment and its five largest
@@ -74,17 +75,16 @@ def _serve_checks(biomcp: Path, env: dict[str, str]) -> dict[str, Any]:
         env=env,
         text=True,
     )
-    assert child.stdin is not None
-    assert child.stdout is not None
+    stdin, stdout = child.stdin, child.stdout
+    if stdin is None or stdout is None:  # pragma: no cover - PIPE was asked for
+        raise RuntimeError("no pipes to biomcp serve")
 
     def ask(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        assert child.stdin is not None
-        assert child.stdout is not None
-        child.stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method,
-                                      "params": params}) + "\n")  # fmt: skip
-        child.stdin.flush()
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+        stdin.write(json.dumps(message) + "\n")
+        stdin.flush()
         while True:
-            line = child.stdout.readline()
+            line = stdout.readline()
             if not line:
                 raise RuntimeError(f"biomcp serve exited before answering {method}")
             answer: dict[str, Any] = json.loads(line)
@@ -94,17 +94,21 @@ def _serve_checks(biomcp: Path, env: dict[str, str]) -> dict[str, Any]:
                 return dict(answer["result"])
 
     try:
+        client = {"name": "wheel-smoke", "version": "0"}
         init = ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "wheel-smoke", "version": "0"}})  # fmt: skip
-        child.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        child.stdin.write("\n")
-        child.stdin.flush()
+                                     "clientInfo": client})  # fmt: skip
+        stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        stdin.flush()
         tools = [t["name"] for t in ask(2, "tools/list", {})["tools"]]
         help_text = ask(3, "resources/read", {"uri": "biomcp://help"})["contents"][0]["text"]
-        call = ask(4, "tools/call", {"name": "corpus_checkpoint_get",
+        # Sent at once, while the model still loads in the background: it must wait for it
+        # (an empty corpus answers NOT_FOUND), never fail on the half-done warm-up.
+        search = ask(4, "tools/call", {"name": "rag_search",
+                                       "arguments": {"query": "aspirin", "top_k": 3}})  # fmt: skip
+        call = ask(5, "tools/call", {"name": "corpus_checkpoint_get",
                                      "arguments": {"query_key": "smoke"}})  # fmt: skip
     finally:
-        child.stdin.close()
+        stdin.close()
         child.wait(timeout=60)
     return {
         "server": init["serverInfo"]["name"],
@@ -112,6 +116,9 @@ def _serve_checks(biomcp: Path, env: dict[str, str]) -> dict[str, Any]:
         "has_rag_search": "rag_search" in tools,
         "help_chars": len(help_text),
         "checkpoint_call_ok": not call.get("isError", False),
+        "first_search": json.loads(search["content"][0]["text"]).get("error", {}).get("code")
+        if search.get("isError")
+        else "results",
     }
 
 
@@ -160,7 +167,9 @@ def main() -> int:
     if not (work / "data").is_dir():
         failures.append(f"`biomcp db upgrade` created no data folder: {upgrade.stdout}")
     serve = _serve_checks(biomcp, env)
-    if not (serve["has_rag_search"] and serve["checkpoint_call_ok"] and serve["help_chars"]):
+    if not (serve["has_rag_search"] and serve["checkpoint_call_ok"] and serve["help_chars"]) or (
+        serve["first_search"] not in ("NOT_FOUND", "results")
+    ):
         failures.append(f"biomcp serve: {serve}")
     times["checks_s"] = round(time.perf_counter() - step, 1)
 

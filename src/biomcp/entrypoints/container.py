@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -287,6 +287,7 @@ class Services:
 
     settings: Settings
     container: Container
+    _warming: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
 
     @property
     def sync(self) -> SyncDelta:
@@ -341,23 +342,51 @@ class Services:
     def jobs(self) -> SyncJobs:
         return self.container.jobs()
 
+    def start_warm_up(self) -> None:
+        """Start loading what the first search needs, in the background (see `warm_up`). A
+        server calls this at start-up, so it answers `initialize` and `tools/list` at once and
+        its first `rag_search` rarely waits for the model."""
+        if self._warming is None:
+            self._warming = asyncio.get_running_loop().create_task(self._warm())
+
+    async def ready(self) -> None:
+        """Wait for the warm-up, when one was started. Every call that uses the stores or the
+        embedder waits here first: nothing builds an adapter (or imports its libraries) while
+        the warm-up does, so two threads never import one module at once. The warm-up goes on
+        if the caller is cancelled."""
+        warming = self._warming
+        if warming is None or warming.done():
+            return
+        if warming.get_loop() is not asyncio.get_running_loop():
+            return  # started on another event loop (a finished `asyncio.run`): nothing to join
+        await asyncio.shield(warming)
+
     async def warm_up(self) -> None:
-        """Load what the first search needs, in worker threads: the embedding model (when the
-        embedder has one to load) and the corpus's vector collection. A server runs this in
-        the background from start-up, so it answers `initialize` and `tools/list` at once and
-        its first `rag_search` rarely waits. Failures are only logged: the call that needs the
+        """Load the embedding model (when the embedder has one to load) and open the corpus's
+        vector collection: the adapters are built and the model loaded in a worker thread,
+        then the collection is opened. Failures are only logged: the call that needs the
         model or the store reports them in its own answer."""
-        embedder = self.container.embedder()
-        load = getattr(embedder, "load", None)
-        try:
+        self.start_warm_up()
+        await self.ready()
+
+    async def _warm(self) -> None:
+        def build() -> VectorStore:
+            embedder = self.container.embedder()
+            load = getattr(embedder, "load", None)
             if load is not None:
-                await asyncio.to_thread(load)
-            await self.vectors.count(self.settings.weaviate_class)
+                load()
+            vectors: VectorStore = self.container.vectors()
+            return vectors
+
+        try:
+            vectors = await asyncio.to_thread(build)
+            await vectors.count(self.settings.weaviate_class)
         except Exception as exc:  # logged; the first real call reports it
             _log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
 
     async def readiness(self) -> dict[str, str]:
-        """`ok` or the reason, per store: what `/readyz` reports."""
+        """`ok` or the reason, per store: what `/readyz` reports (after the warm-up)."""
+        await self.ready()
         checks: dict[str, str] = {}
         try:
             await self.metadata.ping()
@@ -372,7 +401,9 @@ class Services:
         return checks
 
     async def aclose(self) -> None:
-        """Close the adapters that were created (each once, newest first)."""
+        """Close the adapters that were created (each once, newest first), once the warm-up
+        (if any) has finished building them."""
+        await self.ready()
         opened: _Opened = self.container.opened()
         for item in reversed(opened.items):
             close = getattr(item, "aclose", None)

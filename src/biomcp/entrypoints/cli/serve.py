@@ -41,8 +41,9 @@ def stdin_is_closed() -> bool:
 
 
 def _quiet_libraries(level: str) -> None:
-    # Request lines of the HTTP clients are noise on stderr (and may carry hostnames).
-    for name in ("httpx", "httpcore", "alembic", "weaviate"):
+    # Request lines of the HTTP clients are noise on stderr (and may carry hostnames), and so
+    # is faiss announcing which build it loads.
+    for name in ("httpx", "httpcore", "alembic", "weaviate", "faiss"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
 
 
@@ -67,10 +68,8 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> None:
             try:
-                async with anyio.create_task_group() as background:
-                    background.start_soon(services.warm_up)  # the model loads while we serve
-                    await server.run_stdio_async()
-                    background.cancel_scope.cancel()
+                services.start_warm_up()  # the model loads while we answer
+                await server.run_stdio_async()
             finally:
                 await services.aclose()
 

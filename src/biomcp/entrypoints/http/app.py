@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
-import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -76,12 +75,9 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with manager.run(), anyio.create_task_group() as background:
-                background.start_soon(services.warm_up)  # the model loads while we serve
-                try:
-                    yield
-                finally:
-                    background.cancel_scope.cancel()
+            async with manager.run():
+                services.start_warm_up()  # the model loads while we answer
+                yield
         finally:
             await services.aclose()
 

@@ -75,6 +75,7 @@ def register_resources(
         mime_type="application/json",
     )
     async def server_info() -> str:
+        await services.ready()
         info = await services.live.server_info(mcp_spec_version=LATEST_PROTOCOL_VERSION)
         return json.dumps(info, ensure_ascii=False)
 
@@ -87,6 +88,7 @@ def register_resources(
         mime_type="application/json",
     )
     async def pubmed_stats() -> str:
+        await services.ready()
         try:
             stats = await services.live.database_stats("pubmed")
         except Exception as exc:
@@ -102,6 +104,7 @@ def register_resources(
         mime_type="application/json",
     )
     async def paper(pmid: str) -> str:
+        await services.ready()
         try:
             payload = await services.documents.run(pmid)
         except Exception as exc:

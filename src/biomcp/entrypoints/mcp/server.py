@@ -131,6 +131,7 @@ class BioMcpServer(MCPServer[Any]):
                 denial = write_scope_denial()
                 if denial is not None:
                     raise ToolCallError("VALIDATION", denial, {"required_scope": WRITE_SCOPE})
+            await self.services.ready()  # the background warm-up builds the adapters first
             payload = await spec.handler(with_defaults(spec.input_schema, arguments), context)
         except Exception as exc:
             return self._failure(exc)
