@@ -134,13 +134,14 @@ def _grid(texts: list[str], seqs: Sequence[int], batch: int, repeat: int) -> dic
                 "tokens_per_s": round(tokens / seconds),
             }
         row["int8_speedup"] = round(times["fp32"] / times["int8"], 2)
-        row["int8_cosine_to_fp32"] = _agreement(fp32.embed_sync(texts), int8.embed_sync(texts))
+        reference, quantized = fp32.embed_sync(texts), int8.embed_sync(texts)
+        row["int8_cosine_to_fp32"] = _agreement(reference, quantized)
         row["model_ids"] = {"fp32": fp32.model_id, "int8": int8.model_id}
         if onnx is not None:
-            reference = fp32.embed_sync(texts)
+            vectors = onnx.embed_sync(texts)
             row["onnx_speedup_to_int8"] = round(times["int8"] / times["onnx"], 2)
-            row["onnx_cosine_to_fp32"] = _agreement(reference, onnx.embed_sync(texts))
-            row["onnx_cosine_to_int8"] = _agreement(int8.embed_sync(texts), onnx.embed_sync(texts))
+            row["onnx_cosine_to_fp32"] = _agreement(reference, vectors)
+            row["onnx_cosine_to_int8"] = _agreement(quantized, vectors)
             row["model_ids"]["onnx"] = onnx.model_id
         out[str(seq)] = row
     return out

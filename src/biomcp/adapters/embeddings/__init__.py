@@ -2,11 +2,12 @@
 
 * `DeterministicEmbedder` (`.deterministic`): word-hashing test double, no model.
 * `CachingEmbedder` (`.cache`): a SQLite cache in front of any embedder.
-* `HfEmbedder` (`.hf`): a local sentence-transformers model (extra `hf`).
+* `OnnxEmbedder` (`.onnx`): the default local model, all-MiniLM-L6-v2 on ONNX Runtime.
+* `HfEmbedder` (`.hf`): a local sentence-transformers model on PyTorch (extra `torch`).
 * `OpenAIEmbedder` (`.openai`): the OpenAI embeddings API.
 
 Only the first two are imported here; the others load their heavy or optional dependencies
-(torch, openai) when their module is imported.
+(onnxruntime, torch, openai) when their module is imported.
 """
 
 from biomcp.adapters.embeddings.cache import CachingEmbedder

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import logging
@@ -34,6 +33,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from biomcp.adapters.embeddings.local import embed_in_worker
 from biomcp.ports.embeddings import EmbeddingUnavailableError
 
 __all__ = ["KNOWN_MODELS", "HfEmbedder", "bundled_model_path", "quantize_int8"]
@@ -178,11 +178,7 @@ class HfEmbedder:
         return self._model is not None
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed takes a sequence of texts, not a single str")
-        if not texts:
-            return []
-        return await asyncio.to_thread(self.embed_sync, list(texts))
+        return await embed_in_worker(self.embed_sync, texts)
 
     # -- synchronous API (benchmarks, scripts) -------------------------------------------------
 

@@ -24,7 +24,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib
 import logging
@@ -34,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biomcp.adapters.embeddings.local import embed_in_worker
 from biomcp.ports.embeddings import EmbeddingUnavailableError
 
 __all__ = ["MODEL_ID", "MODEL_SHA256", "TOKENIZER_SHA256", "OnnxEmbedder", "default_threads"]
@@ -130,11 +130,7 @@ class OnnxEmbedder:
         return self._session is not None
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed takes a sequence of texts, not a single str")
-        if not texts:
-            return []
-        return await asyncio.to_thread(self.embed_sync, list(texts))
+        return await embed_in_worker(self.embed_sync, texts)
 
     # -- synchronous API -----------------------------------------------------------------------
 

@@ -331,38 +331,32 @@ class WeaviateVectorStore:
     # --- reads ---------------------------------------------------------------------------
 
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
-        handle = await self._collection(collection)
-        wanted = sorted(u for u in set(uuids) if _is_uuid(u))  # others cannot be stored
-        found: set[str] = set()
-        for start in range(0, len(wanted), 200):
-            batch = wanted[start : start + 200]
-            try:
-                response = await handle.query.fetch_objects(
-                    filters=Filter.by_id().contains_any(batch),
-                    limit=len(batch),
-                    return_properties=[],
-                )
-            except WeaviateBaseError as exc:
-                raise _translate(exc) from exc
-            found.update(str(o.uuid) for o in response.objects)
-        return found
+        objects = await self._objects_by_id(collection, uuids, return_properties=[])
+        return {str(o.uuid) for o in objects}
 
     async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        objects = await self._objects_by_id(
+            collection, uuids, include_vector=True, return_properties=[*_PROPERTIES, _FACETS]
+        )
+        return [_record(obj) for obj in objects]
+
+    async def _objects_by_id(
+        self, collection: str, uuids: Collection[str], **fetch: Any
+    ) -> list[Any]:
+        """The stored objects among `uuids` (ids that are not UUIDs cannot be stored), fetched
+        200 ids per query with `fetch` passed on to `fetch_objects`."""
         handle = await self._collection(collection)
         wanted = sorted(u for u in set(uuids) if _is_uuid(u))
-        found: list[ChunkRecord] = []
+        found: list[Any] = []
         for start in range(0, len(wanted), 200):
             batch = wanted[start : start + 200]
             try:
                 response = await handle.query.fetch_objects(
-                    filters=Filter.by_id().contains_any(batch),
-                    limit=len(batch),
-                    include_vector=True,
-                    return_properties=[*_PROPERTIES, _FACETS],
+                    filters=Filter.by_id().contains_any(batch), limit=len(batch), **fetch
                 )
             except WeaviateBaseError as exc:
                 raise _translate(exc) from exc
-            found.extend(_record(obj) for obj in response.objects)
+            found.extend(response.objects)
         return found
 
     async def count(self, collection: str) -> int:
