@@ -17,8 +17,9 @@
 * ONNX Runtime runs a batch on `threads` cores (default: every core this process may use).
   Calls are not serialized: a short query embedded while a sync embeds a batch does not wait
   for that batch.
-* Activations are quantized per batch on the fly, so a vector depends very slightly on its
-  batch mates (as with torch's dynamic int8).
+* The file stores int8 weights with their scales; ONNX Runtime folds them back to fp32 when
+  it loads the model, so the computation is fp32 and a vector does not depend on its batch
+  mates beyond padding (which the attention mask hides).
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
 """
 
