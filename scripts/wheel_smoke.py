@@ -11,7 +11,9 @@ Checks, each a failure when it does not hold:
 * `biomcp serve` over stdio answers `initialize`, `tools/list`, reads `biomcp://help`, a
   `rag_search` sent while the model loads in the background answers (NOT_FOUND: the corpus
   is empty), and `corpus_checkpoint_get` answers from the fresh database;
-* packaged data loads (the tokenizer, the migrations, the skills of the help resource).
+* packaged data loads (the tokenizer, the migrations, the skills): the `biomcp://skill/...`
+  resources are listed and read as markdown, the prompts are listed, and `biomcp skill render`
+  prints the body of `biomcp://help`.
 
 Prints one JSON object: the checks, the size of the environment and its five largest
 packages (the figures of issue 15), and the wall time of each step.
@@ -101,6 +103,10 @@ def _serve_checks(biomcp: Path, env: dict[str, str]) -> dict[str, Any]:
         stdin.flush()
         tools = [t["name"] for t in ask(2, "tools/list", {})["tools"]]
         help_text = ask(3, "resources/read", {"uri": "biomcp://help"})["contents"][0]["text"]
+        listed = ask(6, "resources/list", {})["resources"]
+        skills = sorted(r["uri"] for r in listed if r["uri"].startswith("biomcp://skill/"))
+        skill = ask(7, "resources/read", {"uri": skills[0]})["contents"][0] if skills else {}
+        prompts = [p["name"] for p in ask(8, "prompts/list", {})["prompts"]]
         # Sent at once, while the model still loads in the background: it must wait for it
         # (an empty corpus answers NOT_FOUND), never fail on the half-done warm-up.
         search = ask(4, "tools/call", {"name": "rag_search",
@@ -115,6 +121,11 @@ def _serve_checks(biomcp: Path, env: dict[str, str]) -> dict[str, Any]:
         "tools": len(tools),
         "has_rag_search": "rag_search" in tools,
         "help_chars": len(help_text),
+        "help_text": help_text,
+        "skills": len(skills),
+        "skill_is_markdown": skill.get("mimeType") == "text/markdown"
+        and skill.get("text", "").startswith("# "),
+        "prompts": sorted(prompts),
         "checkpoint_call_ok": not call.get("isError", False),
         "first_search": json.loads(search["content"][0]["text"]).get("error", {}).get("code")
         if search.get("isError")
@@ -171,6 +182,11 @@ def main() -> int:
         serve["first_search"] not in ("NOT_FOUND", "results")
     ):
         failures.append(f"biomcp serve: {serve}")
+    rendered = _run([str(biomcp), "skill", "render"], cwd=outside, env=env).stdout
+    if serve["skills"] < 6 or not serve["skill_is_markdown"]:
+        failures.append(f"the packaged skills are missing: {serve['skills']} skill resources")
+    if rendered != serve.pop("help_text"):
+        failures.append("`biomcp skill render` differs from the biomcp://help resource")
     times["checks_s"] = round(time.perf_counter() - step, 1)
 
     site = next((venv / "lib").glob("python3*/site-packages"))

@@ -25,6 +25,7 @@ import jwt
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from biomcp import __version__
 from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
@@ -59,6 +60,9 @@ TOOLS = {
     "query_hybrid",
     "inspect_collection",
     "list_projects",
+    # the search / fetch pair (ChatGPT-style clients)
+    "search",
+    "fetch",
 }
 TERM = "humans[mh] OR animals[mh]"
 MCP_HEADERS = {
@@ -282,7 +286,6 @@ def test_an_mcp_client_lists_and_calls_every_tool(
         ("rag_get", {"doc_id": "12345"}),
         ("pubmed_sync_delta", {"query_key": "k"}),
         ("corpus_checkpoint_set", {"query_key": "k", "last_edat": "yesterday"}),
-        ("no_such_tool", {}),
     ],
 )
 def test_bad_arguments_get_the_validation_envelope_and_the_server_keeps_answering(
@@ -300,6 +303,22 @@ def test_bad_arguments_get_the_validation_envelope_and_the_server_keeps_answerin
     asyncio.run(scenario())
     with http_client(open_server) as http:
         assert http.get("/health").status_code == 200
+
+
+def test_an_unknown_tool_is_a_protocol_error_naming_the_tools_and_the_server_keeps_answering(
+    open_server: HttpServer,
+) -> None:
+    async def scenario() -> None:
+        async with mcp_http(open_server.url) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("no_such_tool", {})
+            assert raised.value.code == -32602  # invalid params, as the MCP spec says
+            assert "rag_search" in raised.value.message
+            error, fine = await call(client, "corpus_checkpoint_get", {"query_key": "other"})
+            assert not error
+            assert fine == {"query_key": "other", "last_edat": None}
+
+    asyncio.run(scenario())
 
 
 def _tools_call(http: httpx.Client, name: str, arguments: dict[str, Any]) -> httpx.Response:
@@ -388,6 +407,7 @@ BAD_CREDENTIALS: dict[str, Callable[[], dict[str, str]]] = {
     "bearer without a token": lambda: {"Authorization": "Bearer"},
     "bad signature": lambda: bearer(token("another-secret-of-at-least-32-characters!!")),
     "expired": lambda: bearer(token(exp=int(time.time()) - 3600)),
+    "no exp": lambda: bearer(jwt.encode({"sub": "x", "scope": "write"}, SECRET, algorithm="HS256")),
     "not yet valid": lambda: bearer(token(nbf=int(time.time()) + 3600)),
     "other algorithm": lambda: bearer(token(algorithm="HS512")),
     "unsigned": lambda: bearer(jwt.encode({"sub": "x"}, "", algorithm="none")),
@@ -418,7 +438,8 @@ def test_probes_and_index_need_no_token(auth_server: HttpServer) -> None:
         assert http.get("/readyz").status_code == 200
         index = http.get("/").json()
     assert index["auth"]["enabled"] is True
-    assert index["auth"]["write_scope"] == "write"
+    assert (index["auth"]["mode"], index["auth"]["algorithm"]) == ("hs256", "HS256")
+    assert index["auth"]["write_scope"] == "biomcp:write"  # HS256 tokens may say `write`
 
 
 def test_reading_needs_a_token_and_writing_the_write_scope(

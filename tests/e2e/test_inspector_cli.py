@@ -1,7 +1,9 @@
 """A real third-party MCP client: the MCP Inspector's CLI (Node), on both transports.
 
 `npx -y @modelcontextprotocol/inspector@2.12.0 --cli <command or URL> --method ...` lists the
-tools (with its schema-portability lint, `--strict`), calls them and reads the resources. Skipped
+tools (with its schema-portability lint, `--strict`: findings on stderr, and in the JSON
+envelope's `schemaFindings` with `--format json`; none allowed), calls them and reads the
+resources. Skipped
 with the reason when `npx` is missing or the package cannot be fetched; when the `CI` variable
 is set those are failures instead (CI warms the npx cache first, see `.ci/run`).
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -48,6 +51,9 @@ TOOLS = {
     "query_hybrid",
     "inspect_collection",
     "list_projects",
+    # the search / fetch pair (ChatGPT research mode)
+    "search",
+    "fetch",
 }
 PROJECT = "inspector/notes"
 FIRST_PMID = "30000000"  # generate_articles numbers PMIDs from 30000000 upwards
@@ -165,12 +171,26 @@ def target(
         yield Target([server.url], env, root)
 
 
-def test_tools_list_passes_the_inspectors_portability_lint(
-    inspector: Inspector, target: Target
-) -> None:
-    listed = inspector.json(
+def test_tools_list_has_no_portability_findings(inspector: Inspector, target: Target) -> None:
+    """The Inspector's lint (type arrays, remote `$ref`, untyped or boolean schemas) prints
+    each finding on stderr as `Warning: tool "<name>"` / `Error: tool "<name>"` and a closing
+    count (`N errors, M warnings across K tools.`); with none it prints nothing. Its JSON
+    envelope carries `schemaFindings` when there are any."""
+    result = inspector.run(
         target.argv, "--method", "tools/list", "--strict", env=target.env, cwd=target.cwd
     )
+    report = _without_npm_noise(result.stderr)
+    assert result.returncode == 0, f"exit {result.returncode}\n{report}"
+    # (stderr also carries the stdio server's own log lines)
+    assert not re.search(r'^(Warning|Error): tool "', report, re.MULTILINE), report
+    assert not re.search(r"\d+ errors?, \d+ warnings? across", report), report
+    listed = json.loads(result.stdout)
+    envelope = inspector.json(
+        target.argv, "--method", "tools/list", "--strict", "--format", "json",
+        env=target.env, cwd=target.cwd,
+    )  # fmt: skip
+    assert "schemaFindings" not in envelope, envelope.get("schemaFindings")
+    assert envelope["result"]["tools"] == listed["tools"]
     tools = {tool["name"]: tool for tool in listed["tools"]}
     assert set(tools) == TOOLS
     for tool in tools.values():

@@ -42,6 +42,9 @@ TOOLS = {
     "query_hybrid",
     "inspect_collection",
     "list_projects",
+    # the search / fetch pair (ChatGPT research mode)
+    "search",
+    "fetch",
 }
 
 

@@ -24,7 +24,14 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from biomcp.entrypoints.container import Services
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE, SPEC_INPUTS, SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.schemas import (
+    ERROR_ENVELOPE,
+    SPEC_INPUTS,
+    SPEC_OUTPUTS,
+    TOOL_INPUTS,
+    V10_OUTPUTS,
+    V11_OUTPUTS,
+)
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
@@ -45,6 +52,8 @@ PORTABLE = {
 WAVE2 = {"corpus_sync_status": "corpus.sync_status"}
 #: The project tools of spec 02 (one name: spec 02's names are already portable).
 PROJECT = {"store_chunks", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"}
+#: the `search` / `fetch` pair for ChatGPT-style clients (same names in every mode)
+PAIR = {"search", "fetch"}
 #: The live PubMed tools (issue 6), portable name -> spec 04 name.
 LIVE = {
     "pubmed_search_articles": "searchPubMedArticles",
@@ -167,11 +176,15 @@ def test_v11_outputs_only_add_fields_to_the_spec() -> None:
             for path, node in properties_of(schema["items"]):
                 yield f"[].{path}", node
 
-    for name, v10 in SPEC_OUTPUTS.items():
+    def kind(node: dict[str, Any]) -> Any:
+        return node.get("type", node.get("anyOf"))  # nullable values are `anyOf` branches
+
+    # V10_OUTPUTS is spec 01's outputs respelled portably (test_tool_catalogue holds it so).
+    for name, v10 in V10_OUTPUTS.items():
         v11 = dict(properties_of(V11_OUTPUTS[name]))
         for path, node in properties_of(v10):
             assert path in v11, (name, path)
-            assert v11[path].get("type") == node.get("type"), (name, path)
+            assert kind(v11[path]) == kind(node), (name, path)
             assert set(node.get("required", ())) <= set(v11[path].get("required", ()))
 
 
@@ -182,11 +195,13 @@ def test_tools_are_listed_with_the_spec_schemas_annotations_and_output_schemas(
 
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(listed) == set(PORTABLE.values()) | set(LIVE) | set(WAVE2) | PROJECT
+        assert set(listed) == set(PORTABLE.values()) | set(LIVE) | set(WAVE2) | PROJECT | PAIR
         for spec_name, portable in PORTABLE.items():
             tool = listed[portable]
             assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool.name)
-            assert tool.input_schema == spec[spec_name]["request"]
+            # spec 01's request with bounds added (test_tool_catalogue compares the two)
+            assert tool.input_schema == TOOL_INPUTS[spec_name]
+            assert tool.input_schema["required"] == spec[spec_name]["request"]["required"]
             assert tool.output_schema == V11_OUTPUTS[spec_name]
             Draft202012Validator.check_schema(tool.output_schema)
             assert tool.description
@@ -206,7 +221,7 @@ def test_the_spec_names_setting_exposes_the_dotted_names(
 ) -> None:
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == set(PORTABLE) | set(LIVE.values()) | set(WAVE2.values()) | PROJECT
+        assert names == set(PORTABLE) | set(LIVE.values()) | set(WAVE2.values()) | PROJECT | PAIR
         error, answer = await call(client, "corpus.checkpoint.get", {"query_key": "k"})
         assert not error
         assert answer == {"query_key": "k", "last_edat": None}
@@ -218,11 +233,11 @@ def test_read_only_mode_hides_the_writing_tools(tmp_path: Path, fake: FakeEutils
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
         readers = {"rag_search", "rag_get", "corpus_checkpoint_get"} | set(LIVE) | set(WAVE2)
-        assert names == readers | (PROJECT - {"store_chunks"})
-        error, answer = await call(client, "pubmed_sync_delta", {"query_key": "k", "term": "x"})
-        assert error
-        assert_envelope(answer, "VALIDATION")
-        assert "unknown tool" in answer["error"]["message"]
+        assert names == readers | (PROJECT - {"store_chunks"}) | PAIR
+        with pytest.raises(MCPError) as raised:  # an unknown tool: a protocol error
+            await client.call_tool("pubmed_sync_delta", {"query_key": "k", "term": "x"})
+        assert raised.value.code == -32602
+        assert "Unknown tool: 'pubmed_sync_delta'" in raised.value.message
 
     serve(_settings(tmp_path, fake, biomcp_read_only=True), body)
 
@@ -324,7 +339,7 @@ def test_every_tool_answers_in_its_schema_and_the_resource_matches_rag_get(
         ("pubmed_sync_delta", {"query_key": "k"}),
         ("pubmed_sync_delta", {"query_key": "k", "term": "x", "overlap_days": -1}),
         ("pubmed_sync_delta", {"query_key": "", "term": "x"}),
-        ("corpus_checkpoint_get", {"query_key": 3}),
+        ("corpus_checkpoint_get", {"query_key": 3.5}),  # 3 would be read as "3"
         ("corpus_checkpoint_set", {"query_key": "k", "last_edat": "yesterday"}),
         ("corpus_checkpoint_set", {"query_key": "k", "last_edat": "2999-01-01T00:00:00Z"}),
         ("corpus_checkpoint_set", {"query_key": "k"}),
@@ -356,8 +371,10 @@ def test_unknown_documents_are_not_found_for_the_tool_and_the_resource(
             await client.read_resource("resource://pubmed/paper/1")
         assert "Unknown resource" in raised.value.message
         assert raised.value.data["error"]["code"] == "NOT_FOUND"
-        with pytest.raises(MCPError):
+        assert raised.value.code == -32002  # MCP's resource-not-found
+        with pytest.raises(MCPError) as raised:
             await client.read_resource("resource://nothing/here")
+        assert raised.value.code == -32002
         error, answer = await call(client, "rag_search", {"query": "anything"})
         assert error
         assert_envelope(answer, "NOT_FOUND")  # nothing synced yet

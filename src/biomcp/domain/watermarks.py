@@ -5,16 +5,56 @@ indexed for that key. The next sync reads from `last_edat - overlap` so records 
 dates late are not missed, and the PMID-keyed upsert makes the overlap harmless. Automatic
 moves (after a successful sync) are monotonic; an operator may set a watermark backward for a
 backfill, and that move yields an audit entry.
+
+A query key names a saved query in logs, audit trails and answers: 1 to `QUERY_KEY_MAX_CHARS`
+characters, each printable (letters, digits, marks, punctuation, symbols, the plain space): no
+control characters, NUL, bidi overrides, zero-width or other format characters, line or
+paragraph separators, private-use or unassigned code points (`query_key_problem`).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Final
 
 from biomcp.domain.errors import InvalidRecordError
 
-__all__ = ["WatermarkAudit", "advance_watermark", "manual_watermark", "window_start"]
+__all__ = [
+    "QUERY_KEY_MAX_CHARS",
+    "WatermarkAudit",
+    "advance_watermark",
+    "manual_watermark",
+    "query_key_problem",
+    "window_start",
+]
+
+#: The longest query key accepted for a new watermark or sync.
+QUERY_KEY_MAX_CHARS: Final = 200
+#: Unicode categories a query key may not contain (control, format, surrogate, private use,
+#: unassigned; line and paragraph separators). Of the space separators only " " is allowed.
+_REFUSED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def query_key_problem(key: str) -> str | None:
+    """Why `key` (already stripped) cannot name a saved query, or None when it can."""
+    if not key:
+        return "query_key is empty: name the saved query, e.g. glp1_v1"
+    if len(key) > QUERY_KEY_MAX_CHARS:
+        return (
+            f"query_key is {len(key)} characters long; at most {QUERY_KEY_MAX_CHARS} are "
+            "allowed: use a short name such as glp1_v1"
+        )
+    for position, char in enumerate(key):
+        category = unicodedata.category(char)
+        if category in _REFUSED_CATEGORIES or (category == "Zs" and char != " "):
+            return (
+                f"query_key has a non-printable character (U+{ord(char):04X}, category "
+                f"{category}) at position {position}: use letters, digits and punctuation, "
+                "e.g. glp1_v1"
+            )
+    return None
 
 
 def _require_aware(name: str, value: datetime | None) -> None:
@@ -28,7 +68,8 @@ def window_start(
     """Start of the next EDAT window.
 
     `last_edat - overlap_days` when a watermark exists; otherwise `now - initial_days`, or None
-    (the whole history) when `initial_days` is None or 0.
+    (the whole history) when `initial_days` is None or 0, or when the window would reach back
+    before year 1 (an overlap of 2**31 days is the whole history, never an OverflowError).
 
     Raises:
         InvalidRecordError: on a negative overlap or a naive datetime.
@@ -38,10 +79,19 @@ def window_start(
     _require_aware("last_edat", last_edat)
     _require_aware("now", now)
     if last_edat is not None:
-        return last_edat - timedelta(days=overlap_days)
+        return _days_before(last_edat, overlap_days)
     if not initial_days:
         return None
-    return now - timedelta(days=initial_days)
+    return _days_before(now, initial_days)
+
+
+def _days_before(moment: datetime, days: int) -> datetime | None:
+    """`moment - days`, or None (the whole history) when that lies before year 1: a window
+    that long holds everything, and `datetime` cannot express it (OverflowError)."""
+    available = (moment.replace(tzinfo=None) - datetime.min).days
+    if days > available:
+        return None
+    return moment - timedelta(days=days)
 
 
 def advance_watermark(current: datetime | None, candidate: datetime | None) -> datetime | None:

@@ -124,6 +124,7 @@ def _live(
         collection=settings.weaviate_class,
         cache_ttl_s=settings.biomcp_ncbi_cache_ttl_s,
         cache_max_mb=settings.biomcp_ncbi_cache_max_mb,
+        deadline_s=settings.ncbi_total_deadline_ms / 1000,
     )
     return LivePubMed(entrez, config=config, metadata=metadata, vectors=vectors, status=status)
 

@@ -2,13 +2,15 @@
 
 The message says what went wrong and what to do next, in words a model can act on. Internal
 details of unexpected errors stay in the server log; the caller gets `UNKNOWN` and a pointer.
+Answers to clients (`public`) are bounded: a message of at most `MAX_MESSAGE_CHARS`, detail
+strings of at most `MAX_DETAIL_CHARS`, whatever value an error repeated.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, Final
 
 from biomcp.domain.errors import DomainError
 from biomcp.ports.embeddings import EmbeddingError
@@ -24,7 +26,20 @@ from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, V
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
 from biomcp.usecases.projects import ProjectError
 
-__all__ = ["ToolCallError", "classify", "envelope", "without_paths"]
+__all__ = [
+    "MAX_DETAIL_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "ToolCallError",
+    "classify",
+    "envelope",
+    "truncated",
+    "without_paths",
+]
+
+#: The longest error message a client gets (longer ones are cut, marked with their length).
+MAX_MESSAGE_CHARS: Final = 2000
+#: The longest string in an error's details a client gets.
+MAX_DETAIL_CHARS: Final = 300
 
 _log = logging.getLogger("biomcp.server")
 
@@ -117,9 +132,16 @@ def without_paths(text: str) -> str:
     return _ABSOLUTE_PATH.sub("<path>", _SQLITE_URL.sub("sqlite:///<path>", text))
 
 
+def truncated(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (cut: {len(text):,} characters)"
+
+
 def _public(value: Any) -> Any:
     if isinstance(value, str):
-        return without_paths(value)
+        return without_paths(truncated(value, MAX_DETAIL_CHARS))
     if isinstance(value, dict):
         return {k: _public(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -134,5 +156,6 @@ def envelope(
     file path in the message or the details (the CLI, run by the machine's user, keeps them)."""
     code, message, details = classify(exc, vector_backend=vector_backend)
     if public:
-        message, details = without_paths(message), _public(details)
+        message = without_paths(truncated(message, MAX_MESSAGE_CHARS))
+        details = _public(details)
     return {"error": {"code": code, "message": message, "details": details}}

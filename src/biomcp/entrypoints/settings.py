@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "format_settings_error", "load_settings"]
@@ -36,6 +44,16 @@ class Settings(BaseSettings):
     mcp_http_port: int = Field(8000, ge=0, le=65535)
     mcp_allowed_origins: str = ""
     mcp_auth_secret_key: SecretStr | None = None
+    #: OAuth 2.1 resource-server mode (instead of the shared secret): JWTs from this
+    #: authorization server (`iss`), checked against its JWKS. Needs the audience and the
+    #: resource URL too; the JWKS URL defaults to the one the issuer's metadata names. With
+    #: MCP_AUTH_SECRET_KEY, the issuer and audience are checked on the HS256 tokens instead.
+    mcp_auth_issuer: str | None = None
+    #: The `aud` every token must carry (usually the resource URL).
+    mcp_auth_audience: str | None = None
+    mcp_auth_jwks_url: str | None = None
+    #: The public URL of `/mcp` (RFC 9728 `resource`, in the protected-resource metadata).
+    mcp_auth_resource_url: str | None = None
     mcp_log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     #: Answer each Streamable HTTP request with one JSON body instead of an SSE stream: about
     #: half the server CPU per call, but progress notifications (of a sync) no longer
@@ -45,6 +63,12 @@ class Settings(BaseSettings):
     biomcp_tool_names: Literal["portable", "spec"] = "portable"
     #: Hide the writing tools (sync, checkpoint set) from every client.
     biomcp_read_only: bool = False
+    #: The corpus tools' contract: `1.1` (spec 01 plus additive fields) or `1.0` (spec 01's
+    #: fields and output schemas exactly, for clients that validate strictly).
+    biomcp_contract: Literal["1.1", "1.0"] = "1.1"
+    #: Expose the `search` / `fetch` pair (ChatGPT connectors and deep research); off for
+    #: clients that would list them beside rag_search and the live tools as duplicates.
+    biomcp_search_fetch_tools: bool = True
 
     # --- NCBI (spec 04) --------------------------------------------------------------------
     ncbi_eutils_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
@@ -53,6 +77,9 @@ class Settings(BaseSettings):
     ncbi_admin_email: str | None = None
     ncbi_request_delay_ms: int = Field(0, ge=0, le=60_000)
     ncbi_max_retries: int = Field(3, ge=0, le=20)
+    #: One overall deadline per live tool call, retries included (below common 60 s client
+    #: timeouts): past it the call answers TIMEOUT.
+    ncbi_total_deadline_ms: int = Field(45_000, ge=1_000, le=600_000)
     #: Seconds an EFetch / EInfo answer stays in the on-disk response cache (0: no cache).
     biomcp_ncbi_cache_ttl_s: int = Field(86_400, ge=0)
     #: The most the response cache may hold, in MiB; the oldest answers are evicted first.
@@ -140,6 +167,62 @@ class Settings(BaseSettings):
         if value is not None and len(value.get_secret_value()) < 32:
             raise ValueError("must be at least 32 characters (an HS256 key)")
         return value
+
+    @field_validator(
+        "mcp_auth_issuer", "mcp_auth_audience", "mcp_auth_jwks_url", "mcp_auth_resource_url"
+    )
+    @classmethod
+    def _auth_value(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = value.strip() if value else None
+        if value is None or info.field_name == "mcp_auth_audience":
+            return value or None
+        parts = urlsplit(value)
+        local = parts.hostname in LOOPBACK_HOSTS or (parts.hostname or "").startswith("127.")
+        if not parts.hostname or not (
+            parts.scheme == "https" or (parts.scheme == "http" and local)
+        ):
+            raise ValueError("must be an https:// URL (http:// only for a loopback host)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_auth_mode(self) -> Settings:
+        oauth_only = {
+            "MCP_AUTH_JWKS_URL": self.mcp_auth_jwks_url,
+            "MCP_AUTH_RESOURCE_URL": self.mcp_auth_resource_url,
+        }
+        if self.mcp_auth_secret_key is not None:
+            if any(oauth_only.values()):
+                raise ValueError(
+                    f"{' and '.join(k for k, v in oauth_only.items() if v)}: OAuth mode only, "
+                    "but MCP_AUTH_SECRET_KEY selects the shared-secret (HS256) mode; set one "
+                    "mode's variables"
+                )
+            return self
+        needed = {
+            "MCP_AUTH_ISSUER": self.mcp_auth_issuer,
+            "MCP_AUTH_AUDIENCE": self.mcp_auth_audience,
+            "MCP_AUTH_RESOURCE_URL": self.mcp_auth_resource_url,
+        }
+        missing = [k for k, v in needed.items() if not v]
+        if self.auth_mode == "oauth" and missing:
+            raise ValueError(
+                f"OAuth mode is half-configured: set {', '.join(missing)} too (or unset the "
+                "MCP_AUTH_* variables to serve without auth on loopback)"
+            )
+        return self
+
+    @property
+    def auth_mode(self) -> Literal["none", "hs256", "oauth"]:
+        """`hs256` with MCP_AUTH_SECRET_KEY, `oauth` with the MCP_AUTH_ISSUER family."""
+        if self.mcp_auth_secret_key is not None:
+            return "hs256"
+        oauth = (
+            self.mcp_auth_issuer,
+            self.mcp_auth_audience,
+            self.mcp_auth_jwks_url,
+            self.mcp_auth_resource_url,
+        )
+        return "oauth" if any(oauth) else "none"
 
     @field_validator("ncbi_api_key", "openai_api_key", "weaviate_api_key")
     @classmethod

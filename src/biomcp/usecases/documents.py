@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from biomcp.domain.watermarks import WatermarkAudit
+from biomcp.domain.watermarks import WatermarkAudit, query_key_problem
 from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import Checkpoint, MetadataStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
 
-__all__ = ["Checkpoints", "GetDocument"]
+__all__ = ["Checkpoints", "GetDocument", "new_query_key"]
 
 
 class GetDocument:
@@ -65,10 +65,10 @@ class Checkpoints:
         """Move the watermark of `query_key` to `last_edat` (any direction), audited.
 
         Raises:
-            InvalidRequestError: an empty key, or a timestamp that is not ISO 8601 or lies in
-                the future.
+            InvalidRequestError: a key that is empty, too long or not printable
+                (`query_key_problem`), or a timestamp that is not ISO 8601 or lies in the future.
         """
-        key = _key(query_key)
+        key = new_query_key(query_key)
         when = (
             parse_iso_utc(last_edat, field="last_edat") if isinstance(last_edat, str) else last_edat
         )
@@ -87,7 +87,22 @@ class Checkpoints:
 
 
 def _key(query_key: str) -> str:
+    """A key to read by: any non-empty key, so keys stored before the printable rule still
+    answer."""
     key = query_key.strip()
     if not key:
         raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
+    return key
+
+
+def new_query_key(query_key: str) -> str:
+    """A key to write under (a watermark set, a sync): stripped, and within the domain's rule.
+
+    Raises:
+        InvalidRequestError: the key is empty, too long or has a non-printable character.
+    """
+    key = query_key.strip()
+    problem = query_key_problem(key)
+    if problem is not None:
+        raise InvalidRequestError(problem, details={"field": "query_key"})
     return key

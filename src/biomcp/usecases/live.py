@@ -11,6 +11,8 @@ fields the spec does not print are additive). Failures are never disguised as em
 * NCBI failures pass through as the port's `EntrezError`s (`RATE_LIMIT`, `UPSTREAM`, `ENTREZ`,
   `TIMEOUT`), and so does a search whose terms PubMed could not read at all (an ESearch
   ErrorList with nothing found), which is not "no results".
+* Each call has one overall deadline (`LiveConfig.deadline_s`, NCBI_TOTAL_DEADLINE_MS), however
+  many E-utility requests and retries it makes: past it, `EntrezTimeoutError` (`TIMEOUT`).
 
 The E-utility URLs in answers are rebuilt from the configuration, never from the client, so
 the API key cannot appear in them.
@@ -18,10 +20,12 @@ the API key cannot appear in them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
 from urllib.parse import urlencode
 from xml.parsers import expat
 
@@ -35,6 +39,7 @@ from biomcp.ports.entrez import (
     EntrezError,
     EntrezRequestError,
     EntrezResponseError,
+    EntrezTimeoutError,
     EntrezWarning,
     Link,
     SearchResult,
@@ -101,6 +106,28 @@ _MAX_RELATED = 50
 _AUTHORS_SHOWN = 3
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+
+def _within_deadline(
+    method: Callable[Concatenate[LivePubMed, _P], Coroutine[Any, Any, _T]],
+) -> Callable[Concatenate[LivePubMed, _P], Coroutine[Any, Any, _T]]:
+    """Run `method` under the overall deadline of one live call (`LiveConfig.deadline_s`)."""
+
+    @functools.wraps(method)
+    async def bounded(self: LivePubMed, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        limit = self.config.deadline_s
+        try:
+            async with asyncio.timeout(limit):
+                return await method(self, *args, **kwargs)
+        except TimeoutError:
+            self._last_call = (datetime.now(UTC), "overall deadline exceeded")
+            raise EntrezTimeoutError(
+                f"PubMed gave no complete answer within the overall deadline of {limit:g} s "
+                "(NCBI_TOTAL_DEADLINE_MS), retries included"
+            ) from None
+
+    return bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +147,8 @@ class LiveConfig:
     collection: str = "PubMedChunk"
     cache_ttl_s: int = 0
     cache_max_mb: int = 0
+    #: One overall deadline per call, in seconds (NCBI_TOTAL_DEADLINE_MS / 1000).
+    deadline_s: float = 45.0
 
     @property
     def target_rate(self) -> float:
@@ -167,6 +196,7 @@ class LivePubMed:
 
     # --- searchPubMedArticles --------------------------------------------------------------
 
+    @_within_deadline
     async def search(
         self,
         query_term: str,
@@ -271,6 +301,7 @@ class LivePubMed:
 
     # --- fetchArticleDetails ---------------------------------------------------------------
 
+    @_within_deadline
     async def fetch(
         self,
         pmids: Sequence[str],
@@ -337,6 +368,7 @@ class LivePubMed:
 
     # --- getArticleRelationships -----------------------------------------------------------
 
+    @_within_deadline
     async def relationships(
         self,
         source_pmid: str,
@@ -433,6 +465,7 @@ class LivePubMed:
         if _missing(next((d for d in docs if d.pmid == pmid), None)):
             raise _not_found(pmid)
 
+    @_within_deadline
     async def cite(self, pmid: str, styles: Sequence[str] = CITATION_STYLES) -> dict[str, str]:
         """The citation strings of `pmid` in `styles` (every style by default).
 
@@ -540,6 +573,7 @@ class LivePubMed:
             summary["problems"] = problems
         return summary
 
+    @_within_deadline
     async def database_stats(self, db: str = "pubmed") -> dict[str, Any]:
         """`pubmed-connect://stats/pubmed`: EInfo for `db` (record count, last update, search
         fields, link names).

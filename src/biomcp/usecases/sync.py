@@ -40,6 +40,7 @@ from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient, FetchResult
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
 from biomcp.ports.vectors import VectorStore
+from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
@@ -283,11 +284,10 @@ class SyncDelta:
         """The key and term, stripped.
 
         Raises:
-            InvalidRequestError: an empty key or term, or a negative overlap.
+            InvalidRequestError: a key that is empty, too long or not printable
+                (`query_key_problem`), an empty term, or a negative overlap.
         """
-        query_key, term = query_key.strip(), term.strip()
-        if not query_key:
-            raise InvalidRequestError("query_key is empty: name the saved query, e.g. glp1_v1")
+        query_key, term = new_query_key(query_key), term.strip()
         if not term:
             raise InvalidRequestError("term is empty: give a PubMed query")
         if overlap_days < 0:

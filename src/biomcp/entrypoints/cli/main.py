@@ -7,7 +7,7 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import corpus, db, fakes, index, project, pubmed, serve, sync
+from biomcp.entrypoints.cli import corpus, db, fakes, index, project, pubmed, serve, skill, sync
 from biomcp.entrypoints.cli import eval as evaluation
 
 app = typer.Typer(
@@ -42,6 +42,7 @@ project.register(app)
 index.register(app)
 pubmed.register(app)
 evaluation.register(app)
+skill.register(app)
 
 
 def main() -> None:

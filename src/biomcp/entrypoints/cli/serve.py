@@ -1,4 +1,9 @@
-"""`biomcp serve` (MCP over stdio) and `biomcp serve-http` (Streamable HTTP)."""
+"""`biomcp serve` (MCP over stdio; `biomcp mcp` is its alias) and `biomcp serve-http`
+(Streamable HTTP).
+
+`biomcp serve` launched by hand, with no client on stdin, exits 2 with `STDIN_GUIDANCE`:
+at once when stdin is closed, /dev/null or an empty file, and as soon as it ends when it ends
+before any MCP message (`true | biomcp serve`, `echo | biomcp serve`)."""
 
 from __future__ import annotations
 
@@ -6,18 +11,26 @@ import logging
 import os
 import stat
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from biomcp.entrypoints.logs import configure_logging
 from biomcp.entrypoints.runtime import load_or_exit
 
-__all__ = ["register", "stdin_is_closed"]
+if TYPE_CHECKING:
+    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.mcp.server import BioMcpServer
+
+__all__ = ["STDIN_GUIDANCE", "register", "run_stdio", "stdin_is_closed"]
 
 STDIN_GUIDANCE = (
     "biomcp serve speaks MCP over stdio: an MCP client (Claude Desktop, Cursor, the MCP "
     "Inspector...) must start it and send the initialize handshake on stdin, but stdin is "
-    "closed here. To try the server by hand, run `biomcp serve-http` and point a client at "
-    "http://127.0.0.1:8000/mcp, or run `npx @modelcontextprotocol/inspector biomcp serve`."
+    "closed here (or ended before any MCP message). To try the server by hand, run "
+    "`biomcp serve-http` and point a client at http://127.0.0.1:8000/mcp, or run "
+    "`npx @modelcontextprotocol/inspector biomcp serve`."
 )
 
 
@@ -41,10 +54,93 @@ def stdin_is_closed() -> bool:
 
 
 def _quiet_libraries(level: str) -> None:
+    # One line per record, session ids below INFO (replaces the SDK's wrapping Rich handler).
+    configure_logging(level)
     # Request lines of the HTTP clients are noise on stderr (and may carry hostnames), and so
     # is faiss announcing which build it loads.
     for name in ("httpx", "httpcore", "alembic", "weaviate", "faiss"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+
+
+class _ClientWatch:
+    """The stdio read stream of the server, noting whether a client ever sent a message.
+
+    `on_first` runs when the first one arrives (in the event loop): the server starts its
+    warm-up there, so stdin at EOF before any message (`true | biomcp serve`, a terminal's
+    Ctrl+D) leaves nothing loading and the command exits at once with the guidance. A line
+    that is not JSON-RPC (`echo | biomcp serve` sends an empty one) is not a client."""
+
+    def __init__(self, stream: Any, on_first: Callable[[], None], message: type) -> None:
+        self._stream = stream
+        self._message = message  # the SDK's SessionMessage (imported with the server)
+        self._on_first = on_first
+        self.heard = False
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        item = await self._stream.receive()
+        if not self.heard and isinstance(item, self._message):
+            self.heard = True
+            self._on_first()
+        return item
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def __aiter__(self) -> _ClientWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _ClientWatch:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+async def run_stdio(server: BioMcpServer, services: Services) -> bool:
+    """Serve MCP on stdin / stdout until stdin ends; True when a client spoke at all. The
+    warm-up starts with the first message and is awaited on the way out."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            watch = _ClientWatch(read_stream, services.start_warm_up, SessionMessage)
+            lowlevel = server._lowlevel_server  # run_stdio_async, with the watched read stream
+            await lowlevel.run(watch, write_stream, lowlevel.create_initialization_options())
+    finally:
+        await services.aclose()
+    return watch.heard
+
+
+def _serve() -> None:
+    if stdin_is_closed():
+        typer.echo(STDIN_GUIDANCE, err=True)
+        raise typer.Exit(code=2)
+    settings = load_or_exit()
+
+    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.mcp.server import build_server
+
+    services = build_services(settings)
+    server = build_server(services)
+    _quiet_libraries(settings.mcp_log_level)
+    import anyio
+
+    if not anyio.run(run_stdio, server, services):
+        typer.echo(STDIN_GUIDANCE, err=True)
+        raise typer.Exit(code=2)
 
 
 def register(app: typer.Typer) -> None:
@@ -52,28 +148,14 @@ def register(app: typer.Typer) -> None:
     def serve() -> None:
         """Run the MCP server over stdio on the configured stores (default: embedded SQLite +
         local vector index + the local all-MiniLM-L6-v2 embedder, in the user data folder).
-        An MCP client starts this command; configuration comes from the environment."""
-        if stdin_is_closed():
-            typer.echo(STDIN_GUIDANCE, err=True)
-            raise typer.Exit(code=2)
-        settings = load_or_exit()
-        import anyio
+        An MCP client starts this command; configuration comes from the environment. Exits 2
+        with guidance when stdin ends before a client sent anything."""
+        _serve()
 
-        from biomcp.entrypoints.container import build_services
-        from biomcp.entrypoints.mcp.server import build_server
-
-        services = build_services(settings)
-        server = build_server(services)
-        _quiet_libraries(settings.mcp_log_level)
-
-        async def run() -> None:
-            try:
-                services.start_warm_up()  # the model loads while we answer
-                await server.run_stdio_async()
-            finally:
-                await services.aclose()
-
-        anyio.run(run)
+    @app.command("mcp")
+    def mcp() -> None:
+        """Alias of `biomcp serve`: the MCP server over stdio."""
+        _serve()
 
     @app.command("serve-http")
     def serve_http(
@@ -94,8 +176,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the MCP server over Streamable HTTP at /mcp, with /health, /readyz and / probes.
         Prints the URL it serves once it accepts connections; stops cleanly on Ctrl+C or
-        SIGTERM. With MCP_AUTH_SECRET_KEY set, clients send an HS256 bearer JWT (the writing
-        tools need the `write` scope); a non-loopback --host needs that key or --insecure."""
+        SIGTERM. With MCP_AUTH_SECRET_KEY set, clients send an HS256 bearer JWT with an `exp` (the
+        writing tools need the `biomcp:write` scope); with MCP_AUTH_ISSUER, MCP_AUTH_AUDIENCE
+        and MCP_AUTH_RESOURCE_URL, the issuer's OAuth access tokens (`biomcp:read`,
+        `biomcp:write`). A non-loopback --host needs one of them or --insecure."""
         overrides: dict[str, object] = {}
         if host is not None:
             overrides["mcp_http_host"] = host
@@ -111,10 +195,18 @@ def register(app: typer.Typer) -> None:
         if refusal is not None:
             typer.echo(refusal, err=True)
             raise typer.Exit(code=2)
-        if settings.mcp_auth_secret_key is not None:
+        if settings.auth_mode == "hs256":
             typer.echo(
                 "auth on: /mcp needs `Authorization: Bearer <HS256 JWT>` signed with "
-                "MCP_AUTH_SECRET_KEY; the writing tools need the 'write' scope.",
+                "MCP_AUTH_SECRET_KEY, with an `exp`; the writing tools need the "
+                "'biomcp:write' scope.",
+                err=True,
+            )
+        elif settings.auth_mode == "oauth":
+            typer.echo(
+                f"auth on (OAuth): /mcp needs an access token from {settings.mcp_auth_issuer} "
+                f"for {settings.mcp_auth_audience}; reading needs 'biomcp:read', writing "
+                "'biomcp:write' too.",
                 err=True,
             )
         elif not is_loopback_host(settings.mcp_http_host):

@@ -5,9 +5,11 @@
 - `/mcp` is the SDK's Streamable HTTP transport (stateful sessions, SSE answers); the app's
   lifespan runs its session manager and closes the services at shutdown.
 - `probes`: `/health`, `/readyz` and `/`, no token needed.
-- `auth`: with `MCP_AUTH_SECRET_KEY` set, `/mcp` needs a bearer JWT; the writing tools also need
-  the `write` scope (`mcp.policy`), else they answer the VALIDATION envelope.
-- `gate`: Host and Origin checks and CORS; a non-loopback bind needs a key or `insecure`.
+- `auth`, `oauth`: with `MCP_AUTH_SECRET_KEY` (HS256) or the OAuth settings (`MCP_AUTH_ISSUER`
+  ...), `/mcp` needs a bearer JWT; the writing tools also need the `biomcp:write` scope
+  (`mcp.policy`), else they answer the VALIDATION envelope. OAuth mode also serves the
+  protected-resource metadata (RFC 9728) under `/.well-known/oauth-protected-resource`.
+- `gate`: Host and Origin checks and CORS; a non-loopback bind needs an auth mode or `insecure`.
 - `run`: uvicorn, until SIGINT or SIGTERM.
 """
 
@@ -26,7 +28,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from biomcp.entrypoints.container import Services
-from biomcp.entrypoints.http.auth import BearerAuth, RequireBearer
+from biomcp.entrypoints.http.auth import RequireBearer
+from biomcp.entrypoints.http.events import RETRY_INTERVAL_MS, BoundedEventStore, StreamScopes
 from biomcp.entrypoints.http.gate import (
     InsecureBindError,
     OriginPolicy,
@@ -35,6 +38,7 @@ from biomcp.entrypoints.http.gate import (
     cors_options,
     is_loopback_host,
 )
+from biomcp.entrypoints.http.oauth import configured_auth, metadata_routes
 from biomcp.entrypoints.http.probes import probe_routes
 from biomcp.entrypoints.mcp.server import build_server
 from biomcp.entrypoints.settings import Settings
@@ -50,27 +54,30 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
     The app owns `services` from then on: its lifespan closes them at shutdown.
 
     Raises:
-        InsecureBindError: `settings.mcp_http_host` is not loopback, no auth key is set and
+        InsecureBindError: `settings.mcp_http_host` is not loopback, no auth mode is set and
             `insecure` is False.
     """
     refusal = bind_refusal(settings, insecure=insecure)
     if refusal is not None:
         raise InsecureBindError(refusal)
-    key = settings.mcp_auth_secret_key
-    auth = BearerAuth(key.get_secret_value()) if key is not None else None
+    auth = configured_auth(settings)
     server = build_server(services, require_write_scope=auth is not None)
 
     # The SDK builds the session manager; Host/Origin checks are ours (`RequestGate`), so
     # its own DNS-rebinding check (which knows nothing of MCP_ALLOWED_ORIGINS) stays off.
+    # SSE answers are resumable (`events`): a priming event with `retry`, then `Last-Event-ID`.
+    events = BoundedEventStore()
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=settings.mcp_http_json_response,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        event_store=events,
+        retry_interval=RETRY_INTERVAL_MS,
     )
     manager = server.session_manager
-    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    endpoint: ASGIApp = StreamScopes(StreamableHTTPASGIApp(manager), events)
     if auth is not None:
-        endpoint = RequireBearer(endpoint, auth)
+        endpoint = RequireBearer(endpoint, auth.verifier, auth.challenge)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -86,6 +93,7 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
         routes=[
             Route(MCP_PATH, endpoint),
             *probe_routes(server, services, settings, mcp_path=MCP_PATH),
+            *metadata_routes(settings, mcp_path=MCP_PATH),
         ],
         middleware=[
             Middleware(

@@ -1,7 +1,8 @@
 """Transport security for the HTTP app: which addresses may be bound, which origins and Host
 names may talk to the server.
 
-- Binding a non-loopback address without an auth key is refused unless `insecure` is set.
+- Binding a non-loopback address without an auth mode (HS256 key or OAuth) is refused unless
+  `insecure` is set.
 - Browsers: a request that carries an `Origin` is refused (403) unless that origin is listed in
   `MCP_ALLOWED_ORIGINS`, or, when the list is empty, is a loopback origin. Allowed origins get
   CORS headers (see `cors_options`).
@@ -39,7 +40,7 @@ _LOOPBACK_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
 
 
 class InsecureBindError(ValueError):
-    """A non-loopback bind with no auth key and without `insecure`."""
+    """A non-loopback bind with no auth mode and without `insecure`."""
 
 
 def error_response(status: int, error: str, description: str, **headers: str) -> JSONResponse:
@@ -63,14 +64,16 @@ def is_loopback_host(host: str) -> bool:
 def bind_refusal(settings: Settings, *, insecure: bool) -> str | None:
     """Why serving on `settings.mcp_http_host` must not start, or None when it may."""
     host = settings.mcp_http_host
-    if is_loopback_host(host) or settings.mcp_auth_secret_key is not None or insecure:
+    if is_loopback_host(host) or settings.auth_mode != "none" or insecure:
         return None
     return (
-        f"refusing to serve on {host}: it is not a loopback address and MCP_AUTH_SECRET_KEY is "
-        "not set, so anyone who can reach the port could call every tool, the writing ones "
-        "included. Set MCP_AUTH_SECRET_KEY (a random string of 32+ characters; clients then "
-        "send `Authorization: Bearer <HS256 JWT>`), bind 127.0.0.1, or pass --insecure if "
-        "something in front of the server already restricts access."
+        f"refusing to serve on {host}: it is not a loopback address and no auth is configured, "
+        "so anyone who can reach the port could call every tool, the writing ones included. "
+        "Configure OAuth (MCP_AUTH_ISSUER, MCP_AUTH_AUDIENCE and MCP_AUTH_RESOURCE_URL: "
+        "access tokens of your authorization server) or set MCP_AUTH_SECRET_KEY (a random "
+        "string of 32+ characters; clients then send `Authorization: Bearer <HS256 JWT>`), "
+        "bind 127.0.0.1, or pass --insecure if something in front of the server already "
+        "restricts access."
     )
 
 

@@ -18,8 +18,7 @@ from starlette.routing import Route
 
 from biomcp import __version__
 from biomcp.entrypoints.container import Services
-from biomcp.entrypoints.mcp.policy import WRITE_SCOPE
-from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION
+from biomcp.entrypoints.mcp.policy import READ_SCOPE, WRITE_SCOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings
 
@@ -69,7 +68,8 @@ def probe_routes(
 ) -> list[Route]:
     """The routes of `/health`, `/readyz` and `/`."""
     secrets = _secrets(settings)
-    auth_on = settings.mcp_auth_secret_key is not None
+    mode = settings.auth_mode
+    auth_on = mode != "none"
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "name": "bio-mcp", "version": __version__})
@@ -100,7 +100,7 @@ def probe_routes(
             "name": "bio-mcp",
             "title": server.title,
             "version": __version__,
-            "contract_version": CONTRACT_VERSION,
+            "contract_version": settings.biomcp_contract,
             "transports": ["stdio", "streamable-http"],
             "endpoints": {
                 "mcp": mcp_path,
@@ -127,7 +127,9 @@ def probe_routes(
             "auth": {
                 "enabled": auth_on,
                 "scheme": "bearer" if auth_on else None,
-                "algorithm": "HS256" if auth_on else None,
+                "mode": mode,
+                "algorithm": {"hs256": "HS256", "oauth": "RS256/ES256"}.get(mode),
+                "read_scope": READ_SCOPE if mode == "oauth" else None,
                 "write_scope": WRITE_SCOPE if auth_on else None,
             },
         }

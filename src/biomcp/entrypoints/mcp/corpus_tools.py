@@ -1,4 +1,9 @@
-"""The corpus tools of spec 01: sync, search, get, and the checkpoints (read and move)."""
+"""The corpus tools of spec 01: sync, search, get, and the checkpoints (read and move).
+
+Their inputs are spec 01's with bounds (`TOOL_INPUTS`); their answers and output schemas follow
+the contract the settings name (`BIOMCP_CONTRACT`): v1.1 by default, spec 01's v1.0 exactly on
+request, cut down in one place (`contract_payload`).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,17 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.context import Context
 from mcp_types import ToolAnnotations
 
-from biomcp.entrypoints.mcp.schemas import SYNC_STATUS_INPUT, SYNC_STATUS_OUTPUT
-from biomcp.entrypoints.mcp.tools import ToolSpec
+from biomcp.entrypoints.errors import ToolCallError, classify
+from biomcp.entrypoints.mcp.schemas import (
+    SYNC_STATUS_INPUT,
+    SYNC_STATUS_OUTPUT,
+    TOOL_INPUTS,
+    Contract,
+    contract_error_code,
+    contract_outputs,
+    contract_payload,
+)
+from biomcp.entrypoints.mcp.tools import Handler, ToolSpec
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
 
@@ -19,8 +33,50 @@ if TYPE_CHECKING:
 __all__ = ["corpus_tool_specs"]
 
 
+def _in_contract(name: str, handler: Handler, contract: Contract, backend: str) -> Handler:
+    """`handler`, its answers and error codes in `contract` (the one place v1.1 fields and
+    codes are turned into v1.0's)."""
+    if contract == "1.1":
+        return handler
+
+    async def answer(args: dict[str, Any], context: Context[Any, Any] | None) -> dict[str, Any]:
+        try:
+            payload = await handler(args, context)
+        except Exception as exc:
+            code, message, details = classify(exc, vector_backend=backend)
+            raise ToolCallError(contract_error_code(code, contract), message, details) from exc
+        return contract_payload(name, payload, contract)
+
+    return answer
+
+
 def corpus_tool_specs(services: Services) -> list[ToolSpec]:
-    """The five corpus tools, with spec 01's input schemas and the v1.1 outputs."""
+    """The corpus tools: spec 01's five (bounded inputs, answers in the configured contract)
+    and `corpus_sync_status`."""
+    contract: Contract = services.settings.biomcp_contract
+    outputs = contract_outputs(contract)
+    v11 = contract == "1.1"
+
+    def spec_tool(
+        name: str,
+        portable: str,
+        title: str,
+        description: str,
+        handler: Handler,
+        writes: bool,
+        annotations: ToolAnnotations,
+    ) -> ToolSpec:
+        return ToolSpec(
+            name,
+            portable,
+            title,
+            description,
+            _in_contract(name, handler, contract, services.settings.biomcp_vector_backend),
+            writes,
+            annotations,
+            input_override=TOOL_INPUTS[name],
+            output_override=outputs[name],
+        )
 
     async def sync_delta(args: dict[str, Any], context: Context[Any, Any] | None) -> dict[str, Any]:
         async def progress(state: SyncProgress) -> None:
@@ -65,7 +121,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return [
-        ToolSpec(
+        spec_tool(
             "pubmed.sync_delta",
             "pubmed_sync_delta",
             "Sync a saved PubMed query into the corpus",
@@ -91,7 +147,8 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "corpus.sync_status",
             "corpus_sync_status",
             "Follow a sync job",
-            "The state of a sync job started by pubmed_sync_delta (its job_id): running (with "
+            "The state of a sync job started by <!-- if pubmed_sync_delta -->pubmed_sync_delta"
+            "<!-- else -->a sync<!-- end --> (its job_id): running (with "
             "progress), succeeded (with the final report), failed (with the error) or "
             "interrupted (its process stopped; sync again to complete it).",
             sync_status,
@@ -100,41 +157,51 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             input_override=SYNC_STATUS_INPUT,
             output_override=SYNC_STATUS_OUTPUT,
         ),
-        ToolSpec(
+        spec_tool(
             "rag.search",
             "rag_search",
             "Search the evidence corpus",
             "Hybrid (BM25 + vector) search over the synced corpus, returning the top_k most "
             "relevant abstract chunks. With quality_bias (default) the ranking favours "
             "higher-quality studies, Results/Conclusions sections and the evidence tier the "
-            "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), the "
-            "chunk text, its section, evidence type, quality (0-10) and the raw scores.",
+            "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), "
+            + (
+                "the chunk text, its section, evidence type, quality (0-10) and the raw scores."
+                if v11
+                else "the chunk's uuid, quality (0-10) and the raw and final scores."
+            ),
             rag_search,
             False,
             reading,
         ),
-        ToolSpec(
+        spec_tool(
             "rag.get",
             "rag_get",
             "Get a corpus document",
             "The normalized metadata of one corpus document by doc_id (pmid:<digits>): title, "
-            "abstract, journal, publication types, dates, evidence type and the quality score "
-            "with its breakdown (design, recency, journal, human, sample size).",
+            "abstract, journal, publication types, dates, "
+            + (
+                "evidence type and the quality score with its breakdown (design, recency, "
+                "journal, human, sample size)."
+                if v11
+                else "and the quality score with its parts (design, recency, journal, human)."
+            ),
             rag_get,
             False,
             reading,
         ),
-        ToolSpec(
+        spec_tool(
             "corpus.checkpoint.get",
             "corpus_checkpoint_get",
             "Read a sync checkpoint",
             "The Entrez-date watermark (ISO 8601 UTC, or null before the first sync) of a saved "
-            "query: the next pubmed_sync_delta starts there minus its overlap.",
+            "query: the next <!-- if pubmed_sync_delta -->pubmed_sync_delta<!-- else -->sync"
+            "<!-- end --> starts there minus its overlap.",
             checkpoint_get,
             False,
             reading,
         ),
-        ToolSpec(
+        spec_tool(
             "corpus.checkpoint.set",
             "corpus_checkpoint_set",
             "Move a sync checkpoint",

@@ -1,14 +1,20 @@
 """The schemas of spec 04's live tools: its Zod shapes translated to JSON Schema 2020-12 (names,
 types, defaults, bounds, patterns, enums; `additionalProperties: false`), with one addition:
-`vancouver_string` among the citation styles. Output schemas hold the spec's fields plus
-additive ones (marked in their descriptions)."""
+`vancouver_string` among the citation styles, and bounds where spec 04 sets none (every string
+a `maxLength`, every array a `maxItems`). Output schemas hold the spec's fields plus additive
+ones (marked in their descriptions). Nullable values are `anyOf` branches, never type arrays."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from biomcp.entrypoints.mcp.schemas import NULLABLE_INT, NULLABLE_NUMBER, NULLABLE_STRING
+from biomcp.entrypoints.mcp.schemas import (
+    NULLABLE_INT,
+    NULLABLE_NUMBER,
+    NULLABLE_STRING,
+    PUBMED_TERM_MAX_CHARS,
+)
 
 __all__ = ["LIVE_INPUTS", "LIVE_OUTPUTS", "PORTABLE_NAMES"]
 
@@ -18,8 +24,10 @@ PORTABLE_NAMES = {
     "getArticleRelationships": "pubmed_article_relationships",
 }
 
-_NCBI_DATE = {"type": "string", "pattern": r"^\d{4}(/\d{2}(/\d{2})?)?$"}
+_NCBI_DATE = {"type": "string", "pattern": r"^\d{4}(/\d{2}(/\d{2})?)?$", "maxLength": 10}
 _PMID = {"type": "string", "pattern": r"^\d+$"}
+#: A PMID argument: digits, at most 20 of them (PMIDs have 8 today).
+_PMID_ARG = {**_PMID, "maxLength": 20}
 _STRING = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
@@ -33,6 +41,7 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
             "queryTerm": {
                 "type": "string",
                 "minLength": 3,
+                "maxLength": PUBMED_TERM_MAX_CHARS,
                 "description": "PubMed query (field tags, quotes, AND/OR/NOT, parentheses and "
                 "wildcards are kept). Query term must be at least 3 characters.",
             },
@@ -68,7 +77,8 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
             },
             "filterByPublicationTypes": {
                 "type": "array",
-                "items": {"type": "string"},
+                "items": {"type": "string", "maxLength": 100},
+                "maxItems": 20,
                 "description": "e.g., ['Review', 'Clinical Trial']. Server maps to Entrez query "
                 'syntax (e.g., "Review"[Publication Type]).',
             },
@@ -89,7 +99,7 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
         "properties": {
             "pmids": {
                 "type": "array",
-                "items": _PMID,
+                "items": _PMID_ARG,
                 "minItems": 1,
                 "maxItems": 200,
                 "description": "At least one PMID is required. Max 200 PMIDs per call.",
@@ -119,7 +129,7 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["sourcePmid"],
         "properties": {
-            "sourcePmid": {**_PMID, "description": "Primary PMID for relationship lookup."},
+            "sourcePmid": {**_PMID_ARG, "description": "Primary PMID for relationship lookup."},
             "relationshipType": {
                 "type": "string",
                 "enum": [
@@ -144,6 +154,7 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
                     "type": "string",
                     "enum": ["ris", "bibtex", "apa_string", "mla_string", "vancouver_string"],
                 },
+                "maxItems": 5,
                 "default": ["ris"],
                 "description": "For 'citation_formats' type. Formatting is server-side. "
                 "(vancouver_string is an addition to spec 04.)",

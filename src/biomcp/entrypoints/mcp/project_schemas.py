@@ -2,7 +2,9 @@
 2020-12 (the contract is `tests/fixtures/contracts/spec02_inputs.json`; a test holds these
 equal to it), plus the outputs the tools answer with. Decisions where spec 02 is open are in the
 descriptions: `embedding` is optional (the server embeds), 1-500 items per call, `full_text`
-on request, `top_k` up to the server's bound (6 by default, at most 20)."""
+on request, `top_k` up to the server's bound (6 by default, at most 20). Bounds spec 02 leaves
+open: filter values up to 256 characters and 50 per key, vectors up to 8,192 dimensions,
+`sample` up to 5 (spec 02's most)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,10 @@ _FILTERS = {
     "a chunk passes when, for every key, one of its values matches.",
     "propertyNames": {"enum": ["tags", "citekey", "source", "section", "doc_id"]},
     "additionalProperties": {
-        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+        "anyOf": [
+            {"type": "string", "maxLength": 256},
+            {"type": "array", "items": {"type": "string", "maxLength": 256}, "maxItems": 50},
+        ]
     },
 }
 _FULL_TEXT = {
@@ -80,6 +85,7 @@ def project_inputs(top_k_max: int = 6) -> dict[str, dict[str, Any]]:
                             "embedding": {
                                 "type": "array",
                                 "items": {"type": "number"},
+                                "maxItems": 8192,
                                 "description": "Optional: a vector of the project's model "
                                 "(metadata.embed_model must name it). Left out, the server "
                                 "embeds `text` with the project's model.",
@@ -114,8 +120,9 @@ def project_inputs(top_k_max: int = 6) -> dict[str, dict[str, Any]]:
                 "sample": {
                     "type": "integer",
                     "minimum": 0,
+                    "maximum": 5,
                     "default": 0,
-                    "description": "Sample payloads to return (at most 5 are).",
+                    "description": "Sample payloads to return (at most 5).",
                 },
             },
             "additionalProperties": False,

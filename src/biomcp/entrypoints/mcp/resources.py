@@ -1,66 +1,64 @@
 """The server's resources: a corpus document (`resource://pubmed/paper/{pmid}`), the help
-guide (`biomcp://help`), and spec 04's `pubmed-connect://info` and `pubmed-connect://stats/pubmed`
-(JSON text)."""
+guide (`biomcp://help`), one worked example per skill (`biomcp://skill/<slug>`, markdown), and
+spec 04's `pubmed-connect://info` and `pubmed-connect://stats/pubmed` (JSON text).
+
+A URI that names nothing, and a corpus document that does not exist, are MCP's
+resource-not-found error (-32002) with a message saying what exists (`not_found`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.resources import TextResource
 from mcp.shared.exceptions import MCPError
 from mcp_types import LATEST_PROTOCOL_VERSION
 
-from biomcp import __version__
 from biomcp.entrypoints.errors import envelope
-from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION
+from biomcp.entrypoints.mcp.guide import (
+    HELP_URI,
+    INFO_URI,
+    PAPER_EXAMPLE_URI,
+    PAPER_URI_TEMPLATE,
+    STATS_URI,
+    Guide,
+)
+from biomcp.entrypoints.mcp.schemas import contract_payload
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.container import Services
 
-__all__ = ["HELP_URI", "INFO_URI", "PAPER_URI_TEMPLATE", "STATS_URI", "register_resources"]
+__all__ = [
+    "HELP_URI",
+    "INFO_URI",
+    "PAPER_URI_TEMPLATE",
+    "RESOURCE_NOT_FOUND",
+    "STATS_URI",
+    "not_found",
+    "register_resources",
+]
 
-PAPER_URI_TEMPLATE = "resource://pubmed/paper/{pmid}"
-HELP_URI = "biomcp://help"
-INFO_URI = "pubmed-connect://info"
-STATS_URI = "pubmed-connect://stats/pubmed"
+#: MCP's resource-not-found error code (the MCP specification, resources section).
 RESOURCE_NOT_FOUND = -32002
+_URI_SHOWN = 200  # characters of an unknown URI echoed back
 
 
-def _help_text(tool_titles: Mapping[str, str]) -> str:
-    lines = [
-        "# bio-mcp",
-        "",
-        f"Version {__version__}, tool contract v{CONTRACT_VERSION}.",
-        "",
-        "Trustworthy evidence from PubMed. Tools:",
-        "",
-    ]
-    lines += [f"- `{name}`: {title}" for name, title in tool_titles.items()]
-    lines += [
-        "",
-        "Resources:",
-        "",
-        f"- `{PAPER_URI_TEMPLATE}`: a corpus document (the same JSON as rag_get).",
-        f"- `{HELP_URI}`: this guide.",
-        "- `pubmed-connect://info`: this server, its NCBI compliance and status, the corpus.",
-        "- `pubmed-connect://stats/pubmed`: PubMed's record count, search fields and links.",
-        "",
-        "Typical flow: sync a saved query (`pubmed_sync_delta`), search it (`rag_search`), read "
-        "the documents behind the best chunks (`rag_get`), and cite them by doc_id.",
-    ]
-    return "\n".join(lines)
+def not_found(uri: str, guide: Guide, reason: str | None = None) -> MCPError:
+    """The resource-not-found error for `uri`: what is wrong, the resources, the template and
+    an example URI."""
+    shown = uri if len(uri) <= _URI_SHOWN else uri[:_URI_SHOWN] + "..."
+    fixed = [HELP_URI, INFO_URI, STATS_URI, *(skill.uri for skill in guide.skills())]
+    message = (
+        f"Unknown resource: {shown}{f' ({reason})' if reason else ''}. "
+        f"Resources: {', '.join(fixed)}. Template: {PAPER_URI_TEMPLATE} "
+        f"(a corpus document by PMID, e.g. {PAPER_EXAMPLE_URI})."
+    )
+    return MCPError(RESOURCE_NOT_FOUND, message, {"uri": shown})
 
 
-def register_resources(
-    server: MCPServer[Any],
-    services: Services,
-    *,
-    tool_titles: Callable[[], Mapping[str, str]],
-) -> None:
-    """Add the four resources to `server`; the help guide lists `tool_titles()` (name -> title)
-    as they are when it is read."""
+def register_resources(server: MCPServer[Any], services: Services, *, guide: Guide) -> None:
+    """Add the resources to `server`; the help guide and the skills are `guide`'s texts."""
     settings = services.settings
 
     backend = services.settings.biomcp_vector_backend
@@ -96,31 +94,52 @@ def register_resources(
             raise MCPError(-32603, f"{STATS_URI}: {body['error']['message']}", body) from None
         return json.dumps(stats, ensure_ascii=False)
 
+    same_as = f" (as {guide.name('rag_get')})" if guide.has("rag_get") else ""
+
     @server.resource(
         PAPER_URI_TEMPLATE,
         name="pubmed-paper",
         title="A corpus document",
-        description="The normalized metadata and quality of a corpus document (as rag_get).",
+        description=f"The normalized metadata and quality of a corpus document{same_as}, by "
+        f"PMID, e.g. {PAPER_EXAMPLE_URI}.",
         mime_type="application/json",
     )
     async def paper(pmid: str) -> str:
         await services.ready()
+        uri = PAPER_URI_TEMPLATE.format(pmid=pmid)
         try:
             payload = await services.documents.run(pmid)
         except Exception as exc:
             body = envelope(exc, vector_backend=settings.biomcp_vector_backend, public=True)
             code, message = body["error"]["code"], body["error"]["message"]
-            uri = PAPER_URI_TEMPLATE.format(pmid=pmid)
-            rpc_code = RESOURCE_NOT_FOUND if code in {"NOT_FOUND", "VALIDATION"} else -32603
-            raise MCPError(rpc_code, f"Unknown resource: {uri}: {message}", body) from None
+            if code in {"NOT_FOUND", "VALIDATION"}:
+                error = not_found(uri, guide, message)
+                raise MCPError(RESOURCE_NOT_FOUND, error.error.message, body) from None
+            raise MCPError(-32603, f"{uri}: {message}", body) from None
+        # the same JSON as rag_get's answer, in the configured contract (BIOMCP_CONTRACT)
+        payload = contract_payload("rag.get", payload, settings.biomcp_contract)
         return json.dumps(payload, ensure_ascii=False)
+
+    help_text = guide.help_text()
 
     @server.resource(
         HELP_URI,
         name="help",
         title="bio-mcp overview",
-        description="What this server offers and how to use its tools.",
+        description="What this server offers, its tools, skills and prompts, and how to use them.",
         mime_type="text/markdown",
     )
     def help_resource() -> str:
-        return _help_text(tool_titles())
+        return help_text
+
+    for skill in guide.skills():
+        server.add_resource(
+            TextResource(
+                uri=skill.uri,
+                name=f"skill-{skill.slug}",
+                title=skill.title,
+                description=skill.description,
+                mime_type="text/markdown",
+                text=skill.body,
+            )
+        )

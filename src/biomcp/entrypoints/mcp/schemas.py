@@ -1,32 +1,57 @@
-"""The tools' JSON Schemas: spec 01's, verbatim, and the v1.1 output schemas that add fields.
+"""The corpus tools' JSON Schemas: spec 01's text, the portable spellings the server lists, and
+the contract versions (v1.1 by default, spec 01's v1.0 exactly on request).
 
-Inputs are exactly the spec's. Outputs are the spec's plus additive fields (contract v1.1, as
-the versioning policy of spec 01 allows): every v1.0 property keeps its type and every v1.0
-required field stays required, so a v1.0 client reads a v1.1 answer unchanged.
+- `SPEC_INPUTS` / `SPEC_OUTPUTS`: spec 01's schemas verbatim (a test holds them equal to the
+  spec's text). They are the contract, not what `tools/list` shows.
+- `TOOL_INPUTS`: spec 01's inputs with bounds added (every string a `maxLength`, every integer
+  a `maximum`): tighter, never looser, so a request valid here is valid under spec 01.
+- `V10_OUTPUTS`: spec 01's outputs in the portable spelling: a nullable value is an `anyOf`
+  of one-type branches instead of a `type` array (the same set of values, but clients that map
+  tool schemas onto single-`type` dialects reject type arrays).
+- `V11_OUTPUTS`: v1.0 plus additive fields (contract v1.1, as spec 01's versioning policy
+  allows): every v1.0 property keeps its type and every v1.0 required field stays required.
+
+Listed schemas are portable: no type arrays, no `$defs` / `$ref`, no `$schema`, no top-level
+`anyOf` / `oneOf` / `allOf` (`tests/integration/test_tool_catalogue.py` lints them).
+`contract_payload` is the one place a v1.1 answer is cut down to spec 01's fields.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "CONTRACT_VERSION",
+    "CONTRACT_VERSIONS",
     "ERROR_CODES",
     "ERROR_ENVELOPE",
     "NULLABLE_INT",
     "NULLABLE_NUMBER",
     "NULLABLE_STRING",
+    "PUBMED_TERM_MAX_CHARS",
+    "QUERY_KEY_MAX_CHARS",
+    "SEARCH_QUERY_MAX_CHARS",
+    "SPEC_ERROR_CODES",
     "SPEC_INPUTS",
     "SPEC_OUTPUTS",
     "SYNC_STATUS_INPUT",
     "SYNC_STATUS_OUTPUT",
+    "TOOL_INPUTS",
+    "V10_OUTPUTS",
     "V11_OUTPUTS",
+    "Contract",
+    "contract_error_code",
+    "contract_outputs",
+    "contract_payload",
 ]
 
+#: The default contract: spec 01 (v1.0) plus additive fields.
 CONTRACT_VERSION = "1.1"
+Contract = Literal["1.1", "1.0"]
+CONTRACT_VERSIONS: tuple[Contract, ...] = ("1.1", "1.0")
 
-_NULLABLE_STRING = {"type": ["string", "null"]}
+# --- spec 01, verbatim -------------------------------------------------------------------------
 
 SPEC_INPUTS: dict[str, dict[str, Any]] = {
     "pubmed.sync_delta": {
@@ -178,6 +203,9 @@ ERROR_CODES = (
     "INDEX_UNAVAILABLE",
 )
 
+#: Spec 01's own codes (its error envelope's enum).
+SPEC_ERROR_CODES = ERROR_CODES[:10]
+
 ERROR_ENVELOPE: dict[str, Any] = {
     "type": "object",
     "required": ["error"],
@@ -197,8 +225,177 @@ ERROR_ENVELOPE: dict[str, Any] = {
 }
 
 
+# --- portable building blocks ------------------------------------------------------------------
+
+# Nullable values as `anyOf` branches of one type each: the most portable spelling (clients
+# mapping schemas onto single-`type` dialects reject `"type": [..., "null"]`).
+NULLABLE_STRING: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+NULLABLE_INT: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+NULLABLE_NUMBER: dict[str, Any] = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+
+#: Bounds of the corpus tools' arguments (spec 01 sets none of these; `rag.search`'s `top_k`
+#: keeps the spec's 1-100). A saved-query name, a PubMed query, a search question, a doc_id.
+QUERY_KEY_MAX_CHARS = 200
+PUBMED_TERM_MAX_CHARS = 8000
+SEARCH_QUERY_MAX_CHARS = 4000
+DOC_ID_MAX_CHARS = 32
+TIMESTAMP_MAX_CHARS = 64
+#: Ten years of overlap: more is a backfill, which moving the checkpoint does better.
+OVERLAP_DAYS_MAX = 3650
+
+_QUERY_KEY = {"type": "string", "minLength": 1, "maxLength": QUERY_KEY_MAX_CHARS}
+
+# --- what tools/list shows -----------------------------------------------------------------
+
+TOOL_INPUTS: dict[str, dict[str, Any]] = {
+    "pubmed.sync_delta": {
+        "type": "object",
+        "required": ["query_key", "term"],
+        "properties": {
+            "query_key": _QUERY_KEY,
+            "term": {"type": "string", "minLength": 1, "maxLength": PUBMED_TERM_MAX_CHARS},
+            "overlap_days": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": OVERLAP_DAYS_MAX,
+                "default": 5,
+            },
+        },
+        "additionalProperties": False,
+    },
+    "rag.search": {
+        "type": "object",
+        "required": ["query"],
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": SEARCH_QUERY_MAX_CHARS},
+            "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+            "quality_bias": {"type": "boolean", "default": True},
+        },
+        "additionalProperties": False,
+    },
+    "rag.get": {
+        "type": "object",
+        "required": ["doc_id"],
+        "properties": {
+            "doc_id": {
+                "type": "string",
+                "pattern": "^pmid:[0-9]+$",
+                "maxLength": DOC_ID_MAX_CHARS,
+            }
+        },
+        "additionalProperties": False,
+    },
+    "corpus.checkpoint.get": {
+        "type": "object",
+        "required": ["query_key"],
+        "properties": {"query_key": _QUERY_KEY},
+        "additionalProperties": False,
+    },
+    "corpus.checkpoint.set": {
+        "type": "object",
+        "required": ["query_key", "last_edat"],
+        "properties": {
+            "query_key": {"type": "string", "maxLength": QUERY_KEY_MAX_CHARS},
+            "last_edat": {
+                "type": "string",
+                "maxLength": TIMESTAMP_MAX_CHARS,
+                "description": "ISO8601 UTC",
+            },
+        },
+        "additionalProperties": False,
+    },
+}
+
+V10_OUTPUTS: dict[str, dict[str, Any]] = {
+    "pubmed.sync_delta": {
+        "type": "object",
+        "required": ["job_id", "inserted", "updated", "skipped", "pmids_processed"],
+        "properties": {
+            "job_id": {"type": "string"},
+            "inserted": {"type": "integer", "minimum": 0},
+            "updated": {"type": "integer", "minimum": 0},
+            "skipped": {"type": "integer", "minimum": 0},
+            "pmids_processed": {"type": "integer", "minimum": 0},
+            "max_edat_seen": {
+                **NULLABLE_STRING,
+                "description": "ISO8601 UTC timestamp or null",
+            },
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+        "additionalProperties": False,
+    },
+    "rag.search": {
+        "type": "object",
+        "required": ["results"],
+        "properties": {
+            "results": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["doc_id", "uuid", "score"],
+                    "properties": {
+                        "doc_id": {"type": "string", "pattern": "^pmid:[0-9]+$"},
+                        "uuid": {"type": "string", "minLength": 10},
+                        "sim": NULLABLE_NUMBER,
+                        "bm25": NULLABLE_NUMBER,
+                        "quality": NULLABLE_NUMBER,
+                        "score": {"type": "number"},
+                    },
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "additionalProperties": False,
+    },
+    "rag.get": {
+        "type": "object",
+        "required": ["doc_id", "title", "journal", "pub_types", "quality", "version"],
+        "properties": {
+            "doc_id": {"type": "string"},
+            "title": NULLABLE_STRING,
+            "abstract": NULLABLE_STRING,
+            "journal": NULLABLE_STRING,
+            "pub_types": {"type": "array", "items": {"type": "string"}},
+            "pdat": NULLABLE_STRING,
+            "edat": NULLABLE_STRING,
+            "lr": NULLABLE_STRING,
+            "pmcid": NULLABLE_STRING,
+            "quality": {
+                "type": "object",
+                "required": ["total"],
+                "properties": {
+                    "design": NULLABLE_INT,
+                    "recency": NULLABLE_INT,
+                    "journal": NULLABLE_INT,
+                    "human": NULLABLE_INT,
+                    "total": {"type": "integer"},
+                },
+                "additionalProperties": False,
+            },
+            "version": {"type": "integer", "minimum": 1},
+        },
+        "additionalProperties": False,
+    },
+    "corpus.checkpoint.get": {
+        "type": "object",
+        "required": ["query_key"],
+        "properties": {
+            "query_key": {"type": "string"},
+            "last_edat": {**NULLABLE_STRING, "description": "ISO8601 UTC or null"},
+        },
+        "additionalProperties": False,
+    },
+    "corpus.checkpoint.set": {
+        "type": "object",
+        "required": ["ok"],
+        "properties": {"ok": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+}
+
+
 def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema = copy.deepcopy(SPEC_OUTPUTS[name])
+    schema = copy.deepcopy(V10_OUTPUTS[name])
     node = schema
     for key in at:
         node = node[key]
@@ -206,6 +403,7 @@ def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ())
     return schema
 
 
+_EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
 _QUALITY_BREAKDOWN = {
     "type": "object",
     "required": ["total"],
@@ -215,63 +413,107 @@ _QUALITY_BREAKDOWN = {
         "journal": {"type": "integer"},
         "human": {"type": "integer"},
         "sample_size": {"type": "integer"},
-        "sample_size_n": {"type": ["integer", "null"]},
+        "sample_size_n": NULLABLE_INT,
         "total": {"type": "integer"},
     },
     "additionalProperties": False,
 }
 
 V11_OUTPUTS: dict[str, dict[str, Any]] = {
-    "pubmed.sync_delta": copy.deepcopy(SPEC_OUTPUTS["pubmed.sync_delta"]),
+    "pubmed.sync_delta": copy.deepcopy(V10_OUTPUTS["pubmed.sync_delta"]),
     "rag.search": _extended(
         "rag.search",
         {
             "evidence_type": {
-                "type": ["string", "null"],
-                "enum": ["clinical", "preclinical", "basic", "other", None],
+                "anyOf": [{"type": "string", "enum": _EVIDENCE_TYPES}, {"type": "null"}]
             },
-            "section": _NULLABLE_STRING,
+            "section": NULLABLE_STRING,
             "chunk_id": {"type": "string"},
-            "text": _NULLABLE_STRING,
+            "text": NULLABLE_STRING,
         },
         at=("properties", "results", "items"),
     ),
     "rag.get": _extended(
         "rag.get",
         {
-            "evidence_type": {
-                "type": "string",
-                "enum": ["clinical", "preclinical", "basic", "other"],
-            },
+            "evidence_type": {"type": "string", "enum": _EVIDENCE_TYPES},
             "evidence_rule": {"type": "string"},
             "has_numbers": {"type": "boolean"},
             "has_biomarker": {"type": "boolean"},
             "quality_breakdown": _QUALITY_BREAKDOWN,
-            "doi": _NULLABLE_STRING,
+            "doi": NULLABLE_STRING,
             "authors": {"type": "array", "items": {"type": "string"}},
             "mesh_terms": {"type": "array", "items": {"type": "string"}},
             "retracted": {"type": "boolean"},
             "url": {"type": "string"},
         },
     ),
-    "corpus.checkpoint.get": copy.deepcopy(SPEC_OUTPUTS["corpus.checkpoint.get"]),
+    "corpus.checkpoint.get": copy.deepcopy(V10_OUTPUTS["corpus.checkpoint.get"]),
     "corpus.checkpoint.set": _extended(
         "corpus.checkpoint.set",
         {
             "query_key": {"type": "string"},
-            "previous_edat": _NULLABLE_STRING,
+            "previous_edat": NULLABLE_STRING,
             "last_edat": {"type": "string"},
         },
     ),
 }
 
-# --- portable nullable values, and corpus_sync_status (wave 2) ---------------------------------
+# --- the contract versions -----------------------------------------------------------------
 
-# Nullable values as `anyOf` branches of one type each: the most portable spelling (clients
-# mapping schemas onto single-`type` dialects reject `"type": [..., "null"]`).
-NULLABLE_STRING: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-NULLABLE_INT: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
-NULLABLE_NUMBER: dict[str, Any] = {"anyOf": [{"type": "number"}, {"type": "null"}]}
+
+def contract_outputs(contract: Contract) -> dict[str, dict[str, Any]]:
+    """The output schemas of spec 01's tools under `contract`."""
+    return V10_OUTPUTS if contract == "1.0" else V11_OUTPUTS
+
+
+def contract_payload(name: str, payload: dict[str, Any], contract: Contract) -> dict[str, Any]:
+    """`payload` (an answer of spec 01's tool `name`) as `contract` has it: unchanged under
+    v1.1; under v1.0 cut down to spec 01's fields, at every level its schema closes
+    (`additionalProperties: false`)."""
+    if contract != "1.0":
+        return payload
+    projected: dict[str, Any] = _project(payload, V10_OUTPUTS[name])
+    return projected
+
+
+#: The codes added after spec 01, as a v1.0 client must read them: the nearest of spec 01's.
+_V10_CODES = {
+    "TIMEOUT": "UPSTREAM",
+    "INVALID_PROJECT": "VALIDATION",
+    "EMBEDDING_MISMATCH": "EMBEDDINGS",
+    "HYBRID_NOT_SUPPORTED": "VALIDATION",
+    "INDEX_UNAVAILABLE": "STORE",
+}
+
+
+def contract_error_code(code: str, contract: Contract) -> str:
+    """The error `code` of a spec 01 tool as `contract` has it (v1.0: within spec 01's enum)."""
+    if contract != "1.0" or code in SPEC_ERROR_CODES:
+        return code
+    return _V10_CODES.get(code, "UNKNOWN")
+
+
+def _project(value: Any, schema: dict[str, Any]) -> Any:
+    if value is None:
+        return None
+    branches = [b for b in schema.get("anyOf", ()) if b.get("type") != "null"]
+    if branches:
+        return _project(value, branches[0])
+    if isinstance(value, dict) and "properties" in schema:
+        known: dict[str, Any] = schema["properties"]
+        closed = schema.get("additionalProperties") is False
+        return {
+            key: _project(item, known[key]) if key in known else item
+            for key, item in value.items()
+            if key in known or not closed
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_project(item, schema["items"]) for item in value]
+    return value
+
+
+# --- corpus_sync_status (wave 2) -------------------------------------------------------------
 
 SYNC_STATUS_INPUT: dict[str, Any] = {
     "type": "object",
@@ -280,7 +522,10 @@ SYNC_STATUS_INPUT: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": 200,
-            "description": "The job_id a pubmed_sync_delta answer carried.",
+            "description": (
+                "The job_id of a sync job<!-- if pubmed_sync_delta --> (a pubmed_sync_delta "
+                "answer carries it)<!-- end -->."
+            ),
         }
     },
     "required": ["job_id"],

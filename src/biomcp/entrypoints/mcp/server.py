@@ -14,23 +14,37 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
-from mcp_types import CallToolResult, TextContent
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+)
 from mcp_types import Tool as MCPTool
 
 from biomcp import __version__
 from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.errors import ToolCallError, envelope
 from biomcp.entrypoints.mcp.corpus_tools import corpus_tool_specs
+from biomcp.entrypoints.mcp.guide import Guide
 from biomcp.entrypoints.mcp.live_tools import live_tool_specs
 from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
 from biomcp.entrypoints.mcp.project_tools import project_tool_specs
-from biomcp.entrypoints.mcp.resources import register_resources
-from biomcp.entrypoints.mcp.tools import ToolSpec, validation_failure, with_defaults
+from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
+from biomcp.entrypoints.mcp.resources import not_found, register_resources
+from biomcp.entrypoints.mcp.search_fetch_tools import search_fetch_specs
+from biomcp.entrypoints.mcp.tools import ToolSpec, checked_arguments, preview, with_defaults
 
 __all__ = ["BioMcpServer", "build_server"]
 
@@ -54,18 +68,9 @@ class BioMcpServer(MCPServer[Any]):
             name="bio-mcp",
             version=__version__,
             title="bio-mcp: PubMed evidence",
-            instructions=(
-                "Evidence from PubMed for biomedical questions. Search the synced corpus with "
-                "rag_search (hybrid BM25 + vector search, reranked by study quality and "
-                "evidence tier), read a document with rag_get or resource://pubmed/paper/{pmid}, "
-                "and grow the corpus with pubmed_sync_delta (a saved PubMed query, synced "
-                "incrementally). For PubMed itself, live: pubmed_search_articles, "
-                "pubmed_fetch_article_details (abstracts, MeSH, grants, full XML, MEDLINE) and "
-                "pubmed_article_relationships (similar, cited-by, references, citation formats). "
-                "Cite documents by their doc_id (pmid:<digits>) or PMID. Your own evidence "
-                "lives in projects: list_projects, store_chunks, find_chunks, query_hybrid and "
-                "inspect_collection (one collection per project, never mixed)."
-            ),
+            # Generated from the tools exposed in this mode, once they are registered
+            # (`build_server`, `guide`).
+            instructions=None,
         )
         self.services = services
         self.spec_names = spec_names
@@ -73,6 +78,7 @@ class BioMcpServer(MCPServer[Any]):
         self.require_write_scope = require_write_scope
         self._tools: dict[str, ToolSpec] = {}
         self._validators: dict[str, Draft202012Validator] = {}
+        self.guide = Guide(())  # the words of the exposed tools, set by `build_server`
 
     # --- registration ------------------------------------------------------------------------
 
@@ -117,16 +123,17 @@ class BioMcpServer(MCPServer[Any]):
         if spec is None:
             if self._tool_manager.get_tool(name) is not None:
                 return await super().call_tool(name, arguments, context)
-            return self._failure(
-                ToolCallError(
-                    "VALIDATION",
-                    f"unknown tool {name!r}; available: {', '.join(sorted(self._tools))}",
-                )
+            # A protocol error, as the MCP specification's tools section says for unknown tools.
+            shown = name if len(name) <= 64 else name[:64] + "..."
+            raise MCPError(
+                INVALID_PARAMS, f"Unknown tool: {shown!r}. Tools: {', '.join(self._tools)}."
             )
         try:
-            validator = self._validators[name]
-            if not validator.is_valid(arguments):
-                raise validation_failure(name, validator, arguments)
+            # Sized, converted (`1.0` -> 1, a number PMID -> its digits) and validated, big
+            # input off the event loop; messages echo short prefixes only.
+            arguments = await checked_arguments(
+                name, spec.input_schema, self._validators[name], arguments
+            )
             if spec.writes and self.require_write_scope:
                 denial = write_scope_denial()
                 if denial is not None:
@@ -140,6 +147,25 @@ class BioMcpServer(MCPServer[Any]):
             structured_content=payload,
         )
 
+    async def read_resource(
+        self, uri: Any, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise not_found(str(uri), self.guide) from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> GetPromptResult | InputRequiredResult:
+        if self._prompt_manager.get_prompt(name) is None:
+            shown = name if len(name) <= 64 else name[:64] + "..."
+            raise prompt_error(f"Unknown prompt: {shown!r}")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:  # missing or ill-typed arguments (the SDK's ValueError)
+            raise prompt_error(f"{name}: {str(exc)[:300]}") from None
+
     def _failure(self, exc: BaseException) -> CallToolResult:
         """A tool error: the envelope as JSON text. No structured content, because clients
         check structured content against the tool's output schema even on errors."""
@@ -147,7 +173,8 @@ class BioMcpServer(MCPServer[Any]):
             exc, vector_backend=self.services.settings.biomcp_vector_backend, public=True
         )
         code = body["error"]["code"]
-        _log.info("tool call failed with %s: %s", code, body["error"]["message"])
+        shown = preview(body["error"]["message"], quoted=False, limit=300)
+        _log.info("tool call failed with %s: %s", code, shown)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
             is_error=True,
@@ -164,12 +191,19 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
         read_only=settings.biomcp_read_only,
         require_write_scope=require_write_scope,
     )
-    families = [corpus_tool_specs, live_tool_specs, project_tool_specs]
+    families = [corpus_tool_specs, live_tool_specs, project_tool_specs, search_fetch_specs]
     for spec in [tool for family in families for tool in family(services)]:
         server.register(spec)
-    register_resources(
-        server,
-        services,
-        tool_titles=lambda: {name: spec.title for name, spec in server.tool_specs.items()},
-    )
+    # the words of this mode's tools, in descriptions and parameter descriptions alike
+    guide = Guide.from_specs(server.tool_specs, contract=settings.biomcp_contract)
+    for name, spec in server.tool_specs.items():
+        server._tools[name] = replace(
+            spec,
+            description=guide.render(spec.description),
+            input_override=guide.render_schema(spec.input_schema),
+        )
+    server._lowlevel_server.instructions = guide.instructions()
+    server.guide = guide
+    register_resources(server, services, guide=guide)
+    register_prompts(server, guide)
     return server

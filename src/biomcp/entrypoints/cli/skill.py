@@ -1,0 +1,64 @@
+"""`biomcp skill`: the help guide and the worked examples an MCP client reads as resources,
+printed for the tools of the configured mode (`BIOMCP_TOOL_NAMES`, `BIOMCP_READ_ONLY`).
+
+* `biomcp skill render`: the help guide, the same body as `biomcp://help`.
+* `biomcp skill list`: each skill's slug, title and description.
+* `biomcp skill show <slug>`: one skill, the same body as `biomcp://skill/<slug>`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from biomcp.entrypoints.cli.common import EXIT_VALIDATION
+from biomcp.entrypoints.runtime import load_or_exit
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.mcp.guide import Guide
+
+__all__ = ["register"]
+
+
+def _guide() -> Guide:
+    """The guide of the server this configuration would serve (builds it; connects to
+    nothing)."""
+    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.mcp.server import build_server
+
+    return build_server(build_services(load_or_exit())).guide
+
+
+def register(app: typer.Typer) -> None:
+    skill_app = typer.Typer(
+        help="The help guide and worked examples (skills) of the MCP server.",
+        no_args_is_help=True,
+    )
+    app.add_typer(skill_app, name="skill")
+
+    @skill_app.command("render")
+    def render() -> None:
+        """Print the help guide: the body of the `biomcp://help` resource."""
+        typer.echo(_guide().help_text(), nl=False)
+
+    @skill_app.command("list")
+    def list_skills() -> None:
+        """List the skills: slug, title and what each is for."""
+        for skill in _guide().skills():
+            typer.echo(f"{skill.slug}\t{skill.title}\t{skill.description}")
+
+    @skill_app.command("show")
+    def show(
+        slug: str = typer.Argument(..., help="The skill's slug (see `biomcp skill list`)."),
+    ) -> None:
+        """Print one skill: the body of the `biomcp://skill/<slug>` resource."""
+        guide = _guide()
+        skill = guide.skill(slug)
+        if skill is None:
+            known = ", ".join(s.slug for s in guide.skills())
+            typer.echo(
+                f"error [VALIDATION]: unknown skill {slug[:64]!r}; skills: {known}", err=True
+            )
+            raise typer.Exit(code=EXIT_VALIDATION)
+        typer.echo(skill.body, nl=not skill.body.endswith("\n"))
