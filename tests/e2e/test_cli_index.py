@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.servers import run_biomcp, server_env
+from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.servers import recent_fake, run_biomcp, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -27,9 +26,7 @@ QUERIES = ("randomized trial of aspirin", "asthma inhaler children", "insulin gl
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(150, start=today - timedelta(days=30), end=today, seed=29)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), warm=True) as server:
+    with recent_fake(150, seed=29, warm=True) as server:
         yield server
 
 

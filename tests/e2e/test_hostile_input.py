@@ -19,7 +19,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,15 @@ from starlette.routing import Route
 
 from biomcp.entrypoints.http.run import MAX_HEADER_BYTES, build_uvicorn
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.servers import HttpServer, http_client, mcp_http, serve_http, server_env
+from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.servers import (
+    HttpServer,
+    http_client,
+    mcp_http,
+    recent_fake,
+    serve_http,
+    server_env,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -82,9 +88,7 @@ def rss_peak_kib(pid: int) -> int:
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(20, start=today - timedelta(days=30), end=today, seed=16)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+    with recent_fake(20, seed=16) as server:
         yield server
 
 

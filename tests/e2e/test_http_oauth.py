@@ -16,7 +16,6 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,16 @@ import jwt
 import pytest
 from mcp import Client
 
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeEutilsServer
 from tests.support.oauth_issuer import AUDIENCE, FakeIssuer
-from tests.support.servers import HttpServer, http_client, mcp_http, serve_http, server_env
+from tests.support.servers import (
+    HttpServer,
+    http_client,
+    mcp_http,
+    recent_fake,
+    serve_http,
+    server_env,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -81,9 +87,7 @@ def oauth_env(
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(12, start=today - timedelta(days=30), end=today, seed=5)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+    with recent_fake(12, seed=5) as server:
         yield server
 
 

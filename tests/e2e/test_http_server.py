@@ -16,7 +16,6 @@ import socket
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,12 @@ from mcp.shared.exceptions import MCPError
 
 from biomcp import __version__
 from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeEutilsServer
 from tests.support.servers import (
     HttpServer,
     http_client,
     mcp_http,
+    recent_fake,
     run_biomcp,
     serve_http,
     server_env,
@@ -133,9 +133,7 @@ def post_initialize(server: HttpServer, **headers: str) -> httpx.Response:
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(40, start=today - timedelta(days=30), end=today, seed=11)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+    with recent_fake(40, seed=11) as server:
         yield server
 
 

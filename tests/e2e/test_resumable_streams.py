@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import date, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
 from biomcp.entrypoints.http.events import RETRY_INTERVAL_MS
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.servers import HttpServer, serve_http, server_env
+from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.servers import HttpServer, recent_fake, serve_http, server_env
 
 pytestmark = pytest.mark.e2e
 
@@ -141,9 +140,7 @@ def assert_search_result(answer: dict[str, Any]) -> None:
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(20, start=today - timedelta(days=30), end=today, seed=5)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+    with recent_fake(20, seed=5) as server:
         yield server
 
 

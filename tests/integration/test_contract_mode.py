@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,11 @@ from biomcp.entrypoints.mcp.schemas import (
 )
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings, format_settings_error
-from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils import FakeEutilsServer
 from tests.integration.test_mcp_server import PORTABLE, call, spec_schemas
 from tests.integration.test_tool_catalogue import respelled
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import recent_fake
 
 pytestmark = pytest.mark.integration
 
@@ -43,9 +43,7 @@ TERM = "humans[mh] OR animals[mh]"
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeEutilsServer]:
-    today = date.today()
-    xml = generate_articles(40, start=today - timedelta(days=30), end=today, seed=11)
-    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
+    with recent_fake(40, seed=11) as server:
         yield server
 
 

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
+from datetime import date, timedelta
 from pathlib import Path
 from typing import IO, Any, TextIO
 
@@ -27,6 +28,8 @@ import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
 __all__ = [
     "START_TIMEOUT_S",
@@ -189,6 +192,16 @@ class HttpServer:
             if self.process.stdout is not None:
                 self.process.stdout.close()
             self._stderr.close()
+
+
+@contextmanager
+def recent_fake(count: int, *, seed: int, **options: Any) -> Iterator[FakeEutilsServer]:
+    """A fake E-utilities server holding `count` synthetic articles of the last 30 days
+    (`options` go to `FakeEutilsServer`, e.g. `warm=True`)."""
+    today = date.today()
+    xml = generate_articles(count, start=today - timedelta(days=30), end=today, seed=seed)
+    with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), **options) as server:
+        yield server
 
 
 @contextmanager

@@ -306,91 +306,25 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
     },
 }
 
+
+def portable(schema: Any) -> Any:
+    """`schema` with every `type` array (`["string", "null"]`) written as `anyOf` branches of
+    one type each, the spelling every client accepts; nothing else changes."""
+    if isinstance(schema, list):
+        return [portable(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {key: portable(value) for key, value in schema.items()}
+    kinds = node.get("type")
+    if isinstance(kinds, list):
+        del node["type"]
+        node = {"anyOf": [{"type": kind} for kind in kinds], **node}
+    return node
+
+
+#: Spec 01's answers, spelled portably: what tools/list declares under `BIOMCP_CONTRACT=1.0`.
 V10_OUTPUTS: dict[str, dict[str, Any]] = {
-    "pubmed.sync_delta": {
-        "type": "object",
-        "required": ["job_id", "inserted", "updated", "skipped", "pmids_processed"],
-        "properties": {
-            "job_id": {"type": "string"},
-            "inserted": {"type": "integer", "minimum": 0},
-            "updated": {"type": "integer", "minimum": 0},
-            "skipped": {"type": "integer", "minimum": 0},
-            "pmids_processed": {"type": "integer", "minimum": 0},
-            "max_edat_seen": {
-                **NULLABLE_STRING,
-                "description": "ISO8601 UTC timestamp or null",
-            },
-            "warnings": {"type": "array", "items": {"type": "string"}},
-        },
-        "additionalProperties": False,
-    },
-    "rag.search": {
-        "type": "object",
-        "required": ["results"],
-        "properties": {
-            "results": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["doc_id", "uuid", "score"],
-                    "properties": {
-                        "doc_id": {"type": "string", "pattern": "^pmid:[0-9]+$"},
-                        "uuid": {"type": "string", "minLength": 10},
-                        "sim": NULLABLE_NUMBER,
-                        "bm25": NULLABLE_NUMBER,
-                        "quality": NULLABLE_NUMBER,
-                        "score": {"type": "number"},
-                    },
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "additionalProperties": False,
-    },
-    "rag.get": {
-        "type": "object",
-        "required": ["doc_id", "title", "journal", "pub_types", "quality", "version"],
-        "properties": {
-            "doc_id": {"type": "string"},
-            "title": NULLABLE_STRING,
-            "abstract": NULLABLE_STRING,
-            "journal": NULLABLE_STRING,
-            "pub_types": {"type": "array", "items": {"type": "string"}},
-            "pdat": NULLABLE_STRING,
-            "edat": NULLABLE_STRING,
-            "lr": NULLABLE_STRING,
-            "pmcid": NULLABLE_STRING,
-            "quality": {
-                "type": "object",
-                "required": ["total"],
-                "properties": {
-                    "design": NULLABLE_INT,
-                    "recency": NULLABLE_INT,
-                    "journal": NULLABLE_INT,
-                    "human": NULLABLE_INT,
-                    "total": {"type": "integer"},
-                },
-                "additionalProperties": False,
-            },
-            "version": {"type": "integer", "minimum": 1},
-        },
-        "additionalProperties": False,
-    },
-    "corpus.checkpoint.get": {
-        "type": "object",
-        "required": ["query_key"],
-        "properties": {
-            "query_key": {"type": "string"},
-            "last_edat": {**NULLABLE_STRING, "description": "ISO8601 UTC or null"},
-        },
-        "additionalProperties": False,
-    },
-    "corpus.checkpoint.set": {
-        "type": "object",
-        "required": ["ok"],
-        "properties": {"ok": {"type": "boolean"}},
-        "additionalProperties": False,
-    },
+    name: portable(schema) for name, schema in SPEC_OUTPUTS.items()
 }
 
 
