@@ -964,15 +964,19 @@ def test_citations_of_22_authors_truncate_by_each_styles_rule(
     assert "*Gut*, *66*(6), 1116–1122." in apa
     assert apa.endswith("https://doi.org/10.1136/gutjnl-2016-312510")
     mla = cites["mla_string"]
-    assert mla.startswith("Bao, Ying, et al. “Leucocyte telomere length")
-    assert "*Gut*, vol. 66, no. 6, June 2017, pp. 1116–1122, https://doi.org/" in mla
+    # MLA 9: title case, page ranges abbreviated
+    assert mla.startswith(
+        "Bao, Ying, et al. “Leucocyte Telomere Length, Genetic Variants at the TERT"
+    )
+    assert "*Gut*, vol. 66, no. 6, June 2017, pp. 1116–22, https://doi.org/" in mla
     vancouver = cites["vancouver_string"]
     assert vancouver.startswith(
         "Bao Y, Prescott J, Yuan C, Zhang M, Kraft P, Babic A, et al. Leucocyte telomere"
     )
-    assert "Gut. 2017 Jun;66(6):1116-22. doi: 10.1136/gutjnl-2016-312510. PMID: 27797938." in (
-        vancouver
-    )
+    assert (
+        "Gut. 2017 Jun;66(6):1116-22. doi: 10.1136/gutjnl-2016-312510. PMID: 27797938; "
+        "PMCID: PMC5442267."  # as NLM's own samples end
+    ) in vancouver
     assert "*" not in vancouver  # no italics markers in Vancouver
     bibtex = cites["bibtex"]
     assert bibtex.startswith("@article{Bao2017_27797938,")
@@ -996,13 +1000,18 @@ def test_citations_of_a_collective_author(tmp_path: Path, fake: FakeEutilsServer
     group = "Guideline Development Panel for the Treatment of Depressive Disorders"
     title = "Summary of the clinical practice guideline for the treatment of depression across "
     title += "three age cohorts"
+    # APA and MLA: the journal's name in title case, not NLM's catalogue title
     assert cites["apa_string"] == (
-        f"{group}. (2022). {title}. *The American psychologist*, *77*(6), 770–780. "
+        f"{group}. (2022). {title}. *The American Psychologist*, *77*(6), 770–780. "
         "https://doi.org/10.1037/amp0000904"
     )
+    mla_title = (
+        "Summary of the Clinical Practice Guideline for the Treatment of Depression across "
+        "Three Age Cohorts"  # MLA 9 keeps every preposition lower case
+    )
     assert cites["mla_string"] == (
-        f"{group}. “{title}.” *The American psychologist*, vol. 77, no. 6, Sept. 2022, "
-        "pp. 770–780, https://doi.org/10.1037/amp0000904."
+        f"{group}. “{mla_title}.” *The American Psychologist*, vol. 77, no. 6, Sept. 2022, "
+        "pp. 770–80, https://doi.org/10.1037/amp0000904."
     )
     assert cites["vancouver_string"] == (
         f"{group}. {title}. Am Psychol. 2022 Sep;77(6):770-80. doi: 10.1037/amp0000904. "
@@ -1019,10 +1028,13 @@ def test_citations_of_two_authors_and_inline_markup(tmp_path: Path, fake: FakeEu
         "immunomagnetically labeled tumor cells"
     )
     assert cites["apa_string"] == (
-        f"Zambianchi, P., & Zambianchi, J. K. (2023). {title}. *Physics in medicine and "
-        "biology*, *68*(11). https://doi.org/10.1088/1361-6560/acd48e"
+        f"Zambianchi, P., & Zambianchi, J. K. (2023). {title}. *Physics in Medicine and "
+        "Biology*, *68*(11). https://doi.org/10.1088/1361-6560/acd48e"
     )
-    assert cites["mla_string"].startswith(f"Zambianchi, P, and J K Zambianchi. “{title}.”")
+    assert cites["mla_string"].startswith(
+        "Zambianchi, P., and J. K. Zambianchi. “Monte Carlo Simulation of Micro-X-Ray "
+        "Fluorescence (μ-XRF) Based Detection of Immunomagnetically Labeled Tumor Cells.”"
+    )
     assert cites["vancouver_string"] == (
         f"Zambianchi P, Zambianchi JK. {title}. Phys Med Biol. 2023 May 30;68(11). "
         "doi: 10.1088/1361-6560/acd48e. PMID: 37167981."
@@ -1038,7 +1050,7 @@ def test_citations_expand_or_abbreviate_short_page_ranges(
     assert "2013;9(6):576-83." in cites["vancouver_string"]
     assert "pages = {576--583}" in cites["bibtex"]
     assert {"SP  - 576", "EP  - 583"} <= set(cites["ris"].splitlines())
-    assert "pp. 576–583" in cites["mla_string"]
+    assert "pp. 576–83" in cites["mla_string"]  # MLA abbreviates the second number
 
 
 def test_citation_styles_default_to_ris(tmp_path: Path, fake: FakeEutilsServer) -> None:

@@ -80,7 +80,10 @@ def _esearch_windows(fake: FakeEutilsServer) -> list[tuple[str, str]]:
     return [
         (entry["params"]["mindate"], entry["params"]["maxdate"])
         for entry in fake.log
-        if entry["endpoint"] == "esearch" and entry["status"] == 200
+        # the windows' ESearches, not the retraction re-check's
+        if entry["endpoint"] == "esearch"
+        and entry["status"] == 200
+        and "mindate" in entry["params"]
     ]
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from biomcp.domain.errors import InvalidConfigError
-from biomcp.domain.numeric import claim_spans, numeric_atoms
+from biomcp.domain.numeric import bracket_pairs, claim_spans, numeric_atoms
 from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.domain.tokens import count_tokens, token_spans
 
@@ -165,14 +165,14 @@ def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
 
 
 def _bracket_depths(text: str) -> list[int]:
-    depth, depths = 0, []
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]" and depth:
-            depth -= 1
-        depths.append(depth)
-    return depths
+    """How many matched bracket pairs enclose each character (`numeric.bracket_pairs`): an
+    unclosed "(" protects nothing, so it cannot switch sentence ends off for the rest of the
+    section."""
+    steps = [0] * (len(text) + 1)
+    for start, end in bracket_pairs(text):
+        steps[start] += 1
+        steps[end - 1] -= 1  # the closer itself is outside, as the opener is inside
+    return list(accumulate(steps[:-1]))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

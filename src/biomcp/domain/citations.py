@@ -2,16 +2,37 @@
 
 Each style follows its published rules where a PubMed record carries the information:
 
-* **APA 7**: up to 20 authors as `Last, F. M.`, the last after `&`; 21 or more give the first
-  19, an ellipsis, then the final author. `(Year).` Title. *Journal*, *volume*(issue), pages.
-  `https://doi.org/...`.
+* **APA 7**: up to 20 authors as `Last, F. M.` (hyphenated initials keep the hyphen:
+  `K.-H.`), the last after `&`; 21 or more give the first 19, an ellipsis, then the final
+  author. `(Year).` Title. *Journal*, *volume*(issue), pages or `Article e123`.
+  `https://doi.org/...`. A work without authors moves its title to the author position
+  (`Title. (Year). *Journal*...`, APA 7 section 9.12).
 * **MLA 9**: one author `Last, First.`; two `Last, First, and First Last.`; three or more
-  `Last, First, et al.` "Title." *Journal*, vol. V, no. N, Year, pp. P. DOI as a URL.
-* **Vancouver** (NLM): up to 6 authors as `Last FM`, then `et al.`; Title. Journal ISO
-  abbreviation. Year Mon Day;Volume(Issue):pages (abbreviated, `100-10`). doi. PMID.
+  `Last, First, et al.` "Title in Title Case." *Journal*, vol. V, no. N, Date, pp. 113–25
+  (MLA's number ranges: the second number keeps its last two digits, or more when needed).
+  DOI as a URL. Titles of records in another language keep their sentence case (MLA 1.2.2);
+  the epithet of a binomial species name stays lower case (`Eimeria tenella`).
+* **Vancouver** (NLM *Citing Medicine*): up to 6 authors as `Last FM`, then `et al.`; Title.
+  Journal ISO abbreviation. Year Mon Day;Volume(Issue):pages (abbreviated, `100-10`). doi.
+  `PMID: 1; PMCID: PMC2.` as PubMed's own citations print them.
 * **BibTeX**: `@article{Key, ...}` with authors joined by `and`, page ranges with `--`, braces
   escaped.
 * **RIS**: `TY  - JOUR` ... `ER  - `, one `AU` per author, `SP` / `EP` for pages.
+
+Journal names (APA, MLA, BibTeX, RIS `T2`) come from `journals.journal_name`: NLM's catalogue
+title without its place qualifier, in title case. Vancouver and RIS `J2` keep the ISO
+abbreviation.
+
+Dates: PubMed writes seasons and ranges as text (`1990 Spring`, `2013 Jan-Mar`, MedlineDate
+`1998 Dec-1999 Jan`); `PubDate` keeps that text in `raw` and its `month` is only the first
+month the text can mean. No style invents a month from it: Vancouver prints the text as NLM
+does (`1990 Spring;17(1)`), MLA prints it in its own order and month forms (`Spring 1990`,
+`Jan.-Mar. 2013`, `Dec. 1998-Jan. 1999`), APA prints the year only (as it does for every
+journal article), BibTeX puts the text after the year in `month = {Spring}` (BibTeX prints a
+braced month verbatim; a range across years goes to `note` instead), and RIS keeps `PY` the
+year and writes the text in `DA`'s fourth, free-text field (`DA  - 1990///Spring`).
+
+Initials keep their script (`Ø.`, `Á.`): they are letters, not only ASCII letters.
 
 Italics are marked with `*asterisks*` (Markdown), the only markup an agent can pass on. Page
 ranges arrive in MEDLINE's abbreviated form (`100-10`) and are expanded for the styles that
@@ -24,7 +45,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from biomcp.domain.records import Author, PubMedRecord
+from biomcp.domain.journals import MLA_MINOR_WORDS, journal_name, title_case
+from biomcp.domain.records import Author, PubDate, PubMedRecord
 
 __all__ = [
     "CitationStyle",
@@ -32,6 +54,7 @@ __all__ = [
     "all_citations",
     "expand_pages",
     "format_citation",
+    "mla_pages",
 ]
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -98,6 +121,24 @@ def abbreviate_pages(pages: str | None) -> str | None:
     return f"{prefix}{start}-{end[shared:]}"
 
 
+def mla_pages(pages: str | None) -> str | None:
+    """MLA 9 number ranges, en dash: `113-125` -> `113–25`, `103-104` -> `103–04`,
+    `1608-1774` -> `1608–774`, `96-101` unchanged; ranges with letters are printed in full."""
+    full = expand_pages(pages)
+    if full is None:
+        return None
+    first, sep, rest = full.partition(",")
+    match = _RANGE.match(first)
+    if match is None:
+        return full
+    prefix, start, prefix2, end = match.groups()
+    if prefix or prefix2 or len(start) < 3 or len(start) != len(end):
+        return full.replace("-", "–", 1)
+    differ = next((i for i, (a, b) in enumerate(zip(start, end, strict=True)) if a != b), 0)
+    short = end[min(differ, len(end) - 2) :]
+    return f"{start}–{short}" + (sep + rest if sep else "")
+
+
 def _page_bounds(pages: str | None) -> tuple[str | None, str | None]:
     full = expand_pages(pages)
     if full is None:
@@ -112,17 +153,40 @@ def _page_bounds(pages: str | None) -> tuple[str | None, str | None]:
 # --- names ---------------------------------------------------------------------------------
 
 
+def _letters(text: str) -> str:
+    """The letters of `text`, whatever their script (`Ø`, `Á`, `Ж` are kept)."""
+    return "".join(ch for ch in text if ch.isalpha())
+
+
+def _initial_groups(author: Author) -> list[str]:
+    """The author's initials from the fore name, one entry per given name; a hyphenated given
+    name gives one hyphenated entry (`King-Hwa` -> `K-H`). Without a fore name, each letter
+    of NLM's `Initials` stands alone."""
+    groups: list[str] = []
+    for name in (author.fore_name or "").split():
+        parts = [p for p in name.split("-") if _letters(p)]
+        if parts:
+            groups.append("-".join(_letters(p)[0] for p in parts))
+    return groups or list(_letters(author.initials or ""))
+
+
 def _initials(author: Author) -> str:
-    """`JA` from initials, else from the fore name (`Jean-Anne` -> `JA`)."""
-    if author.initials:
-        return re.sub(r"[^A-Za-z]", "", author.initials)
-    if author.fore_name:
-        return "".join(part[0] for part in re.split(r"[\s\-]+", author.fore_name) if part)
-    return ""
+    """`JA` (Vancouver): NLM's `Initials` as PubMed prints them (letters of any script), else
+    the fore name's initials without dots, spaces or hyphens."""
+    return _letters(author.initials or "") or "".join(_initial_groups(author)).replace("-", "")
 
 
-def _dotted(initials: str) -> str:
-    return " ".join(f"{letter}." for letter in initials)
+def _dotted(author: Author) -> str:
+    """`J. A.`, `K.-H.` (APA)."""
+    return " ".join(".-".join(g.split("-")) + "." for g in _initial_groups(author))
+
+
+def _first_names(author: Author) -> str:
+    """The fore name with a period after each lone initial (`J Michael` -> `J. Michael`,
+    `T C` -> `T. C.`); the dotted initials when there is no fore name."""
+    if not author.fore_name:
+        return _dotted(author)
+    return " ".join(f"{w}." if len(w) == 1 and w.isalpha() else w for w in author.fore_name.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +204,7 @@ class _Name:
     def apa(self) -> str:
         if self.group:
             return self.group
-        initials = _dotted(_initials(self.author))
+        initials = _dotted(self.author)
         return f"{self.last}, {initials}" if initials else self.last
 
     def vancouver(self) -> str:
@@ -153,14 +217,14 @@ class _Name:
         """`Last, First` (MLA first author, BibTeX, RIS)."""
         if self.group:
             return self.group
-        first = self.author.fore_name or _dotted(_initials(self.author))
+        first = _first_names(self.author)
         return f"{self.last}, {first}" if first else self.last
 
     def natural(self) -> str:
         """`First Last` (MLA second author)."""
         if self.group:
             return self.group
-        first = self.author.fore_name or _dotted(_initials(self.author))
+        first = _first_names(self.author)
         return f"{first} {self.last}" if first else self.last
 
 
@@ -186,11 +250,80 @@ def _end(text: str) -> str:
 
 
 def _journal(record: PubMedRecord) -> str:
-    return record.journal.title or record.journal.iso_abbreviation or ""
+    """The journal's name in title case without NLM's place qualifier (APA, MLA, BibTeX)."""
+    return journal_name(record.journal.title, record.journal.iso_abbreviation)
 
 
 def _year(record: PubMedRecord) -> str | None:
     return str(record.pdat.year) if record.pdat is not None else None
+
+
+def _date_text(pdat: PubDate) -> str | None:
+    """NLM's own text for a Season or MedlineDate (`1990 Spring`, `1998 Dec-1999 Jan`), or
+    None when the structured year / month / day say everything."""
+    return " ".join(pdat.raw.split()) if pdat.raw else None
+
+
+def _date_tail(pdat: PubDate) -> str | None:
+    """The date text after its leading year (`Spring`, `Jan-Mar`, `Dec-1999 Jan`)."""
+    text = _date_text(pdat)
+    if text is None:
+        return None
+    tail = re.sub(rf"^{pdat.year}\b\s*", "", text)
+    return tail or None
+
+
+_MONTH_WORD = re.compile(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?")
+_YEAR_FIRST = re.compile(r"^(\d{4})\s+([^\d]+?)(?:\s*([-–/])\s*(\d{4})\s+([^\d]+))?$")
+
+
+def _mla_date_text(pdat: PubDate) -> str:
+    """A Season / MedlineDate in MLA's order and month forms: `1990 Spring` -> `Spring 1990`,
+    `2013 Jan-Mar` -> `Jan.-Mar. 2013`, `1998 Dec-1999 Jan` -> `Dec. 1998-Jan. 1999`; any other
+    text as NLM wrote it."""
+    text = _date_text(pdat) or str(pdat.year)
+    match = _YEAR_FIRST.match(text)
+    if match is None:
+        return text
+
+    def months(words: str) -> str:
+        return _MONTH_WORD.sub(lambda m: _MLA_MONTHS[_MONTHS.index(m.group(1))], words.strip())
+
+    year, words, sep, year2, words2 = match.groups()
+    if year2 is None:
+        return f"{months(words)} {year}"
+    return f"{months(words)} {year}{sep}{months(words2)} {year2}"
+
+
+# A Latin species epithet after its genus (`Eimeria tenella`, `Escherichia coli`): scientific
+# names keep their case in a title-cased title.
+_GENUS = re.compile(r"^[A-Z][a-z]{2,}$")
+_EPITHET = re.compile(r"^[a-z]{3,}(?:a|us|um|ae|is|ii|i|ensis|oides|es)[,;:.?]?$")
+
+
+def _mla_title(title: str) -> str:
+    """The article title in MLA title case (`journals.title_case` with MLA's minor words),
+    leaving the epithet of a binomial species name in lower case."""
+    words = title.split()
+    cased = title_case(title, MLA_MINOR_WORDS).split()
+    if len(cased) != len(words):
+        return " ".join(cased)
+    for i in range(1, len(words)):
+        if i > 1 and _GENUS.match(words[i - 1]) and _EPITHET.match(words[i]):
+            cased[i] = words[i]
+    return " ".join(cased)
+
+
+def _is_article_number(record: PubMedRecord) -> bool:
+    """A single locator that is an electronic article number, not a printed page: it has a
+    letter (`e0021622`), a leading zero (`026002`), five or more digits (`119767`), or the DOI
+    ends with it (`1034` in `10.3389/fphys.2018.01034`)."""
+    pages = (record.pages or "").strip()
+    if not pages or _RANGE.match(pages) or not re.fullmatch(r"[A-Za-z]*\d+", pages):
+        return False
+    if not pages.isdigit() or pages.startswith("0") or len(pages) >= 5:
+        return True
+    return bool(record.doi and re.search(rf"\D0*{pages}$", record.doi))
 
 
 def _doi_url(record: PubMedRecord) -> str | None:
@@ -209,7 +342,9 @@ def apa(record: PubMedRecord) -> str:
     else:
         authors = names[0] if names else ""
     year = _year(record) or "n.d."
-    parts = [f"{_end(authors) if authors else ''} ({year}).".strip(), _end(_title(record))]
+    title = _end(_title(record)) if _title(record) else ""
+    # APA 7, 9.12: without authors the title moves to the author position
+    parts = [f"{_end(authors)} ({year}).", title] if authors else [title, f"({year})."]
     source = f"*{_journal(record)}*" if _journal(record) else ""
     volume, issue = record.journal.volume, record.journal.issue
     if volume:
@@ -217,7 +352,9 @@ def apa(record: PubMedRecord) -> str:
         if issue:
             source += f"({issue})"
     pages = expand_pages(record.pages)
-    if pages:
+    if pages and _is_article_number(record):
+        source += f", Article {pages}"
+    elif pages:
         source += f", {pages.replace('-', '–')}"
     if source:
         parts.append(_end(source))
@@ -240,22 +377,27 @@ def mla(record: PubMedRecord) -> str:
     parts = []
     if authors:
         parts.append(_end(authors))
-    parts.append(f"“{_end(_title(record))}”")
+    title = _title(record)
+    if not record.languages or "eng" in record.languages:
+        title = _mla_title(title)
+    parts.append(f"“{_end(title)}”")
     container = [f"*{_journal(record)}*"] if _journal(record) else []
     if record.journal.volume:
         container.append(f"vol. {record.journal.volume}")
     if record.journal.issue:
         container.append(f"no. {record.journal.issue}")
-    if record.pdat is not None:
+    if record.pdat is not None and _date_text(record.pdat):
+        container.append(_mla_date_text(record.pdat))
+    elif record.pdat is not None:
         date = str(record.pdat.year)
         if record.pdat.month:
             date = f"{_MLA_MONTHS[record.pdat.month - 1]} {date}"
             if record.pdat.day:
                 date = f"{record.pdat.day} {date}"
         container.append(date)
-    pages = expand_pages(record.pages)
+    pages = mla_pages(record.pages)
     if pages:
-        container.append(f"{'pp.' if '-' in pages else 'p.'} {pages.replace('-', '–')}")
+        container.append(f"{'pp.' if '–' in pages else 'p.'} {pages}")
     doi = _doi_url(record)
     if doi:
         container.append(doi)
@@ -275,7 +417,9 @@ def vancouver(record: PubMedRecord) -> str:
     if source:
         parts.append(_end(source))
     date = ""
-    if record.pdat is not None:
+    if record.pdat is not None and _date_text(record.pdat):
+        date = _date_text(record.pdat) or ""
+    elif record.pdat is not None:
         date = str(record.pdat.year)
         if record.pdat.month:
             date += f" {_MONTHS[record.pdat.month - 1]}"
@@ -294,7 +438,10 @@ def vancouver(record: PubMedRecord) -> str:
         parts.append(_end(locator))
     if record.doi:
         parts.append(f"doi: {record.doi}.")
-    parts.append(f"PMID: {record.pmid}.")
+    ids = f"PMID: {record.pmid}"
+    if record.pmcid:
+        ids += f"; PMCID: {record.pmcid}"
+    parts.append(f"{ids}.")
     return " ".join(parts)
 
 
@@ -322,7 +469,13 @@ def bibtex(record: PubMedRecord) -> str:
         fields.append(("journal", _bibtex_escape(_journal(record))))
     if _year(record):
         fields.append(("year", str(_year(record))))
-    if record.pdat is not None and record.pdat.month:
+    text = _date_text(record.pdat) if record.pdat is not None else None
+    tail = _date_tail(record.pdat) if record.pdat is not None else None
+    if text and tail and re.search(r"\d{4}", tail):
+        fields.append(("note", f"Published {_bibtex_escape(text)}"))
+    elif tail:
+        fields.append(("month", _bibtex_escape(tail)))
+    elif record.pdat is not None and record.pdat.month:
         fields.append(("month", _MONTHS[record.pdat.month - 1].lower()))
     if record.journal.volume:
         fields.append(("volume", record.journal.volume))
@@ -340,27 +493,28 @@ def bibtex(record: PubMedRecord) -> str:
     return f"@article{{{key},\n{body}\n}}"
 
 
+def _ris_date(pdat: PubDate) -> str:
+    """`YYYY/MM/DD/other`: a Season / MedlineDate keeps month and day empty and its text in
+    the free fourth field (`1990///Spring`)."""
+    tail = _date_tail(pdat)
+    if _date_text(pdat):
+        return f"{pdat.year:04d}///{tail or ''}"
+    month = f"{pdat.month:02d}" if pdat.month else ""
+    day = f"{pdat.day:02d}" if pdat.day else ""
+    return f"{pdat.year:04d}/{month}/{day}/"
+
+
 def ris(record: PubMedRecord) -> str:
     lines = ["TY  - JOUR"]
     lines += [f"AU  - {n.inverted()}" for n in _names(record)]
     lines.append(f"TI  - {_title(record)}")
-    if record.journal.title:
-        lines.append(f"T2  - {record.journal.title}")
+    if _journal(record):
+        lines.append(f"T2  - {_journal(record)}")
     if record.journal.iso_abbreviation:
         lines.append(f"J2  - {record.journal.iso_abbreviation}")
     if record.pdat is not None:
         lines.append(f"PY  - {record.pdat.year}")
-        lines.append(
-            "DA  - "
-            + "/".join(
-                [
-                    f"{record.pdat.year:04d}",
-                    f"{record.pdat.month:02d}" if record.pdat.month else "",
-                    f"{record.pdat.day:02d}" if record.pdat.day else "",
-                    "",
-                ]
-            )
-        )
+        lines.append(f"DA  - {_ris_date(record.pdat)}")
     if record.journal.volume:
         lines.append(f"VL  - {record.journal.volume}")
     if record.journal.issue:

@@ -1,29 +1,27 @@
-"""Evidence tagging at ingest (spec 03 section 3).
+"""Evidence tagging at ingest (spec 03 section 3, tiers as spec 03's Goals define them).
 
 `classify_evidence` puts a record in one tier and says which rule decided, so an agent (or a
-reviewer) can see why a paper counts as clinical. Rules are tried in this order; the first that
-fires wins:
+reviewer) can see why a paper counts as clinical. The tier follows the study design
+(`design.classify_design`, which reads publication types, then MeSH, then the title and
+abstract, and names its own rule):
 
-1. `clinical.trial_type`: a publication type is "Randomized Controlled Trial", "Clinical Trial"
-   or "Clinical Trial, Phase I/II/III/IV" (spec: PublicationType contains RCT, Clinical Trial,
-   Phase I/II/III).
-2. `clinical.humans_trial`: MeSH has Humans and a publication type indicates a trial of another
-   kind ("Controlled Clinical Trial", "Pragmatic Clinical Trial", "Equivalence Trial",
-   "Adaptive Clinical Trial", "Clinical Trial Protocol"...). Veterinary trials never count.
-3. `clinical.trial_synthesis` (an extension, see below): a "Meta-Analysis" or "Systematic
-   Review" whose title or abstract speaks of randomized or controlled trials.
-4. `other.non_research`: every publication type is a non-research form (editorial, letter,
-   comment, news, erratum, retraction notice, biography...): a notice is not evidence, even
-   when its title mentions mice.
-5. `preclinical.text`: title or abstract mentions preclinical, in vitro, animal model(s),
-   mouse/mice or rat(s) (whole words, any case; plurals are the same words to a reader).
-6. `preclinical.animal_mesh`: MeSH has Animals and not Humans (animal-only).
-7. `basic.fallback`: everything else: mechanistic and biology papers that are neither trials
-   nor animal-only (spec: "basic (fallback)").
+* `clinical`: any study of human participants or human data: randomized and non-randomized
+  trials, observational studies (cohort, case-control, cross-sectional, surveys, case series),
+  case reports, and systematic reviews / meta-analyses of human studies (spec 03 Goals: "Tier
+  A: Clinical: Phase I-III, RCTs, human studies").
+* `preclinical`: animal and in-vitro work (and systematic reviews of animal studies).
+* `basic`: mechanism and target biology without patients: computational work and research
+  whose design no rule recognises.
+* `other`: narrative reviews, guidelines, editorials, letters, comments, errata, historical
+  articles: no new evidence of their own.
 
-Rule 3 is not in the spec: without it a meta-analysis of randomized trials, the strongest
-clinical evidence there is, would be tagged "basic". Rule 4 gives the spec's `other` value a
-meaning; without it an erratum would be "basic science".
+The rule is `<tier>.<design rule>` (e.g. `clinical.rct.publication_type`,
+`preclinical.animal.text_species`, `basic.other.unclassified`), or the design rule itself when
+it already names the tier (`other.non_research`, `other.historical`).
+
+Before this version the spec's §3 rules alone were used: only trial publication types made a
+record clinical, so cohorts and case-control studies fell to `basic`, and any mention of
+"rat" or "in vitro" made a record preclinical (even "in vitro fertilization" or "HW-RAT").
 """
 
 from __future__ import annotations
@@ -31,59 +29,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from biomcp.domain.design import DesignClassification, StudyDesign, classify_design
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import EvidenceType, PubMedRecord
 
-__all__ = ["EvidenceClassification", "classify_evidence", "has_biomarker", "has_numbers"]
+__all__ = [
+    "EvidenceClassification",
+    "classify_evidence",
+    "has_biomarker",
+    "has_numbers",
+    "tier_of",
+]
 
-_TRIAL_TYPES = frozenset(
-    {
-        "randomized controlled trial",
-        "clinical trial",
-        "clinical trial, phase i",
-        "clinical trial, phase ii",
-        "clinical trial, phase iii",
-        "clinical trial, phase iv",
-    }
-)
-_SYNTHESIS_TYPES = frozenset({"meta-analysis", "systematic review"})
-_NON_RESEARCH_TYPES = frozenset(
-    {
-        "editorial",
-        "letter",
-        "comment",
-        "news",
-        "newspaper article",
-        "published erratum",
-        "retraction of publication",
-        "retraction notice",
-        "expression of concern",
-        "biography",
-        "autobiography",
-        "portrait",
-        "interview",
-        "lecture",
-        "address",
-        "personal narrative",
-        "obituary",
-        "congress",
-        "introductory journal article",
-        "bibliography",
-        "directory",
-        "webcast",
-        "patient education handout",
-        "corrected and republished article",
-        "duplicate publication",
-    }
-)
-# Types that say nothing about the study design: they never decide a tier on their own.
-_NEUTRAL_TYPES = frozenset({"journal article", "english abstract"})
-_PRECLINICAL_TEXT = re.compile(
-    r"\b(?:pre-?clinical|in vitro|animal models?|mouse|mice|rats?)\b", re.IGNORECASE
-)
-_TRIAL_SYNTHESIS_TEXT = re.compile(
-    r"\b(?:randomi[sz]ed|controlled (?:clinical )?trials?|RCTs?)\b", re.IGNORECASE
-)
 # Words, any case: "Biomarkers" opens titles and keyword lists.
 _BIOMARKER_WORDS = re.compile(
     r"\bbiomarkers?\b|\b(?:tumou?r|serum|plasma|urinary|blood|genetic|molecular|prognostic|"
@@ -137,31 +94,55 @@ def has_biomarker(record: PubMedRecord) -> bool:
     return bool(_BIOMARKER_WORDS.search(text) or _BIOMARKER_SYMBOLS.search(text))
 
 
-def _decide(record: PubMedRecord) -> tuple[EvidenceType, str]:
-    types = {t.casefold() for t in record.publication_types}
-    mesh = record.mesh_descriptors
-    text = _text(record)
-    humans = "humans" in mesh
-    if types & _TRIAL_TYPES:
-        return EvidenceType.CLINICAL, "clinical.trial_type"
-    if humans and any("trial" in t and "veterinary" not in t for t in types):
-        return EvidenceType.CLINICAL, "clinical.humans_trial"
-    if types & _SYNTHESIS_TYPES and _TRIAL_SYNTHESIS_TEXT.search(text):
-        return EvidenceType.CLINICAL, "clinical.trial_synthesis"
-    design_types = types - _NEUTRAL_TYPES
-    if design_types and design_types <= _NON_RESEARCH_TYPES:
-        return EvidenceType.OTHER, "other.non_research"
-    if _PRECLINICAL_TEXT.search(text):
-        return EvidenceType.PRECLINICAL, "preclinical.text"
-    if "animals" in mesh and not humans:
-        return EvidenceType.PRECLINICAL, "preclinical.animal_mesh"
-    return EvidenceType.BASIC, "basic.fallback"
+_CLINICAL_DESIGNS = frozenset(
+    {
+        StudyDesign.RCT,
+        StudyDesign.NONRANDOMIZED_TRIAL,
+        StudyDesign.OBSERVATIONAL,
+        StudyDesign.CASE_REPORT,
+        StudyDesign.SYSTEMATIC_REVIEW,
+    }
+)
+_PRECLINICAL_DESIGNS = frozenset({StudyDesign.ANIMAL, StudyDesign.IN_VITRO})
+_OTHER_DESIGNS = frozenset({StudyDesign.NARRATIVE_REVIEW, StudyDesign.GUIDELINE})
+_ANIMAL_REVIEW_TEXT = re.compile(
+    r"\b(?:animal|preclinical|pre-clinical|in vivo|rodent|murine) (?:studies|models|experiments)\b",
+    re.IGNORECASE,
+)
 
 
-def classify_evidence(record: PubMedRecord) -> EvidenceClassification:
+def tier_of(record: PubMedRecord, design: DesignClassification) -> EvidenceType:
+    """The evidence tier a study design puts a record in (module docstring)."""
+    kind = design.design
+    if kind is StudyDesign.SYSTEMATIC_REVIEW:
+        mesh = record.mesh_descriptors
+        animal_only = "animals" in mesh and "humans" not in mesh
+        if animal_only or _ANIMAL_REVIEW_TEXT.search(record.title or ""):
+            return EvidenceType.PRECLINICAL
+        return EvidenceType.CLINICAL
+    if kind in _CLINICAL_DESIGNS:
+        return EvidenceType.CLINICAL
+    if kind in _PRECLINICAL_DESIGNS:
+        return EvidenceType.PRECLINICAL
+    if kind in _OTHER_DESIGNS or not design.is_research:
+        return EvidenceType.OTHER
+    return EvidenceType.BASIC
+
+
+def _decide(record: PubMedRecord, design: DesignClassification) -> tuple[EvidenceType, str]:
+    tier = tier_of(record, design)
+    if design.rule.startswith(f"{tier.value}."):
+        return tier, design.rule
+    return tier, f"{tier.value}.{design.rule}"
+
+
+def classify_evidence(
+    record: PubMedRecord, design: DesignClassification | None = None
+) -> EvidenceClassification:
     """Tag a record with its evidence tier, the deciding rule (module docstring) and the
-    `has_numbers` / `has_biomarker` flags."""
-    evidence_type, rule = _decide(record)
+    `has_numbers` / `has_biomarker` flags. `design` may be passed when the caller already
+    classified the design; it is computed otherwise."""
+    evidence_type, rule = _decide(record, design or classify_design(record))
     return EvidenceClassification(
         evidence_type=evidence_type,
         rule=rule,

@@ -7,11 +7,17 @@ title as the NLM catalogue prints it, its ISO abbreviation, and its print / elec
 A record matches by ISSN first and by normalized title or abbreviation otherwise, so a
 mis-typed ISSN here still leaves the name match working. Operators replace or extend the list
 through `JournalTiers`.
+
+`journal_name` turns NLM's catalogue title into the name a reference list prints (APA 7, MLA 9),
+see its docstring for the rule.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_TIER1_JOURNALS"]
+import re
+import unicodedata
+
+__all__ = ["DEFAULT_TIER1_JOURNALS", "journal_name", "title_case"]
 
 # (title, ISO abbreviation, print ISSN, electronic ISSN)
 DEFAULT_TIER1_JOURNALS: tuple[tuple[str, str, str | None, str | None], ...] = (
@@ -68,3 +74,109 @@ DEFAULT_TIER1_JOURNALS: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("Journal of hepatology", "J Hepatol", "0168-8278", "1600-0641"),
     ("Blood", "Blood", "0006-4971", "1528-0020"),
 )
+
+
+# --- the journal's name as a reference list prints it ----------------------------------------
+
+# Words kept lower case inside a title-cased name: English articles, coordinating conjunctions
+# and prepositions of three letters or fewer (APA 7, 6.17), plus the function words of the
+# languages NLM catalogue titles use most (Latin, French, Spanish, Portuguese, Italian, German,
+# Dutch, Scandinavian).
+APA_MINOR_WORDS = frozenset(
+    (  # noqa: SIM905 - a word list reads better as one string
+        "a an the and but or nor for so yet as at by in of off on per to up via "
+        "et de del della di da das do dos du des la le les los el y e en und der die für "
+        "van von voor og och i den det"
+    ).split()
+)
+# MLA 9 (1.2.1) also lowers every preposition whatever its length and the `to` of infinitives.
+MLA_MINOR_WORDS = APA_MINOR_WORDS | frozenset(
+    (  # noqa: SIM905
+        "about above across after against along among around before behind below beneath "
+        "beside between beyond during except from inside into like near onto out outside over "
+        "past since than through throughout toward towards under underneath until upon versus "
+        "vs with within without"
+    ).split()
+)
+
+_OPENERS = "\"'“‘(["
+_WORD = re.compile(r"[^\s]+")
+# A break after which the next word starts a new part (a subtitle or a sentence).
+_PART_BREAK = re.compile(r"[.:?!—]$")
+
+
+def _capitalize(part: str) -> str:
+    """First letter upper case when the word is written all in lower case Latin letters;
+    `miRNA`, `p53`, `β-lactams`, `PLoS` are left as written."""
+    lead = len(part) - len(part.lstrip(_OPENERS))
+    core = part[lead:]
+    if not core or any(ch.isdigit() or ch.isupper() for ch in core):
+        return part
+    first = core[0]
+    if not (first.isalpha() and "LATIN" in unicodedata.name(first, "")):
+        return part
+    return part[:lead] + first.upper() + core[1:]
+
+
+def _lower_minor(part: str) -> str:
+    """A minor word written `Of` becomes `of`; `OF` (an acronym?) and a lone capital (`Y` in
+    `drug X on outcome Y`, `E` in `hepatitis E`) are left alone."""
+    lead = len(part) - len(part.lstrip(_OPENERS))
+    core = part[lead:]
+    bare = core.rstrip('"”’)],;:.?!')
+    if len(bare) > 1 and bare == bare.capitalize():
+        return part[:lead] + core.lower()
+    return part
+
+
+def title_case(text: str, minor: frozenset[str] = APA_MINOR_WORDS) -> str:
+    """Title case as the style guides write it: every word capitalized except `minor` words,
+    which stay lower case unless they open the text or a part after `.`, `:`, `?` or `!`; the
+    last word is capitalized too. Each part of a hyphenated compound follows the same rule
+    (`First-in-Human`). Words already holding a capital or a digit (acronyms, gene names,
+    `miRNA`, `p53`) are left as written."""
+    words = _WORD.findall(text)
+    out: list[str] = []
+    starts_part = True
+    for index, word in enumerate(words):
+        last = index == len(words) - 1
+        parts = word.split("-")
+        cased = []
+        for j, part in enumerate(parts):
+            bare = part.strip(_OPENERS + '"”’)],;:.?!').lower()
+            forced = (starts_part and j == 0) or (last and j == len(parts) - 1)
+            if bare in minor and not forced:
+                cased.append(_lower_minor(part))
+            else:
+                cased.append(_capitalize(part))
+        out.append("-".join(cased))
+        starts_part = bool(_PART_BREAK.search(word))
+    return " ".join(out)
+
+
+# NLM's place / date qualifier at the end of a catalogue title: `Science (New York, N.Y.)`,
+# `Journal of magnetic resonance (San Diego, Calif. : 1997)`.
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def journal_name(title: str | None, iso_abbreviation: str | None = None) -> str:
+    """The journal's name for APA 7 and MLA 9, built from NLM's catalogue title (the ISO
+    abbreviation cannot be expanded without the ISSN portal's word list, so it is the
+    fallback only when the record has no title):
+
+    1. the trailing parenthetical qualifier NLM adds to tell same-named journals apart is
+       dropped (`Social justice (San Francisco, Calif.)` -> `Social justice`);
+    2. the cataloguing subtitle after ` : ` is dropped (`Tidsskrift for den Norske
+       laegeforening : tidsskrift for praktisk medicin, ny raekke` -> `Tidsskrift for den
+       Norske laegeforening`);
+    3. the rest is title-cased by `title_case` with the APA minor words (`The American
+       psychologist` -> `The American Psychologist`, `Biochimica et biophysica acta` ->
+       `Biochimica et Biophysica Acta`); capitals already there are kept (`PLoS`, `JAMA`).
+    """
+    name = (title or "").strip()
+    if not name:
+        return (iso_abbreviation or "").strip()
+    while _QUALIFIER.search(name) and _QUALIFIER.sub("", name):
+        name = _QUALIFIER.sub("", name)
+    name = name.split(" : ")[0].strip().rstrip(".")
+    return title_case(name, APA_MINOR_WORDS)

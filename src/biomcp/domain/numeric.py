@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["claim_spans", "has_numeric_result", "merge_spans", "numeric_atoms"]
+__all__ = [
+    "bracket_pairs",
+    "claim_spans",
+    "has_numeric_result",
+    "merge_spans",
+    "numeric_atoms",
+]
 
 # Minus signs and dashes PubMed text uses: hyphen-minus, unicode minus, en dash, em dash.
 _DASH = "-\u2212\u2013\u2014"
@@ -70,10 +76,12 @@ _COMPARATOR = (
     r"than|over|against|with|in|among|for|of)"
 )
 # A trailing comparator phrase: "vs placebo", "versus 31.1% with terbutaline",
-# "compared with the control group". It stops at punctuation or after six words.
+# "compared with the control group". It stops at punctuation or after six words. A "than"
+# may come after up to three words that make the value a comparative ("2.7-fold more
+# virologic failures than those on first-line regimens", "3 times higher than").
 _TRAILING_COMPARISON = re.compile(
-    rf"\s{{0,2}}\(?(?:{_COMPARATOR})\s+(?:[^\s,;:.()\[\]]+(?:\s+|$)){{0,4}}"
-    rf"(?:[^\s,;:.()\[\]]+)",
+    rf"\s{{0,2}}\(?(?:(?:[^\s,;:.()\[\]]+\s+){{1,3}}?than|{_COMPARATOR})"
+    rf"\s+(?:[^\s,;:.()\[\]]+(?:\s+|$)){{0,4}}(?:[^\s,;:.()\[\]]+)",
     re.IGNORECASE,
 )
 # A leading measure: "FEV1 improved by 120 mL", "HbA1c was 7.1%", "ORR 37.1%", "sensitivity
@@ -90,6 +98,14 @@ _RESPECTIVELY = re.compile(r"\s{0,2},?\s?respectively\b", re.IGNORECASE)
 # "0.20 with terbutaline, 0.07 with budesonide-formoterol, and 0.09 with ...").
 _MAX_JOIN_GAP = 60
 _GAP_BREAKS = re.compile(r"[;]|[.!?]\s+[A-Z]")
+# A gap that is only a ";", perhaps after the closing brackets of an interval the bracket rule
+# did not see ("(95% CI: 7.42-19.4); P=0.001").
+_SEMICOLON_GAP = re.compile(r"[)\]\s]*;\s*")
+# A p-value ("P = .003", "(p<0.05)") belongs to the value before it in its sentence however
+# far it trails, up to this many characters ("higher thresholds than control subjects (p =
+# .03)"); a p-value after a p-value keeps the ordinary gap.
+_MAX_P_VALUE_GAP = 200
+_P_VALUE = re.compile(r"[(\[]?\s?[pP]\s?(?:[ -]?values?)?\s?(?:[<>=≤≥]|<=|>=)")
 # ...except a ";" followed by the value's own interval or p-value ("0.74; 95% CI, 0.65 to
 # 0.85; P<0.001"), which NEJM-style abstracts print outside brackets.
 _STATISTIC_AFTER_SEMICOLON = re.compile(
@@ -128,22 +144,38 @@ def numeric_atoms(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _bracket_spans(text: str) -> list[tuple[int, int]]:
-    """Balanced (...) and [...] groups that contain a digit: "(95% CI, 0.61 to 0.90)"."""
-    spans: list[tuple[int, int]] = []
+def bracket_pairs(text: str) -> list[tuple[int, int]]:
+    """Spans of the matched (...) and [...] pairs of `text`, inner pairs included, sorted.
+
+    An opener that is never closed, or a closer with no opener, is left out rather than
+    guessed at: one stray "(" in an abstract ("range: a total ...") must not make the rest of
+    the section count as bracketed. A closer pairs with the nearest open bracket of its kind;
+    openers of the other kind left open above it are dropped.
+    """
+    pairs: list[tuple[int, int]] = []
     stack: list[tuple[str, int]] = []
     closers = {")": "(", "]": "["}
     for i, ch in enumerate(text):
         if ch in "([":
             stack.append((ch, i))
         elif ch in closers:
-            if stack and stack[-1][0] == closers[ch]:
-                _, start = stack.pop()
-                if not stack and any(c.isdigit() for c in text[start : i + 1]):
-                    spans.append((start, i + 1))
-            else:
-                stack.clear()  # unbalanced text: give up on nesting rather than guess
-    return spans
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] == closers[ch]:
+                    pairs.append((stack[depth][1], i + 1))
+                    del stack[depth:]
+                    break
+    return sorted(pairs)
+
+
+def _bracket_spans(text: str) -> list[tuple[int, int]]:
+    """Outermost matched (...) and [...] groups that contain a digit: "(95% CI, 0.61 to
+    0.90)"."""
+    spans: list[tuple[int, int]] = []
+    for start, end in bracket_pairs(text):
+        if spans and end <= spans[-1][1]:
+            continue  # inside the previous outermost group
+        spans.append((start, end))
+    return [(a, b) for a, b in spans if any(c.isdigit() for c in text[a:b])]
 
 
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -163,13 +195,16 @@ def claim_spans(text: str) -> list[tuple[int, int]]:
     Built in four steps, each a rule a reviewer can check:
 
     1. every labelled value (`numeric_atoms`) and every bracketed group holding a digit;
-    2. values joined into one claim when at most 60 characters separate them and no ";" or
-       sentence end lies between ("34.4% vs. 31.1%", "0.20 with A, 0.07 with B"), or when
-       only a ";" precedes the value's interval or p-value ("0.74; 95% CI, 0.65 to 0.85");
+    2. values joined into one claim when at most 60 characters separate them (200 when the
+       second is a p-value) and no ";" or sentence end lies between ("34.4% vs. 31.1%",
+       "0.20 with A, 0.07 with B", "300 msec ... than control subjects (p = .03)"), or when only
+       a ";", perhaps after closing brackets, precedes the value's interval or p-value
+       ("0.74; 95% CI, 0.65 to 0.85", "(95% CI: 7.42-19.4); P=0.001");
     3. a claim extended backward over a measure tied to it by a linking word ("FEV1 improved
        by", "HbA1c was"), and forward, at most twice, over a trailing comparison of up to five
        words that stops at punctuation ("vs placebo", "compared with the control group",
-       "with terbutaline"), and over a trailing "respectively";
+       "with terbutaline", "more virologic failures than those on ..."), and over a trailing
+       "respectively";
     4. overlapping results merged.
     """
     pieces = merge_spans([*numeric_atoms(text), *_bracket_spans(text)])
@@ -179,8 +214,12 @@ def claim_spans(text: str) -> list[tuple[int, int]]:
     for start, end in pieces[1:]:
         prev_start, prev_end = joined[-1]
         gap = text[prev_end:start]
-        after_semicolon = gap.strip() == ";" and _STATISTIC_AFTER_SEMICOLON.match(text, start)
-        if len(gap) <= _MAX_JOIN_GAP and (after_semicolon or not _GAP_BREAKS.search(gap)):
+        after_semicolon = _SEMICOLON_GAP.fullmatch(gap) and _STATISTIC_AFTER_SEMICOLON.match(
+            text, start + (text[start] in "([")
+        )
+        p_value_of_a_value = _P_VALUE.match(text, start) and not _P_VALUE.match(text, prev_start)
+        limit = _MAX_P_VALUE_GAP if p_value_of_a_value else _MAX_JOIN_GAP
+        if len(gap) <= limit and (after_semicolon or not _GAP_BREAKS.search(gap)):
             joined[-1] = (prev_start, end)
         else:
             joined.append((start, end))

@@ -2,10 +2,10 @@
 
 Five components, each an integer in its own range, every one kept in the breakdown:
 
-* design 0-3: 3 randomized trial or meta-analysis / systematic review; 2 other human study
-  designs (non-randomized or phase trials, observational, cohort, case-control, comparative,
-  multicentre); 1 preclinical or basic research, case reports and narrative reviews; 0 for
-  non-research items (editorials, letters, errata: the `other` evidence tier).
+* design 0-3, from the study design (`design.classify_design`): 3 systematic review / meta-
+  analysis or randomized trial; 2 non-randomized trial or observational study; 1 case report,
+  animal, in-vitro, computational or other research, narrative review, guideline; 0 for
+  non-research items (editorials, letters, errata, historical articles).
 * recency 0-2: 2 when published at most 5 years before "today", 1 at most 10, else 0. Age is
   counted in calendar years (today.year - publication year) so a year-only date is never
   guessed; "today" is injected, never read from a clock.
@@ -13,7 +13,10 @@ Five components, each an integer in its own range, every one kept in the breakdo
   optional tier-2 list, else 0.
 * human 0-2: 2 for a human study (MeSH Humans, a clinical tier, or, for records not yet
   MeSH-indexed, people named in the abstract), 1 for an animal study, 0 otherwise (in vitro).
-* sample size 0-2: the largest n parsed from the abstract; 2 when > 500, 1 when 100-500.
+* sample size 0-2: the largest plausible number of participants read from the abstract
+  (`read_sample_size`: digits or words, "one hundred and forty-one patients"); 2 when > 500,
+  1 when 100-500. A count of examinations, samples, images, visits, person-months... is not
+  a sample size and is refused.
 
 total = round(sum(weight_i * component_i)), clamped to 0-10. With the default weights (all 1)
 the components can add up to 11, hence the clamp the spec asks for.
@@ -27,6 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date
 
+from biomcp.domain.design import (
+    NUMBER_WORDS,
+    DesignClassification,
+    StudyDesign,
+    classify_design,
+)
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.evidence import EvidenceClassification, classify_evidence
 from biomcp.domain.journals import DEFAULT_TIER1_JOURNALS
@@ -36,10 +45,14 @@ __all__ = [
     "JournalTiers",
     "QualityConfig",
     "QualityWeights",
+    "SampleSizeReading",
+    "design_points",
     "journal_key",
     "parse_sample_size",
+    "read_sample_size",
     "score_quality",
     "total_score",
+    "words_to_number",
 ]
 
 _ISSN = re.compile(r"^(\d{4})-?(\d{3}[\dX])$")
@@ -142,43 +155,11 @@ class QualityConfig:
         return replace(self, weights=replace(self.weights, **weights))
 
 
-_HUMAN_STUDY_TYPES = frozenset(
-    {
-        "controlled clinical trial",
-        "pragmatic clinical trial",
-        "equivalence trial",
-        "adaptive clinical trial",
-        "clinical trial, phase i",
-        "clinical trial, phase ii",
-        "clinical trial, phase iii",
-        "clinical trial, phase iv",
-        "clinical trial",
-        "observational study",
-        "comparative study",
-        "multicenter study",
-        "clinical study",
-        "twin study",
-        "validation study",
-        "evaluation study",
-    }
-)
-_HUMAN_STUDY_MESH = frozenset(
-    {
-        "cohort studies",
-        "prospective studies",
-        "retrospective studies",
-        "case-control studies",
-        "cross-sectional studies",
-        "longitudinal studies",
-        "follow-up studies",
-        "non-randomized controlled trials as topic",
-    }
-)
-_RANDOMIZED_TEXT = re.compile(r"\brandomi[sz]ed\b|\brandomly (?:assigned|allocated)\b", re.I)
 _PEOPLE = (
     r"patients|participants|subjects|individuals|persons|people|women|men|children|adults|"
     r"adolescents|infants|neonates|newborns|volunteers|respondents|residents|veterans|"
-    r"pregnancies|mothers|smokers|survivors|cases|controls|eyes|mice|rats|animals"
+    r"pregnancies|mothers|smokers|survivors|cases|controls|eyes|mice|rats|animals|athletes|"
+    r"runners|students|workers|employees|nurses|physicians"
 )
 _HUMAN_TEXT = re.compile(
     r"\b(?:patients?|participants?|women|men|children|adults|adolescents|infants|volunteers|"
@@ -195,49 +176,142 @@ _NOT_ADJECTIVE = (
     r"hours?|days?|weeks?|months?|years?|times|mg|kg|g|ml|doses?|sessions?|cycles?|visits?)"
 )
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d)"
+_WORDS = rf"((?<![\w-]){NUMBER_WORDS})(?![\w-])"
+_PEOPLE_AFTER = rf"\s+(?:(?!{_NOT_ADJECTIVE}\b)[a-zA-Z-]+\s+){{0,3}}?(?:{_PEOPLE})\b"
 _SAMPLE_PATTERNS = (
     re.compile(rf"\b[nN]\s?=\s?{_NUM}"),
     # "120 adult women", "3849 consecutive patients"; not "104 weeks in patients".
-    re.compile(
-        rf"(?<![\d.,]){_NUM}\s+(?:(?!{_NOT_ADJECTIVE}\b)[a-zA-Z-]+\s+){{0,3}}?(?:{_PEOPLE})\b",
-        re.IGNORECASE,
-    ),
+    re.compile(rf"(?<![\d.,]){_NUM}{_PEOPLE_AFTER}", re.IGNORECASE),
     re.compile(
         rf"\b(?:total of|sample of|cohort of|enrolled|recruited|randomi[sz]ed|included)\s+{_NUM}",
         re.IGNORECASE,
     ),
+    # "One hundred and forty-one patients", "Thirty-two children".
+    re.compile(rf"{_WORDS}{_PEOPLE_AFTER}", re.IGNORECASE),
 )
+# What is counted when it is not people: a count of these is not a sample size.
+_NOT_PARTICIPANTS = re.compile(
+    r"\b(?:examinations?|exams?|samples?|specimens?|images?|scans?|radiographs?|slides?|"
+    r"visits?|encounters?|admissions?|episodes?|procedures?|operations?|records?|"
+    r"prescriptions?|claims?|tests?|measurements?|observations?|readings?|trips?|journeys?|"
+    r"person-(?:months|years|days)|patient-(?:months|years|days)|cycles?|embryos?|oocytes?|"
+    r"cells?|genes?|sequences?|reads?|articles?|studies|papers?|publications?|citations?|"
+    r"lesions?|teeth|calls?|doses?|injections?|questions?|items?|events?)\b",
+    re.IGNORECASE,
+)
+_UNITS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen",
+)  # fmt: skip
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_WORD_VALUES = {w: i for i, w in enumerate(_UNITS)} | {w: 10 * i for i, w in enumerate(_TENS, 2)}
+
+
+def words_to_number(text: str) -> int | None:
+    """A number written in English words: "one hundred and forty-one" -> 141, "One thousand
+    ninety-nine" -> 1099, "Seventy six" -> 76; None when a word is not a number word."""
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", text.casefold().strip()):
+        if word in ("and", ""):
+            continue
+        if word in _WORD_VALUES:
+            current += _WORD_VALUES[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total += (current or 1) * 1000
+            current = 0
+        else:
+            return None
+    return total + current
+
+
+@dataclass(frozen=True, slots=True)
+class SampleSizeReading:
+    """What `read_sample_size` read: the sample size `n` and the `phrase` it came from (None
+    when nothing was stated), and the counts it `refused` as not participants."""
+
+    n: int | None
+    phrase: str | None
+    refused: tuple[str, ...] = ()
+
+
+def _counts_something_else(text: str, start: int, end: int, pattern_index: int) -> bool:
+    """True when the number at text[start:end] counts things, not people: "a total of 232,878
+    seafarer medical examinations", "N = 26,819,987 person-months", "trips ... (n = 205,673)"."""
+    after = text[end : end + 60]
+    # After "n = 19)" the words are the sentence's, not what was counted.
+    counted_after = pattern_index == 2 or (
+        pattern_index == 0 and re.match(r"[^\S\n]+[A-Za-z]", after)
+    )
+    words_after = " ".join(re.findall(r"[\w-]+", after)[:4])
+    if counted_after and _NOT_PARTICIPANTS.search(words_after):
+        people = re.search(rf"\b(?:{_PEOPLE})\b", words_after, re.IGNORECASE)
+        thing = _NOT_PARTICIPANTS.search(words_after)
+        if not people or (thing and thing.start() < people.start()):
+            return True
+    if pattern_index == 0:
+        # "trips ... identified (n = 205,673)": the three words before "(n =" name the count.
+        before = re.sub(r"[\s(\[]*[nN]\s?=\s?$", "", text[max(0, start - 80) : start])
+        clause = " ".join(re.findall(r"[\w-]+", re.split(r"[.;:,]\s", before)[-1])[-3:])
+        if _NOT_PARTICIPANTS.search(clause) and not re.search(
+            rf"\b(?:{_PEOPLE})\b", clause, re.IGNORECASE
+        ):
+            return True
+    return False
+
+
+def read_sample_size(text: str) -> SampleSizeReading:
+    """The largest plausible study size stated in `text` and the phrase it was read from:
+    "n = 1,234", "3849 patients", "120 adult women", "a total of 560", "enrolled 85", "one
+    hundred and forty-one patients". Numbers that look like years (1900-2099 followed by a
+    people word) are ignored; counts of examinations, samples, images, visits... are refused
+    (listed in `refused`)."""
+    best: tuple[int, str] | None = None
+    refused: list[str] = []
+    for index, pattern in enumerate(_SAMPLE_PATTERNS):
+        for match in pattern.finditer(text):
+            raw = match.group(1)
+            if index == 3:
+                value = words_to_number(raw)
+                if value is None:
+                    continue
+            else:
+                value = int(raw.replace(",", ""))
+            looks_like_year = 1900 <= value <= 2099 and "," not in raw and index in (1, 2)
+            if value <= 0 or looks_like_year:
+                continue
+            tail = re.match(r"(?:[^\S\n]*[\w,-]+){0,4}", text[match.end() :])
+            phrase = match.group(0) + (tail.group(0) if tail and index in (0, 2) else "")
+            if _counts_something_else(text, match.start(1), match.end(1), index):
+                refused.append(phrase)
+                continue
+            if best is None or value > best[0]:
+                best = (value, phrase)
+    if best is None:
+        return SampleSizeReading(None, None, tuple(refused))
+    return SampleSizeReading(best[0], best[1], tuple(refused))
 
 
 def parse_sample_size(text: str) -> int | None:
-    """The largest study size stated in `text`: "n = 1,234", "3849 patients", "120 adult
-    women", "a total of 560", "enrolled 85"; None when nothing is stated. Numbers that look
-    like years (1900-2099 followed by a people word) are ignored."""
-    sizes: list[int] = []
-    for pattern in _SAMPLE_PATTERNS:
-        for match in pattern.finditer(text):
-            value = int(match.group(1).replace(",", ""))
-            looks_like_year = 1900 <= value <= 2099 and "," not in match.group(1)
-            if value > 0 and not (looks_like_year and pattern is not _SAMPLE_PATTERNS[0]):
-                sizes.append(value)
-    return max(sizes) if sizes else None
+    """The largest plausible study size stated in `text` (`read_sample_size`), or None."""
+    return read_sample_size(text).n
 
 
-def _design_points(record: PubMedRecord, evidence: EvidenceClassification) -> int:
-    types = {t.casefold() for t in record.publication_types}
-    if evidence.evidence_type is EvidenceType.OTHER:
+_DESIGN_POINTS = {
+    StudyDesign.SYSTEMATIC_REVIEW: 3,
+    StudyDesign.RCT: 3,
+    StudyDesign.NONRANDOMIZED_TRIAL: 2,
+    StudyDesign.OBSERVATIONAL: 2,
+}
+
+
+def design_points(design: DesignClassification) -> int:
+    """Design component 0-3 from the study design (module docstring)."""
+    if not design.is_research:
         return 0
-    if types & {"randomized controlled trial", "meta-analysis", "systematic review"}:
-        return 3
-    text = f"{record.title or ''} {record.abstract_text}"
-    if evidence.evidence_type is EvidenceType.CLINICAL:
-        return 3 if _RANDOMIZED_TEXT.search(text) else 2
-    humans = "humans" in record.mesh_descriptors
-    if evidence.evidence_type is not EvidenceType.PRECLINICAL and (
-        types & _HUMAN_STUDY_TYPES or (humans and record.mesh_descriptors & _HUMAN_STUDY_MESH)
-    ):
-        return 2
-    return 1
+    return _DESIGN_POINTS.get(design.design, 1)
 
 
 def _recency_points(record: PubMedRecord, today: date, config: QualityConfig) -> int:
@@ -250,8 +324,12 @@ def _recency_points(record: PubMedRecord, today: date, config: QualityConfig) ->
     return 1 if age <= config.older_years else 0
 
 
-def _human_points(record: PubMedRecord, evidence: EvidenceClassification) -> int:
+def _human_points(
+    record: PubMedRecord, evidence: EvidenceClassification, design: DesignClassification
+) -> int:
     mesh = record.mesh_descriptors
+    if design.design is StudyDesign.ANIMAL:
+        return 1
     if "humans" in mesh or evidence.evidence_type is EvidenceType.CLINICAL:
         return 2
     if "animals" in mesh:
@@ -272,26 +350,28 @@ def score_quality(
     today: date,
     config: QualityConfig | None = None,
     evidence: EvidenceClassification | None = None,
+    design: DesignClassification | None = None,
 ) -> QualityBreakdown:
-    """Score a record 0-10 with its breakdown (module docstring). `evidence` may be passed when
-    the caller already classified the record; it is computed otherwise."""
+    """Score a record 0-10 with its breakdown (module docstring). `evidence` and `design` may
+    be passed when the caller already classified the record; they are computed otherwise."""
     config = config or QualityConfig()
-    evidence = evidence or classify_evidence(record)
+    design = design or classify_design(record)
+    evidence = evidence or classify_evidence(record, design)
     n = parse_sample_size(record.abstract_text)
     sample = 0
     if n is not None:
         sample = 2 if n > config.sample_large else 1 if n >= config.sample_medium else 0
-    design = _design_points(record, evidence)
+    design_score = design_points(design)
     recency = _recency_points(record, today, config)
     journal = config.journals.points(record)
-    human = _human_points(record, evidence)
+    human = _human_points(record, evidence, design)
     return QualityBreakdown(
-        design=design,
+        design=design_score,
         recency=recency,
         journal=journal,
         human=human,
         sample_size=sample,
-        total=total_score(design, recency, journal, human, sample, config.weights),
+        total=total_score(design_score, recency, journal, human, sample, config.weights),
         sample_size_n=n,
     )
 

@@ -22,8 +22,13 @@ from biomcp.domain.records import PubMedRecord
 
 __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "decide_version"]
 
-#: Bumped when the hashed fields change, so stored hashes from an older scheme are recognized.
-HASH_SCHEME = "v1"
+#: Bumped when the hashed fields change, so stored hashes from an older scheme are recognized,
+#: and when the values derived from a record (evidence tier, study design, quality score)
+#: change their rules: a stored hash with an older prefix differs from every new hash, so the
+#: next sync that sees a stored record updates it (version + 1), derives its tier and quality
+#: again and re-indexes its chunks (their `evidence_type` and `quality_total` too).
+#: v2 (issue 17: tiers from the study design, sample sizes in words): the digest is v1's.
+HASH_SCHEME = "v2"
 
 
 def _canonical(value: Any) -> Any:
@@ -44,7 +49,8 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v1:` + SHA-256 of the canonical JSON of the record's content (module docstring)."""
+    """`v2:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")
     content.pop("lr")

@@ -272,7 +272,11 @@ class Container(containers.DeclarativeContainer):
         config=providers.Callable(_sync_config, settings),
     )
     search = providers.Singleton(
-        SearchCorpus, vectors, embedder, config=providers.Callable(_search_config, settings)
+        SearchCorpus,
+        vectors,
+        embedder,
+        config=providers.Callable(_search_config, settings),
+        metadata=metadata,
     )
     documents = providers.Singleton(GetDocument, metadata)
     checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)

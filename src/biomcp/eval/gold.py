@@ -4,7 +4,8 @@ Each question has an intent (efficacy, safety, mechanism, other), the PMIDs or c
 answer it and optionally `must_have_numeric`. `GoldEvaluation` reports Recall@K, the share of
 results that carry a numeric claim for efficacy questions, whether a numeric chunk of an
 expected document was found when one is required, and the clinical vs preclinical/basic
-balance of the top documents (spec 03 section 12).
+balance of the top documents (spec 03 section 12), over all questions, by topic and by
+question kind (intent).
 """
 
 from __future__ import annotations
@@ -185,6 +186,14 @@ class GoldReport:
             topics.setdefault(r.question.topic, []).append(r)
         return topics
 
+    def by_intent(self) -> dict[str, list[GoldResult]]:
+        """Results by question kind (spec 03 section 12: mechanism, efficacy, safety), in the
+        order of `INTENTS`."""
+        intents: dict[str, list[GoldResult]] = {i: [] for i in INTENTS}
+        for r in self.results:
+            intents[r.question.intent].append(r)
+        return {i: rs for i, rs in intents.items() if rs}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": "gold",
@@ -193,6 +202,7 @@ class GoldReport:
             "seconds": round(self.seconds, 3),
             "overall": _summary(self.results),
             "topics": {t: _summary(rs) for t, rs in sorted(self.by_topic().items())},
+            "intents": {i: _summary(rs) for i, rs in self.by_intent().items()},
             "questions": [r.as_dict() for r in self.results],
         }
 

@@ -106,6 +106,7 @@ def gold_markdown(report: dict[str, Any], source: str) -> str:
         ]
 
     rows = [row(t, s) for t, s in report["topics"].items()] + [row("**all**", report["overall"])]
+    kinds = [row(i, s) for i, s in report.get("intents", {}).items()]
     details = [
         [
             q["id"],
@@ -123,6 +124,8 @@ def gold_markdown(report: dict[str, Any], source: str) -> str:
                 f"# Gold questions: {source} (top {k}, {bias})",
                 "",
                 _md_table(headers, rows, range(1, len(headers))),
+                "",
+                _md_table(["question kind", *headers[1:]], kinds, range(1, len(headers))),
                 "",
                 _md_table(
                     ["id", "topic", "intent", f"Recall@{k}", "missing", "top documents"],

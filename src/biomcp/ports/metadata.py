@@ -122,6 +122,11 @@ class MetadataStore(Protocol):
 
     async def get_documents(self, pmids: Sequence[str]) -> dict[str, StoredDocument]: ...
 
+    async def retracted_pmids(self, pmids: Sequence[str]) -> set[str]:
+        """Those of `pmids` whose stored record is retracted now (`PubMedRecord.is_retracted`);
+        unknown PMIDs are absent."""
+        ...
+
     async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
         """Those of `pmids` whose indexed version is behind their version."""
         ...

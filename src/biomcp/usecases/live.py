@@ -49,6 +49,7 @@ from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.maintenance import IndexStatus
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.retractions import retraction_notice
 
 __all__ = [
     "CITATION_STYLES",
@@ -814,6 +815,7 @@ def _abstract_plus(
         ]
     article["doi"] = record.doi
     article["pmcid"] = record.pmcid
+    article.update(_retraction(record))
     return article
 
 
@@ -832,7 +834,23 @@ def _citation_data(
     }
     if include_mesh:
         article["meshTerms"] = _mesh_terms(record.mesh)
+    if record.is_retracted:  # minimal otherwise; a retracted paper is cited as retracted
+        article.update(_retraction(record))
     return article
+
+
+def _retraction(record: PubMedRecord) -> dict[str, Any]:
+    """`retracted` and the retraction notice (the PMID and citation of the RetractionIn
+    comment; null when the record is not retracted)."""
+    notice = retraction_notice(record)
+    return {
+        "retracted": notice is not None,
+        "retractionNotice": (
+            None
+            if notice is None
+            else {"noticePmid": notice["notice_pmid"], "source": notice["source"]}
+        ),
+    }
 
 
 def _query_summary(key: str, checkpoint: Any, job: Any) -> dict[str, Any]:

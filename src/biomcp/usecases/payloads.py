@@ -10,8 +10,11 @@ import re
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+from biomcp.domain.design import classify_design
+from biomcp.domain.quality import read_sample_size
 from biomcp.ports.metadata import StoredDocument
 from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.retractions import retraction_notice
 
 __all__ = ["document_payload", "iso_utc", "parse_doc_id", "parse_iso_utc"]
 
@@ -66,9 +69,14 @@ def parse_doc_id(value: str) -> str:
 
 def document_payload(doc: StoredDocument) -> dict[str, Any]:
     """The `rag.get` response (and the paper resource): spec 01's fields, then the v1.1 ones
-    (`evidence_type`, the full `quality_breakdown`, flags, identifiers, authors, MeSH)."""
+    (`evidence_type`, `study_design` and the rule that decided it, the full
+    `quality_breakdown` with what was read for the sample size, flags, identifiers, authors,
+    MeSH). The study design is derived here from the stored record (a pure function), so it
+    is always that of the current rules."""
     record = doc.record
     quality = doc.quality
+    design = classify_design(record)
+    reading = read_sample_size(record.abstract_text)
     return {
         "doc_id": record.doc_id,
         "title": record.title,
@@ -92,18 +100,27 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
         "evidence_rule": doc.evidence.rule,
         "has_numbers": doc.evidence.has_numbers,
         "has_biomarker": doc.evidence.has_biomarker,
+        "study_design": str(design.design),
+        "design_rule": design.rule,
         "quality_breakdown": {
             "design": quality.design,
+            "study_design": str(design.design),
             "recency": quality.recency,
             "journal": quality.journal,
             "human": quality.human,
             "sample_size": quality.sample_size,
             "sample_size_n": quality.sample_size_n,
+            # What was read: the phrase the stored n came from, and the counts refused as
+            # not participants (232,878 examinations). Re-read here from the abstract; the
+            # phrase is left out if the stored n came from older rules (see versioning).
+            "sample_size_text": reading.phrase if reading.n == quality.sample_size_n else None,
+            "sample_size_refused": list(reading.refused),
             "total": quality.total,
         },
         "doi": record.doi,
         "authors": [author.display_name for author in record.authors],
         "mesh_terms": [heading.descriptor for heading in record.mesh],
         "retracted": record.is_retracted,
+        "retraction": retraction_notice(record),
         "url": f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
     }

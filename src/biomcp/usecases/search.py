@@ -9,6 +9,11 @@ vector arm, as Weaviate does). With `quality_bias` each candidate's fused score 
 The fused score stands in for the spec's `sim` so that a chunk found by BM25 alone keeps its
 place; the raw cosine similarity and BM25 score of each arm are still reported (`sim`, `bm25`).
 Without `quality_bias`, `score` is the fused score.
+
+Retracted papers are left out unless `include_retracted` asks for them (then their hits carry
+`retracted: true`). The flag is read from the metadata store at search time, not from the
+vector store, so a paper retracted after it was indexed drops out without re-embedding; the
+vector search is asked for more candidates while retracted ones keep the page short.
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from typing import Any
 
 from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
 from biomcp.ports.embeddings import Embedder
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import (
     CollectionNotFoundError,
     EmbeddingMismatchError,
     Fusion,
     SearchFilters,
+    VectorHit,
     VectorStore,
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
@@ -30,6 +37,8 @@ from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 __all__ = ["SearchConfig", "SearchCorpus", "SearchHit"]
 
 MAX_TOP_K = 100
+#: Vector searches one query may make while retracted papers are left out of its candidates.
+_MAX_ROUNDS = 4
 _EMPTY_QUERY = "query is empty: ask a question or give keywords"
 
 
@@ -63,6 +72,7 @@ class SearchHit:
     text: str | None
     year: int | None
     journal: str | None
+    retracted: bool = False
 
     def as_payload(self) -> dict[str, Any]:
         """One `rag.search` result: spec 01's fields, then the v1.1 ones."""
@@ -77,15 +87,23 @@ class SearchHit:
             "section": self.section,
             "chunk_id": self.chunk_id,
             "text": self.text,
+            "retracted": self.retracted,
         }
 
 
 class SearchCorpus:
     def __init__(
-        self, vectors: VectorStore, embedder: Embedder, *, config: SearchConfig | None = None
+        self,
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        config: SearchConfig | None = None,
+        metadata: MetadataStore | None = None,
     ) -> None:
+        """`metadata` None: no retraction filter (every hit is reported not retracted)."""
         self._vectors = vectors
         self._embedder = embedder
+        self._metadata = metadata
         self.config = config or SearchConfig()
         self._model_checked = False
 
@@ -118,8 +136,10 @@ class SearchCorpus:
         quality_bias: bool = True,
         *,
         filters: SearchFilters | None = None,
+        include_retracted: bool = False,
     ) -> list[SearchHit]:
-        """The best `top_k` chunks for `query`, best first.
+        """The best `top_k` chunks for `query`, best first (retracted papers left out unless
+        `include_retracted`).
 
         Raises:
             InvalidRequestError: an empty query or `top_k` outside 1..100.
@@ -130,7 +150,9 @@ class SearchCorpus:
             raise InvalidRequestError(_EMPTY_QUERY)
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
-        return await self.ranked(query, top_k, quality_bias, filters=filters)
+        return await self.ranked(
+            query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+        )
 
     async def ranked(
         self,
@@ -139,6 +161,7 @@ class SearchCorpus:
         quality_bias: bool = True,
         *,
         filters: SearchFilters | None = None,
+        include_retracted: bool = False,
     ) -> list[SearchHit]:
         """`run` without its bound on `top_k`: the best `limit` chunks, ranked exactly as `run`
         ranks them. The retrieval evaluation reads deep rankings (Recall@100 of documents needs
@@ -157,14 +180,8 @@ class SearchCorpus:
         try:
             await self._check_model()
             vector = (await self._embedder.embed([text]))[0]
-            hits = await self._vectors.hybrid_search(
-                config.collection,
-                text,
-                vector,
-                limit=limit * config.oversample,
-                alpha=config.alpha,
-                fusion=config.fusion,
-                filters=filters,
+            hits, retracted = await self._candidates(
+                text, vector, limit, filters, include_retracted
             )
         except CollectionNotFoundError:
             raise NotFoundError(
@@ -173,6 +190,9 @@ class SearchCorpus:
         intent = detect_intent(text)
         results: list[SearchHit] = []
         for hit in hits:
+            flagged = hit.doc_id in retracted
+            if flagged and not include_retracted:
+                continue
             score = hit.score
             if quality_bias:
                 score = rerank_score(
@@ -198,7 +218,49 @@ class SearchCorpus:
                     text=hit.text,
                     year=hit.year,
                     journal=hit.journal,
+                    retracted=flagged,
                 )
             )
         results.sort(key=lambda r: (-r.score, r.uuid))
         return results[:limit]
+
+    async def _candidates(
+        self,
+        text: str,
+        vector: list[float],
+        limit: int,
+        filters: SearchFilters | None,
+        include_retracted: bool,
+    ) -> tuple[list[VectorHit], set[str]]:
+        """The vector store's candidates (`limit * oversample`) and the doc ids among them
+        whose stored record is retracted now. When leaving those out would leave fewer than
+        `limit * oversample` candidates, the store is asked again for as many more as were
+        left out (the rerank needs its full pool), until it has no more to give."""
+        config = self.config
+        wanted = limit * config.oversample
+        asked = wanted
+        for _ in range(_MAX_ROUNDS):
+            hits = await self._vectors.hybrid_search(
+                config.collection,
+                text,
+                vector,
+                limit=asked,
+                alpha=config.alpha,
+                fusion=config.fusion,
+                filters=filters,
+            )
+            retracted = await self._retracted({hit.doc_id for hit in hits})
+            if include_retracted or not retracted:
+                return hits, retracted
+            kept = sum(1 for hit in hits if hit.doc_id not in retracted)
+            if kept >= wanted or len(hits) < asked:
+                break
+            asked += wanted - kept
+        return hits, retracted
+
+    async def _retracted(self, doc_ids: set[str]) -> set[str]:
+        """Those of `doc_ids` whose stored record is retracted (MetadataStoreError passes)."""
+        if self._metadata is None or not doc_ids:
+            return set()
+        pmids = [doc_id.removeprefix("pmid:") for doc_id in doc_ids]
+        return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}

@@ -11,10 +11,14 @@
    chunks by their stable uuid, delete the chunks a new version no longer has, and record the
    indexed version. A replay of an unchanged window finds nothing behind: no embedding call
    and no vector write.
-6. Only when every record of the window is stored and indexed, advance the checkpoint
+6. Re-check the stored PMIDs outside the window for retractions since their sync (one ESearch
+   per batch, `usecases.retractions`), and re-fetch, store and index those PubMed now lists
+   as retracted, so their flag and notice are current. A failed re-check is a warning: it
+   neither fails the sync nor holds the checkpoint (the next sync re-checks again).
+7. Only when every record of the window is stored and indexed, advance the checkpoint
    (monotonic) to the largest EDAT among them. A failure anywhere leaves the checkpoint where
    it was, and the next run redoes what is missing (documents stay "behind" until indexed).
-7. Record the job (running, then succeeded or failed) and return the report.
+8. Record the job (running, then succeeded or failed) and return the report.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig
+from biomcp.domain.design import classify_design
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.quality import QualityConfig, score_quality
 from biomcp.domain.records import PubMedRecord
@@ -44,6 +49,7 @@ from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
 __all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "new_job_id"]
 
@@ -66,9 +72,11 @@ class SyncConfig:
     lock_timeout_s: float = 600.0
     chunking: ChunkingConfig | None = None
     quality: QualityConfig = field(default_factory=QualityConfig)
+    recheck_retractions: bool = True
+    recheck_batch_size: int = RECHECK_BATCH
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1 or self.embed_batch_size < 1:
+        if self.batch_size < 1 or self.embed_batch_size < 1 or self.recheck_batch_size < 1:
             raise ValueError("batch sizes must be >= 1")
         if self.initial_days is not None and self.initial_days < 0:
             raise ValueError("initial_days must be >= 0")
@@ -120,8 +128,14 @@ class SyncReport:
     checkpoint_advanced: bool = False
     window_start: datetime | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    retractions_rechecked: int = 0
+    newly_retracted: tuple[str, ...] = ()
 
     def as_payload(self) -> dict[str, Any]:
+        """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
+        spec 01 has it): the retraction re-check reaches it as a warning when it found new
+        retractions or failed; `retractions_rechecked` / `newly_retracted` are here for the
+        CLI, the library and the job log."""
         return {
             "job_id": self.job_id,
             "inserted": self.inserted,
@@ -164,6 +178,8 @@ class _Run:
     complete: bool = True
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    rechecked: int = 0
+    newly_retracted: list[str] = field(default_factory=list)
 
     def timed(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
@@ -364,6 +380,9 @@ class SyncDelta:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await ahead
 
+        if self.config.recheck_retractions:
+            await self._recheck_retractions(run, frozenset(found.pmids))
+
         final = checkpoint.last_edat
         advanced = False
         if run.complete:
@@ -392,7 +411,60 @@ class SyncDelta:
             checkpoint_advanced=advanced,
             window_start=start,
             timings={k: round(v, 4) for k, v in run.timings.items()},
+            retractions_rechecked=run.rechecked,
+            newly_retracted=tuple(run.newly_retracted),
         )
+
+    async def _recheck_retractions(self, run: _Run, window: frozenset[str]) -> None:
+        """Re-check the stored PMIDs outside the window (those in it were just fetched) for
+        retractions; re-fetch, store and index the ones whose stored copy is not flagged (or
+        not indexed) yet. Any failure becomes a warning: the sync's own records are stored and
+        indexed already, and the next sync re-checks again."""
+        began = time.perf_counter()
+        try:
+            pmids = await stored_pmids(self._metadata, exclude=window)
+            if not pmids:
+                return
+            check = await find_retracted(self._entrez, pmids, batch=self.config.recheck_batch_size)
+            run.rechecked = check.checked
+            stored = await self._metadata.get_documents(list(check.retracted))
+            stale = [
+                pmid
+                for pmid, doc in stored.items()
+                if not doc.record.is_retracted or doc.indexed_version < doc.version
+            ]
+            if not stale:
+                return
+            fetched = await self._entrez.efetch(sorted(stale))
+            # A scratch tally: the re-fetched records are not the window's, so they neither
+            # hold nor move the checkpoint.
+            scratch = _Run(run.query_key, run.started)
+            await self._batch(scratch, fetched)
+            run.chunks_written += scratch.chunks_written
+            run.chunks_deleted += scratch.chunks_deleted
+            run.texts_embedded += scratch.texts_embedded
+            run.warnings.extend(scratch.warnings)
+            # What the store holds now (an older copy replayed would not have replaced it).
+            now_stored = await self._metadata.get_documents(stale)
+            run.newly_retracted.extend(
+                pmid
+                for pmid in sorted(now_stored)
+                if now_stored[pmid].record.is_retracted and not stored[pmid].record.is_retracted
+            )
+            if run.newly_retracted:
+                shown = ", ".join(f"pmid:{p}" for p in run.newly_retracted[:20])
+                run.warnings.append(
+                    f"{len(run.newly_retracted)} stored records were retracted since their last "
+                    f"sync and are now flagged (left out of rag_search by default): {shown} "
+                    f"({check.checked} stored PMIDs re-checked)"
+                )
+        except Exception as exc:  # a cancellation (BaseException) still stops the sync
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            run.warnings.append(
+                f"the retraction re-check failed ({reason}); the next sync re-checks again"
+            )
+        finally:
+            run.timed("retractions", began)
 
     async def _fetch(self, run: _Run, pmids: Sequence[str]) -> FetchResult:
         began = time.perf_counter()
@@ -461,8 +533,9 @@ class SyncDelta:
         return lost
 
     def _derive(self, record: PubMedRecord, today: date) -> DocumentUpsert:
-        evidence = classify_evidence(record)
-        breakdown = score_quality(record, today, self.config.quality, evidence)
+        design = classify_design(record)  # once: the tier and the score both follow it
+        evidence = classify_evidence(record, design)
+        breakdown = score_quality(record, today, self.config.quality, evidence, design)
         return DocumentUpsert(record, evidence, breakdown, content_hash(record))
 
     async def _index(self, run: _Run, docs: Sequence[StoredDocument]) -> set[str]:

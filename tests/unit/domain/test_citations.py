@@ -12,7 +12,9 @@ from biomcp.domain.citations import (
     all_citations,
     expand_pages,
     format_citation,
+    mla_pages,
 )
+from biomcp.domain.journals import MLA_MINOR_WORDS, journal_name, title_case
 from biomcp.domain.records import Author, Journal, PubDate, PubMedRecord
 
 pytestmark = pytest.mark.unit
@@ -64,7 +66,7 @@ def test_apa_lists_up_to_20_authors_with_an_ampersand() -> None:
     text = format_citation(_record(3), "apa")
     assert text.startswith("Author1, A. M., Author2, A. M., & Author3, A. M. (2018).")
     assert "Effect of drug X on outcome Y: a randomized trial." in text
-    assert "*The New England journal of medicine*, *378*(20), 1865–1876." in text
+    assert "*The New England Journal of Medicine*, *378*(20), 1865–1876." in text
     assert text.endswith("https://doi.org/10.1056/NEJMoa1715474")
     twenty = format_citation(_record(20), "apa")
     assert twenty.count("A. M.") == 20
@@ -80,14 +82,14 @@ def test_apa_truncates_21_or_more_authors_to_19_an_ellipsis_and_the_last() -> No
 
 def test_mla_uses_et_al_from_three_authors() -> None:
     one = format_citation(_record(1), "mla")
-    assert one.startswith("Author1, Anna Maria1. “Effect of drug X")
+    assert one.startswith("Author1, Anna Maria1. “Effect of Drug X on Outcome Y: A Randomized")
     two = format_citation(_record(2), "mla")
     assert two.startswith("Author1, Anna Maria1, and Anna Maria2 Author2.")
     three = format_citation(_record(3), "mla")
     assert three.startswith("Author1, Anna Maria1, et al. “Effect")
     assert "Author2" not in three
-    assert "*The New England journal of medicine*, vol. 378, no. 20, 17 May 2018" in three
-    assert "pp. 1865–1876" in three
+    assert "*The New England Journal of Medicine*, vol. 378, no. 20, 17 May 2018" in three
+    assert "pp. 1865–76" in three
     assert three.endswith("https://doi.org/10.1056/NEJMoa1715474.")
 
 
@@ -139,8 +141,89 @@ def test_a_collective_author_is_kept_whole_in_every_style() -> None:
 def test_missing_parts_are_left_out_not_printed_empty() -> None:
     record = PubMedRecord(pmid="1", title="A title")
     cites = all_citations(record)
-    assert cites["apa"] == "(n.d.). A title."
+    assert cites["apa"] == "A title. (n.d.)."
     assert cites["vancouver"] == "A title. PMID: 1."
     assert "None" not in "".join(cites.values())
     with pytest.raises(ValueError, match="chicago"):
         format_citation(record, "chicago")
+
+
+@pytest.mark.parametrize(
+    ("given", "mla"),
+    [
+        ("96-101", "96–101"),
+        ("103-4", "103–04"),
+        ("395-401", "395–401"),
+        ("923-1003", "923–1003"),
+        ("1003-5", "1003–05"),
+        ("1608-774", "1608–774"),
+        ("113-25", "113–25"),
+        ("311-9", "311–19"),
+        ("e123-e130", "e123–e130"),
+        ("412", "412"),
+    ],
+)
+def test_mla_page_ranges_follow_mla_9_number_ranges(given: str, mla: str) -> None:
+    # MLA Handbook 9th ed., 2.137: 96–101, 103–04, 395–401, 923–1003, 1003–05, 1608–774.
+    assert mla_pages(given) == mla
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("Social justice (San Francisco, Calif.)", "Social Justice"),
+        ("The American psychologist", "The American Psychologist"),
+        ("Science (New York, N.Y.)", "Science"),
+        (
+            "Journal of magnetic resonance (San Diego, Calif. : 1997)",
+            "Journal of Magnetic Resonance",
+        ),
+        (
+            "Biochimica et biophysica acta. Molecular cell research",
+            "Biochimica et Biophysica Acta. Molecular Cell Research",
+        ),
+        ("PLoS medicine", "PLoS Medicine"),
+        ("JAMA oncology", "JAMA Oncology"),
+        ("The lancet. Diabetes & endocrinology", "The Lancet. Diabetes & Endocrinology"),
+    ],
+)
+def test_journal_name_drops_nlm_qualifiers_and_title_cases(title: str, name: str) -> None:
+    assert journal_name(title, "Abbr") == name
+
+
+def test_journal_name_falls_back_to_the_iso_abbreviation_only_without_a_title() -> None:
+    assert journal_name(None, "Soc Justice") == "Soc Justice"
+    assert journal_name("", None) == ""
+
+
+def test_mla_title_case_lowers_every_preposition_and_keeps_written_capitals() -> None:
+    assert title_case(
+        "the role of p53 and miRNA in HIV-1: a review of studies between 2000 and 2010",
+        MLA_MINOR_WORDS,
+    ) == ("The Role of p53 and miRNA in HIV-1: A Review of Studies between 2000 and 2010")
+    # APA keeps long prepositions capitalized, and the last word is always capitalized
+    assert title_case("a look between the lines of") == "A Look Between the Lines Of"
+
+
+def test_apa_article_numbers_and_page_ranges() -> None:
+    article = _record(1, pages="e0021622", doi="10.1128/aac.00216-22")
+    assert "*378*(20), Article e0021622. https://doi.org/" in format_citation(article, "apa")
+    by_doi = _record(1, pages="1034", doi="10.3389/fphys.2018.01034")
+    assert "Article 1034." in format_citation(by_doi, "apa")
+    page = _record(1, pages="1034", doi="10.1000/xyz.555")
+    assert "*378*(20), 1034." in format_citation(page, "apa")
+
+
+def test_initials_keep_their_script_and_hyphens() -> None:
+    record = _record(
+        1,
+        authors=(
+            _person("Bruserud", "Øyvind", "Ø"),
+            _person("Ling", "King-Hwa", "KH"),
+            Author(last_name="Pascual", initials="Á"),
+        ),
+    )
+    cites = all_citations(record)
+    assert cites["apa"].startswith("Bruserud, Ø., Ling, K.-H., & Pascual, Á. (2018).")
+    assert cites["vancouver"].startswith("Bruserud Ø, Ling KH, Pascual Á.")
+    assert "Pascual, Á." in cites["bibtex"]

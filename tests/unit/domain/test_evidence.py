@@ -32,123 +32,79 @@ def decide(**overrides: object) -> tuple[EvidenceType, str]:
     return result.evidence_type, result.rule
 
 
-# --- one test per rule ---------------------------------------------------------------------
+# --- tiers follow the study design (spec 03 Goals) -----------------------------------------
 
 
 @pytest.mark.parametrize(
-    "pub_type",
+    ("pub_type", "rule"),
     [
-        "Randomized Controlled Trial",
-        "Clinical Trial",
-        "Clinical Trial, Phase I",
-        "Clinical Trial, Phase II",
-        "Clinical Trial, Phase III",
-        "Clinical Trial, Phase IV",
+        ("Randomized Controlled Trial", "clinical.rct.publication_type"),
+        ("Clinical Trial", "clinical.nonrandomized_trial.publication_type"),
+        ("Clinical Trial, Phase I", "clinical.nonrandomized_trial.publication_type"),
+        ("Clinical Trial, Phase II", "clinical.nonrandomized_trial.publication_type"),
+        ("Controlled Clinical Trial", "clinical.nonrandomized_trial.publication_type"),
+        ("Observational Study", "clinical.observational.publication_type"),
+        ("Case Reports", "clinical.case_report.publication_type"),
+        ("Meta-Analysis", "clinical.systematic_review.publication_type"),
+        ("Systematic Review", "clinical.systematic_review.publication_type"),
     ],
 )
-def test_trial_publication_type_is_clinical_by_trial_type_rule(pub_type: str) -> None:
-    assert decide(publication_types=("Journal Article", pub_type)) == (
-        CLINICAL,
-        "clinical.trial_type",
-    )
+def test_human_study_designs_are_clinical(pub_type: str, rule: str) -> None:
+    assert decide(publication_types=("Journal Article", pub_type)) == (CLINICAL, rule)
 
 
-def test_rct_publication_type_is_clinical() -> None:
-    assert decide(publication_types=("Randomized Controlled Trial",)) == (
-        CLINICAL,
-        "clinical.trial_type",
-    )
+def test_trial_type_matches_whatever_the_case() -> None:
+    assert decide(publication_types=("randomized CONTROLLED trial",))[0] is CLINICAL
 
 
-def test_trial_publication_type_matches_whatever_the_case() -> None:
-    assert decide(publication_types=("randomized controlled TRIAL",)) == (
-        CLINICAL,
-        "clinical.trial_type",
-    )
+def test_trial_type_with_randomized_methods_is_an_rct() -> None:
+    record = make_record(publication_types=("Clinical Trial",), text=PLAIN_CLINICAL)
+    assert classify_evidence(record).rule == "clinical.rct.trial_type_randomized_text"
 
 
-@pytest.mark.parametrize(
-    "pub_type",
-    [
-        "Controlled Clinical Trial",
-        "Pragmatic Clinical Trial",
-        "Equivalence Trial",
-        "Adaptive Clinical Trial",
-        "Clinical Trial Protocol",
-    ],
-)
-def test_other_trial_kind_in_humans_is_clinical_by_humans_trial_rule(pub_type: str) -> None:
-    assert decide(publication_types=(pub_type,), mesh_terms=("Humans", "Adult")) == (
-        CLINICAL,
-        "clinical.humans_trial",
-    )
+def test_cohort_mesh_without_a_trial_type_is_clinical() -> None:
+    # Spec 03's Goals: Tier A is "Phase I-III, RCTs, human studies"; a cohort study is one.
+    record = make_record(mesh_terms=("Humans", "Cohort Studies", "Retrospective Studies"))
+    assert decide(mesh=record.mesh) == (CLINICAL, "clinical.observational.mesh")
 
 
-def test_other_trial_kind_without_humans_mesh_is_not_clinical() -> None:
-    assert decide(publication_types=("Controlled Clinical Trial",)) == (BASIC, "basic.fallback")
+def test_unindexed_retrospective_study_is_clinical_by_text() -> None:
+    text = "We retrospectively reviewed 312 consecutive patients treated between 2010 and 2020."
+    assert decide(text=text) == (CLINICAL, "clinical.observational.text")
 
 
-def test_meta_analysis_of_randomized_trials_is_clinical_by_trial_synthesis_rule() -> None:
-    assert decide(
+def test_meta_analysis_of_mouse_studies_is_preclinical() -> None:
+    record = make_record(
         publication_types=("Meta-Analysis",),
-        title="Semaglutide for obesity: a meta-analysis of randomized controlled trials",
-    ) == (CLINICAL, "clinical.trial_synthesis")
-
-
-def test_systematic_review_of_rcts_mentioned_in_abstract_is_clinical() -> None:
-    assert decide(
-        publication_types=("Systematic Review",),
-        text="We searched MEDLINE for RCTs of SGLT2 inhibitors in heart failure.",
-    ) == (CLINICAL, "clinical.trial_synthesis")
-
-
-def test_systematic_review_of_observational_studies_is_not_clinical() -> None:
-    assert decide(
-        publication_types=("Systematic Review",),
-        text="We pooled fourteen observational cohort studies of statin use.",
-    ) == (BASIC, "basic.fallback")
-
-
-def test_trial_synthesis_text_without_synthesis_type_does_not_make_it_clinical() -> None:
-    assert decide(
-        publication_types=("Review",),
-        text="Randomized controlled trials are the gold standard of evidence.",
-    ) == (BASIC, "basic.fallback")
+        title="Statins in animal models of stroke: a meta-analysis",
+    )
+    assert classify_evidence(record).evidence_type is PRECLINICAL
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("overrides", "rule"),
     [
-        "Efficacy was shown in preclinical models.",
-        "Efficacy was shown in pre-clinical models.",
-        "The compound was active in vitro.",
-        "The compound was active In Vitro.",
-        "Tumour growth slowed in an animal model of NSCLC.",
-        "Tumour growth slowed in two animal models.",
-        "A knock-in mouse was generated.",
-        "Mice were fed a high-fat diet.",
-        "The effect was studied in the rat.",
-        "Rats were fed a high-fat diet.",
-        "RAT hepatocytes were isolated.",
+        ({"mesh_terms": ("Animals", "Mice")}, "preclinical.animal.mesh"),
+        (
+            {"text": "Rats were fed a high-fat diet for 12 weeks."},
+            "preclinical.animal.text_species",
+        ),
+        ({"text": "HeLa cells were transfected with siRNA."}, "preclinical.in_vitro.text"),
+        (
+            {"publication_types": ("Clinical Trial, Veterinary",)},
+            "preclinical.animal.publication_type",
+        ),
     ],
 )
-def test_preclinical_words_in_text_are_preclinical_by_text_rule(text: str) -> None:
-    assert decide(text=text) == (PRECLINICAL, "preclinical.text")
+def test_animal_and_in_vitro_work_is_preclinical(overrides: dict[str, object], rule: str) -> None:
+    assert decide(**overrides) == (PRECLINICAL, rule)
 
 
-def test_preclinical_word_in_title_is_preclinical_by_text_rule() -> None:
-    assert decide(title="Sotorasib in mice") == (PRECLINICAL, "preclinical.text")
-
-
-def test_animal_only_mesh_is_preclinical_by_animal_mesh_rule() -> None:
-    assert decide(mesh_terms=("Animals", "Dogs", "Disease Models, Animal")) == (
-        PRECLINICAL,
-        "preclinical.animal_mesh",
+def test_veterinary_trial_is_not_clinical_even_with_humans_mesh() -> None:
+    record = make_record(
+        publication_types=("Clinical Trial, Veterinary",), mesh_terms=("Humans", "Animals")
     )
-
-
-def test_animals_and_humans_mesh_is_not_animal_only() -> None:
-    assert decide(mesh_terms=("Animals", "Humans")) == (BASIC, "basic.fallback")
+    assert classify_evidence(record).evidence_type is PRECLINICAL
 
 
 @pytest.mark.parametrize(
@@ -157,132 +113,65 @@ def test_animals_and_humans_mesh_is_not_animal_only() -> None:
         ("Editorial",),
         ("Letter",),
         ("Comment", "Letter"),
+        ("Journal Article", "Published Erratum"),
         ("News",),
-        ("Published Erratum",),
-        ("Retraction of Publication",),
-        ("Expression of Concern",),
-        ("Biography", "Portrait"),
-        ("Editorial", "Journal Article"),
+        ("Historical Article", "Journal Article"),
+        ("Review",),
+        ("Practice Guideline",),
     ],
 )
-def test_non_research_publication_types_are_other(pub_types: tuple[str, ...]) -> None:
-    assert decide(publication_types=pub_types) == (OTHER, "other.non_research")
-
-
-def test_erratum_is_other() -> None:
-    assert decide(
-        title="Erratum: Correction to the affiliations", publication_types=("Published Erratum",)
-    ) == (OTHER, "other.non_research")
+def test_reviews_guidelines_and_notices_are_other(pub_types: tuple[str, ...]) -> None:
+    assert decide(publication_types=pub_types)[0] is OTHER
 
 
 def test_non_research_type_mixed_with_a_design_type_is_not_other() -> None:
-    assert decide(publication_types=("Editorial", "Review")) == (BASIC, "basic.fallback")
+    assert decide(publication_types=("Letter", "Randomized Controlled Trial"))[0] is CLINICAL
 
 
-def test_mechanistic_paper_is_basic_by_fallback_rule() -> None:
-    assert decide(title="STAT3 controls acute-phase genes", text=MECHANISTIC) == (
-        BASIC,
-        "basic.fallback",
-    )
+def test_mechanistic_paper_without_patients_is_basic() -> None:
+    assert decide(text=MECHANISTIC) == (BASIC, "basic.other.unclassified")
 
 
-@pytest.mark.parametrize(
-    "pub_types", [(), ("Journal Article",), ("Journal Article", "English Abstract")]
-)
-def test_neutral_or_missing_publication_types_fall_back_to_basic(
-    pub_types: tuple[str, ...],
-) -> None:
-    assert decide(publication_types=pub_types) == (BASIC, "basic.fallback")
-
-
-# --- precedence between rules --------------------------------------------------------------
+def test_computational_work_is_basic() -> None:
+    text = "Molecular dynamics simulations of the KRAS G12C switch II pocket were run."
+    assert decide(text=text) == (BASIC, "basic.computational.text")
 
 
 def test_trial_mentioning_mice_is_still_clinical() -> None:
-    assert decide(
+    record = make_record(
         publication_types=("Randomized Controlled Trial",),
-        text="Building on results in mice and rats, we randomly assigned 300 patients.",
-        mesh_terms=("Humans", "Animals"),
-    ) == (CLINICAL, "clinical.trial_type")
-
-
-def test_humans_trial_mentioning_in_vitro_is_still_clinical() -> None:
-    assert decide(
-        publication_types=("Controlled Clinical Trial",),
-        mesh_terms=("Humans",),
-        text="After promising in vitro data, volunteers received the vaccine.",
-    ) == (CLINICAL, "clinical.humans_trial")
-
-
-def test_veterinary_trial_in_animals_is_not_clinical() -> None:
-    assert decide(
-        publication_types=("Clinical Trial, Veterinary",), mesh_terms=("Animals", "Dogs")
-    ) == (PRECLINICAL, "preclinical.animal_mesh")
-
-
-def test_veterinary_trial_is_not_clinical_even_with_humans_mesh() -> None:
-    assert decide(
-        publication_types=("Randomized Controlled Trial, Veterinary",),
-        mesh_terms=("Humans", "Animals"),
-    ) == (BASIC, "basic.fallback")
-
-
-def test_trial_type_beats_non_research_type() -> None:
-    assert decide(publication_types=("Letter", "Randomized Controlled Trial")) == (
-        CLINICAL,
-        "clinical.trial_type",
+        text="Based on efficacy in mice, patients were randomly assigned to the drug.",
     )
-
-
-def test_meta_analysis_of_rcts_mentioning_mice_is_clinical_by_trial_synthesis() -> None:
-    assert decide(
-        publication_types=("Meta-Analysis",),
-        text="Pooled data from 12 RCTs; earlier work in mice is discussed.",
-    ) == (CLINICAL, "clinical.trial_synthesis")
-
-
-def test_meta_analysis_of_mouse_studies_is_preclinical() -> None:
-    assert decide(
-        publication_types=("Meta-Analysis",), text="We pooled studies of the drug in mice."
-    ) == (PRECLINICAL, "preclinical.text")
-
-
-def test_review_without_trials_is_basic() -> None:
-    assert decide(
-        publication_types=("Review",),
-        title="GLP-1 receptor signalling in beta cells",
-        text="We review the signalling of the GLP-1 receptor and its downstream effectors.",
-    ) == (BASIC, "basic.fallback")
-
-
-def test_preclinical_text_beats_animal_mesh() -> None:
-    assert decide(text="Mice were treated.", mesh_terms=("Animals", "Mice")) == (
-        PRECLINICAL,
-        "preclinical.text",
-    )
-
-
-# --- word boundaries -----------------------------------------------------------------------
+    assert classify_evidence(record).evidence_type is CLINICAL
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "The heart rate was recorded.",
-        "The hazard ratio favoured the drug.",
-        "The rationale for the study is given.",
-        "Cells migrate towards the wound.",
-        "Analyses were stratified by age strata.",
+        "The heart rate was recorded in 40 patients.",
+        "The hazard ratio favoured the drug in 120 patients.",
         "A mousetrap-like fold was solved.",
-        "The plasma concentration was stable.",
     ],
 )
 def test_words_containing_rat_or_mouse_do_not_trigger_preclinical(text: str) -> None:
-    assert decide(text=text) == (BASIC, "basic.fallback")
+    assert decide(text=text)[0] is not PRECLINICAL
 
 
-def test_rats_plural_triggers_preclinical() -> None:
-    assert decide(text="Ten rats received the drug.") == (PRECLINICAL, "preclinical.text")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We studied 200 women undergoing in vitro fertilization at two centres.",
+        "The HW-RAT score was computed for 350 hospital workers.",
+        "Students (n = 120) completed the pre-clinical modules of the curriculum.",
+        "Preclinical studies in mice have shown benefit. We enrolled 85 patients.",
+        "Animal studies suggest that pesticides alter thyroid function. We evaluated 679 men.",
+        "No animal model was used; 60 volunteers were recruited.",
+    ],
+)
+def test_false_friends_background_and_negations_do_not_make_human_studies_preclinical(
+    text: str,
+) -> None:
+    assert decide(text=text)[0] is CLINICAL
 
 
 # --- classify_evidence carries the flags ---------------------------------------------------
@@ -296,7 +185,7 @@ def test_classification_carries_both_flags() -> None:
         )
     )
     assert result.evidence_type is CLINICAL
-    assert result.rule == "clinical.trial_type"
+    assert result.rule == "clinical.rct.publication_type"
     assert result.has_numbers is True
     assert result.has_biomarker is True
 

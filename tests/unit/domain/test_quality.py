@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from biomcp.domain.design import DesignClassification, StudyDesign, classify_design
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.journals import DEFAULT_TIER1_JOURNALS
@@ -16,10 +17,13 @@ from biomcp.domain.quality import (
     JournalTiers,
     QualityConfig,
     QualityWeights,
+    design_points,
     journal_key,
     parse_sample_size,
+    read_sample_size,
     score_quality,
     total_score,
+    words_to_number,
 )
 from biomcp.domain.records import Journal, PubDate, PubMedRecord, QualityBreakdown, utc
 from tests.support.builders import make_record
@@ -59,7 +63,11 @@ def score(**overrides: object) -> QualityBreakdown:
         ({"publication_types": ("Clinical Trial",), "text": "A single-arm study."}, 2),
         ({"publication_types": ("Clinical Trial, Phase II",)}, 2),
         ({"publication_types": ("Observational Study",)}, 2),
-        ({"publication_types": ("Comparative Study",)}, 2),
+        # A comparative study counts as a human design only when it names its participants.
+        (
+            {"publication_types": ("Comparative Study",), "text": "We compared 140 patients."},
+            2,
+        ),
         ({"mesh_terms": ("Humans", "Cohort Studies")}, 2),
         ({"text": "Mice were treated with the drug."}, 1),
         ({"publication_types": ("Comparative Study",), "text": "Rats were compared."}, 1),
@@ -425,7 +433,11 @@ def test_precomputed_evidence_is_used_instead_of_reclassifying() -> None:
     record = make_record(publication_types=("Editorial",))
     clinical = classify_evidence(make_record(publication_types=("Randomized Controlled Trial",)))
     assert score_quality(record, TODAY).design == 0
-    assert score_quality(record, TODAY, evidence=clinical).design == 2
+    # The design component follows the study design (passed or computed), the human
+    # component the evidence tier.
+    assert score_quality(record, TODAY, evidence=clinical).human == 2
+    rct = classify_design(make_record(publication_types=("Randomized Controlled Trial",)))
+    assert score_quality(record, TODAY, evidence=clinical, design=rct).design == 3
 
 
 def test_huge_finite_weights_clamp_to_ten() -> None:
@@ -543,3 +555,85 @@ def test_adding_rct_publication_type_never_lowers_the_total(record: PubMedRecord
 def test_a_duration_before_a_people_word_is_not_a_sample_size() -> None:
     assert parse_sample_size("Treatment lasted 104 weeks in patients with NASH.") is None
     assert parse_sample_size("We followed 3849 consecutive adult patients.") == 3849
+
+
+# --- sample sizes in words, plausibility, what was read -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One hundred and forty-one patients were included.", 141),
+        ("One thousand ninety-nine women answered.", 1099),
+        ("One-hundred-fourteen trauma patients were seen.", 114),
+        ("Seventy six patients underwent surgery.", 76),
+        ("Thirty-two children and 12 adults took part.", 32),
+        ("Twenty thousand five hundred participants were followed.", 20500),
+    ],
+)
+def test_sample_sizes_written_in_words_are_read(text: str, expected: int) -> None:
+    reading = read_sample_size(text)
+    assert reading.n == expected
+    assert reading.phrase is not None
+    assert reading.phrase in text
+
+
+@pytest.mark.parametrize(
+    ("word", "value"),
+    [("one hundred and forty-one", 141), ("forty", 40), ("two thousand and six", 2006),
+     ("seventeen", 17), ("one hundred", 100), ("many", None)],
+)  # fmt: skip
+def test_words_to_number(word: str, value: int | None) -> None:
+    assert words_to_number(word) == value
+
+
+def test_one_of_the_patients_is_not_a_sample_size() -> None:
+    assert read_sample_size("One of the most distressing symptoms in patients.").n is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Between 2003 and 2009 a total of 232,878 seafarer medical examinations were carried out.",
+        "Data were collapsed into monthly amounts (N = 26,819,987 person-months).",
+        "All trips undertaken by the sample were identified (n = 205,673).",
+        "A total of 12,000 samples were sequenced.",
+        "n = 4,512 images were annotated.",
+    ],
+)
+def test_counts_of_things_are_refused_as_sample_sizes(text: str) -> None:
+    reading = read_sample_size(text)
+    assert reading.n is None
+    assert len(reading.refused) == 1
+    assert reading.refused[0] in text
+
+
+def test_a_refused_count_does_not_hide_the_real_sample_size() -> None:
+    text = "In 412 patients, a total of 232,878 examinations were reviewed."
+    reading = read_sample_size(text)
+    assert (reading.n, reading.phrase) == (412, "412 patients")
+    assert len(reading.refused) == 1
+    assert score(text=text).sample_size == 1
+
+
+def test_large_population_with_people_named_is_kept() -> None:
+    assert read_sample_size("The sample comprised all residents (n=2,440,242).").n == 2440242
+
+
+@pytest.mark.parametrize(
+    ("design", "points"),
+    [
+        (StudyDesign.SYSTEMATIC_REVIEW, 3), (StudyDesign.RCT, 3),
+        (StudyDesign.NONRANDOMIZED_TRIAL, 2), (StudyDesign.OBSERVATIONAL, 2),
+        (StudyDesign.CASE_REPORT, 1), (StudyDesign.ANIMAL, 1), (StudyDesign.IN_VITRO, 1),
+        (StudyDesign.COMPUTATIONAL, 1), (StudyDesign.NARRATIVE_REVIEW, 1),
+        (StudyDesign.GUIDELINE, 1),
+    ],
+)  # fmt: skip
+def test_design_points_follow_the_design(design: StudyDesign, points: int) -> None:
+    assert design_points(DesignClassification(design, f"{design}.test")) == points
+
+
+def test_non_research_items_get_no_design_points() -> None:
+    assert design_points(DesignClassification(StudyDesign.OTHER, "other.non_research")) == 0
+    assert design_points(DesignClassification(StudyDesign.OTHER, "other.unclassified")) == 1

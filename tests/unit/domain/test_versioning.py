@@ -142,8 +142,8 @@ def test_equal_lr_in_another_timezone_does_not_bump() -> None:
 
 def test_content_hash_is_scheme_prefixed_sha256_hex() -> None:
     digest = content_hash(full_record())
-    assert HASH_SCHEME == "v1"
-    assert re.fullmatch(r"v1:[0-9a-f]{64}", digest)
+    assert HASH_SCHEME == "v2"
+    assert re.fullmatch(r"v2:[0-9a-f]{64}", digest)
 
 
 def test_content_hash_is_stable_for_equal_records() -> None:
@@ -305,10 +305,24 @@ def _reference_hash(record: PubMedRecord) -> str:
     if not content["grants"]:
         del content["grants"]
     payload = json.dumps(canonical(content), sort_keys=True, ensure_ascii=False)
-    return "v1:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    # The digest is the first v1 implementation's; only the prefix moved on (HASH_SCHEME).
+    return f"{HASH_SCHEME}:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def test_the_hash_is_unchanged_from_the_first_v1_implementation() -> None:
     records = [every_field_record(), every_field_record(grants=()), full_record(), make_record()]
     for record in records:
         assert content_hash(record) == _reference_hash(record), record.pmid
+
+
+def test_a_record_stored_under_the_previous_scheme_is_updated_and_re_derived() -> None:
+    # Issue 17: stored tiers and quality came from older rules; the scheme bump makes the
+    # next sync that sees the record update it (and so derive and index it again).
+    record = full_record()
+    digest = content_hash(record)
+    old = "v1:" + digest.split(":", 1)[1]
+    stored = StoredVersion(version=3, content_hash=old, lr=record.lr)
+    decision = decide_version(stored, digest, record.lr)
+    assert (decision.action, decision.version) == (UpsertAction.UPDATE, 4)
+    same = StoredVersion(version=4, content_hash=digest, lr=record.lr)
+    assert decide_version(same, digest, record.lr).action is UpsertAction.SKIP

@@ -180,6 +180,26 @@ def record_to_json(record: PubMedRecord) -> JsonDict:
     }
 
 
+def retracted_from_json(data: JsonDict) -> bool:
+    """`PubMedRecord.is_retracted` of a stored record, read without rebuilding all of it (the
+    search's retraction filter reads it for every candidate).
+
+    Raises:
+        ValueError: on an unknown layout number or a malformed record.
+    """
+    if data.get("f") != RECORD_FORMAT:
+        raise ValueError(f"unknown record_json layout: {data.get('f')!r}")
+    try:
+        partial = PubMedRecord(
+            pmid=data["pmid"],
+            publication_types=tuple(data["publication_types"]),
+            notices=tuple(_notice_from_json(n) for n in data["notices"]),
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed record_json: {exc!r}") from exc
+    return partial.is_retracted
+
+
 def record_from_json(data: JsonDict) -> PubMedRecord:
     """The record `record_to_json` wrote.
 

@@ -50,6 +50,7 @@ from biomcp.adapters.sql.rows import (
     project_from_row,
     project_values,
 )
+from biomcp.adapters.sql.serialize import retracted_from_json
 from biomcp.adapters.sql.upsert import upsert_batch
 from biomcp.domain.watermarks import WatermarkAudit, advance_watermark, manual_watermark
 from biomcp.ports.clock import Clock
@@ -248,6 +249,23 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
             return found
 
         return await self._run("reading documents", work) if pmids else {}
+
+    async def retracted_pmids(self, pmids: Sequence[str]) -> set[str]:
+        """Those of `pmids` whose stored record is retracted now."""
+
+        def work(engine: Engine) -> set[str]:
+            found: set[str] = set()
+            with engine.connect() as connection:
+                for part in chunks(_unique(pmids)):
+                    query = select(DOCS.c.pmid, DOCS.c.record_json).where(DOCS.c.pmid.in_(part))
+                    found.update(
+                        str(row.pmid)
+                        for row in connection.execute(query)
+                        if retracted_from_json(row.record_json)
+                    )
+            return found
+
+        return await self._run("reading retraction flags", work) if pmids else set()
 
     async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
         """Those of `pmids` whose indexed version is behind their version, in input order."""

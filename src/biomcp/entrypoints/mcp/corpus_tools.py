@@ -99,7 +99,12 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
         return await services.jobs.status(args["job_id"])
 
     async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        hits = await services.search.run(args["query"], args["top_k"], args["quality_bias"])
+        hits = await services.search.run(
+            args["query"],
+            args["top_k"],
+            args["quality_bias"],
+            include_retracted=bool(args.get("include_retracted", False)),
+        )
         return {"results": [hit.as_payload() for hit in hits]}
 
     async def rag_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:

@@ -261,6 +261,13 @@ _ARTICLE = _object(
         "doi": NULLABLE_STRING,
         "pmcid": NULLABLE_STRING,
         "pubmedUrl": _STRING,
+        "retracted": {"type": "boolean", "description": "additive: PubMed marks it retracted"},
+        "retractionNotice": _optional(
+            {
+                **_object({"noticePmid": NULLABLE_STRING, "source": NULLABLE_STRING}),
+                "description": "additive: the retraction notice (RetractionIn), if retracted",
+            }
+        ),
         # full_xml and medline_text
         "fullXml": {"type": "string", "description": "the PubmedArticle element as NCBI sent it"},
         "medlineText": {"type": "string", "description": "the article's MEDLINE record"},

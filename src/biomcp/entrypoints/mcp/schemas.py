@@ -270,6 +270,11 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
             "query": {"type": "string", "minLength": 1, "maxLength": SEARCH_QUERY_MAX_CHARS},
             "top_k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
             "quality_bias": {"type": "boolean", "default": True},
+            "include_retracted": {
+                "type": "boolean",
+                "default": False,
+                "description": "Also return chunks of retracted papers (flagged retracted).",
+            },
         },
         "additionalProperties": False,
     },
@@ -338,6 +343,10 @@ def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ())
 
 
 _EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
+_STUDY_DESIGNS = [
+    "rct", "nonrandomized_trial", "observational", "case_report", "systematic_review",
+    "narrative_review", "guideline", "animal", "in_vitro", "computational", "other",
+]  # fmt: skip
 _QUALITY_BREAKDOWN = {
     "type": "object",
     "required": ["total"],
@@ -348,6 +357,9 @@ _QUALITY_BREAKDOWN = {
         "human": {"type": "integer"},
         "sample_size": {"type": "integer"},
         "sample_size_n": NULLABLE_INT,
+        "study_design": {"type": "string", "enum": _STUDY_DESIGNS},
+        "sample_size_text": NULLABLE_STRING,
+        "sample_size_refused": {"type": "array", "items": {"type": "string"}},
         "total": {"type": "integer"},
     },
     "additionalProperties": False,
@@ -364,6 +376,7 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "section": NULLABLE_STRING,
             "chunk_id": {"type": "string"},
             "text": NULLABLE_STRING,
+            "retracted": {"type": "boolean"},
         },
         at=("properties", "results", "items"),
     ),
@@ -372,6 +385,8 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
         {
             "evidence_type": {"type": "string", "enum": _EVIDENCE_TYPES},
             "evidence_rule": {"type": "string"},
+            "study_design": {"type": "string", "enum": _STUDY_DESIGNS},
+            "design_rule": {"type": "string"},
             "has_numbers": {"type": "boolean"},
             "has_biomarker": {"type": "boolean"},
             "quality_breakdown": _QUALITY_BREAKDOWN,
@@ -379,6 +394,17 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "authors": {"type": "array", "items": {"type": "string"}},
             "mesh_terms": {"type": "array", "items": {"type": "string"}},
             "retracted": {"type": "boolean"},
+            "retraction": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {"notice_pmid": NULLABLE_STRING, "source": NULLABLE_STRING},
+                        "required": ["notice_pmid", "source"],
+                        "additionalProperties": False,
+                    },
+                    {"type": "null"},
+                ]
+            },
             "url": {"type": "string"},
         },
     ),

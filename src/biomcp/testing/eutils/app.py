@@ -10,6 +10,8 @@ Admin endpoints (not logged, never faulted):
 * `POST /_fake/faults`: `{"sequence": [{"kind": "429", "retry_after": 1}, "503"],
   "endpoint": "efetch"}` and/or `{"probability": 0.2, "kinds": ["429", "503"], "seed": 1}`;
   `GET /_fake/faults` shows the plan, `DELETE /_fake/faults` clears it;
+* `POST /_fake/retract`: `{"pmid": "30000001", "notice_pmid": "39000001", "source": "...",
+  "revised": "2024-08-01"}` marks an article retracted after the fact (`FakeCorpus.retract`);
 * `GET /_fake/log`: every E-utility request as JSON `{t, endpoint, method, params, has_api_key,
   status, fault}` (the API key masked), `DELETE /_fake/log` empties it.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import date
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -66,6 +69,7 @@ def create_app(
         Route("/_fake/status", _status(state), methods=["GET"]),
         Route("/_fake/faults", _faults(state), methods=["GET", "POST", "DELETE"]),
         Route("/_fake/log", _log(state), methods=["GET", "DELETE"]),
+        Route("/_fake/retract", _retract(state), methods=["POST"]),
     ]
     app = Starlette(routes=routes)
     app.state.fake = state
@@ -197,6 +201,33 @@ def _apply_plan(injector: FaultInjector, plan: dict[str, Any]) -> None:
         kinds = plan.get("kinds", ["429", "503"])
         seed = plan.get("seed")
         injector.random(float(plan["probability"]), kinds, None if seed is None else int(seed))
+
+
+def _retract(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
+    async def retract(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body() or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            unknown = set(body) - {"pmid", "notice_pmid", "source", "revised"}
+            if unknown:
+                raise ValueError(f"unknown key(s): {sorted(unknown)}")
+            if not {"pmid", "notice_pmid"} <= set(body):
+                raise ValueError("give 'pmid' and 'notice_pmid'")
+            revised = body.get("revised")
+            state.corpus.retract(
+                str(body["pmid"]),
+                str(body["notice_pmid"]),
+                source=body.get("source"),
+                revised=date.fromisoformat(revised) if revised else None,
+            )
+        except KeyError as exc:
+            return JSONResponse({"error": str(exc.args[0])}, status_code=404)
+        except (ValueError, TypeError) as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse({"pmid": str(body["pmid"]), "retracted": True})
+
+    return retract
 
 
 def _log(state: ServerState) -> Callable[[Request], Awaitable[Response]]:

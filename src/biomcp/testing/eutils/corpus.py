@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from os import PathLike
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from lxml import etree
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.domain.records import PubMedRecord
 from biomcp.testing.eutils.fields import ArticleFields, extract_fields
+from biomcp.testing.eutils.retractions import retracted_article_xml
 
 __all__ = ["CorpusEntry", "FakeCorpus"]
 
@@ -113,6 +115,27 @@ class FakeCorpus:
         if not path.exists():
             raise FileNotFoundError(f"no such file or folder: {path}")
         return self._add_file(path)
+
+    def retract(
+        self,
+        pmid: str,
+        notice_pmid: str,
+        *,
+        source: str | None = None,
+        revised: date | None = None,
+    ) -> None:
+        """Mark the article retracted after the fact, as PubMed does: publication type
+        "Retracted Publication", a `RetractionIn` comment naming the notice `notice_pmid`
+        (citation `source`), and DateRevised `revised` when given (see `retractions`).
+
+        Raises:
+            KeyError: `pmid` is not in the corpus.
+        """
+        raw = self.raw(pmid)
+        if raw is None:
+            raise KeyError(f"PMID {pmid} is not in the fake corpus")
+        edited = retracted_article_xml(raw, notice_pmid, source=source, revised=revised)
+        self.add(b"<PubmedArticleSet>" + edited + b"</PubmedArticleSet>", source="<retract>")
 
     # -- reading -----------------------------------------------------------------------------
 
