@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
+import biomcp
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.domain.records import Notice, NoticeKind
@@ -35,6 +36,7 @@ from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.retractions import RETRACTED_TERM, retraction_term
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import run_biomcp, server_env
 from tests.support.sql_records import full_record, revised, upsert_of
 from tests.support.sync_harness import (
     BACKEND_PARAMS,
@@ -469,3 +471,42 @@ def test_under_contract_1_0_include_retracted_is_accepted_and_answers_stay_spec_
         jsonschema.validate(doc, V10_OUTPUTS["rag.get"])
 
     serve(test_settings(tmp_path, fake.base_url, biomcp_contract="1.0"), body)
+
+
+# --- the library and the CLI -----------------------------------------------------------------
+
+
+def test_the_library_and_the_cli_leave_retracted_papers_out_unless_asked(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    target, neighbour = _old_matches(fake.corpus, 2)
+    _zorblax(fake.corpus, [target, neighbour])
+    fake.corpus.retract(target, NOTICE, source=NOTICE_SOURCE)
+    data = tmp_path / "data"
+    options: dict[str, Any] = {
+        "biomcp_data_dir": data,
+        "biomcp_embeddings": "deterministic",
+        "ncbi_eutils_base_url": fake.base_url,
+        "ncbi_max_retries": 0,
+    }
+    with biomcp.open_corpus(**options) as corpus:
+        corpus.sync(KEY, TERM)
+        default = {hit.doc_id for hit in corpus.search(QUERY, top_k=5)}
+        assert f"pmid:{neighbour}" in default
+        assert f"pmid:{target}" not in default
+        flagged = {h.doc_id: h.retracted for h in corpus.search(QUERY, 5, include_retracted=True)}
+        assert flagged[f"pmid:{target}"] is True
+        assert flagged[f"pmid:{neighbour}"] is False
+
+    env = server_env(data, fake.base_url, BIOMCP_EMBEDDINGS="deterministic")
+    for extra, shown in (([], False), (["--include-retracted"], True)):
+        done = run_biomcp(["search", QUERY, "-n", "5", "--json", *extra], env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)["results"]
+        assert (f"pmid:{target}" in {r["doc_id"] for r in results}) is shown
+        assert all(r["retracted"] is (r["doc_id"] == f"pmid:{target}") for r in results)
+    table = run_biomcp(["search", QUERY, "-n", "5", "--include-retracted"], env=env, cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    marked = [line for line in table.stdout.splitlines() if "RETRACTED" in line]
+    assert len(marked) == 1
+    assert f"pmid:{target}" in marked[0]

@@ -189,14 +189,19 @@ class Corpus:
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
         reranked by quality unless `quality_bias=False`). The keyword filters narrow the
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
-        total, journal titles, document ids. `hit.as_payload()` is one `rag.search` result."""
+        total, journal titles, document ids. Retracted papers are left out unless
+        `include_retracted` (their hits then say `retracted`). `hit.as_payload()` is one
+        `rag.search` result."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
         return self._call(
-            lambda: self._services.search.run(query, top_k, quality_bias, filters=filters)
+            lambda: self._services.search.run(
+                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+            )
         )
 
     async def asearch(
@@ -211,11 +216,14 @@ class Corpus:
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
     ) -> list[SearchHit]:
         """`search` for async code."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
         return await self._acall(
-            lambda: self._services.search.run(query, top_k, quality_bias, filters=filters)
+            lambda: self._services.search.run(
+                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+            )
         )
 
     # -- documents -----------------------------------------------------------------------------

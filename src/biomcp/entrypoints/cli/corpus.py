@@ -71,7 +71,7 @@ def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
             str(rank),
             _number(hit.score),
             hit.doc_id,
-            hit.evidence_type or "-",
+            (hit.evidence_type or "-") + (" RETRACTED" if hit.retracted else ""),
             _quality(hit.quality),
             hit.section or "-",
             "",
@@ -191,6 +191,13 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--journal", help="Keep only this journal title (repeatable)."),
         ] = None,
+        include_retracted: Annotated[
+            bool,
+            typer.Option(
+                "--include-retracted",
+                help="Show retracted papers too (flagged); left out by default.",
+            ),
+        ] = False,
         json_output: JsonOption = False,
     ) -> None:
         """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
@@ -224,7 +231,9 @@ def register(app: typer.Typer) -> None:
         quality_bias = not no_quality_bias
 
         async def work(services: Services) -> list[SearchHit]:
-            return await services.search.run(query, top_k, quality_bias, filters=filters)
+            return await services.search.run(
+                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+            )
 
         hits = execute(settings, work, json_output=json_output)
         if json_output:
