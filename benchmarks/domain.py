@@ -7,7 +7,6 @@ pass (best of --repeat runs), per-stage times, records/s and chunk statistics.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from datetime import date
@@ -17,35 +16,16 @@ from typing import Any
 from benchmarks.comparators import comparator_losses
 from benchmarks.machine import describe
 from biomcp.domain import (
-    AbstractSection,
     ChunkingConfig,
-    MeshHeading,
-    PubDate,
     PubMedRecord,
     chunk_record,
     chunking_for_window,
     classify_evidence,
     score_quality,
 )
+from biomcp.eval.distribution import load_pubmedqa
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared/data/pubmedqa/ori_pqal.json"
-
-
-def load(path: Path) -> list[PubMedRecord]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        PubMedRecord(
-            pmid=pmid,
-            title=item.get("QUESTION"),
-            abstract=tuple(
-                AbstractSection(text, label, label)
-                for text, label in zip(item["CONTEXTS"], item["LABELS"], strict=True)
-            ),
-            mesh=tuple(MeshHeading(m) for m in item.get("MESHES", ())),
-            pdat=PubDate(int(item["YEAR"])) if item.get("YEAR") else None,
-        )
-        for pmid, item in data.items()
-    ]
 
 
 def _one_pass(records: list[PubMedRecord], today: date, config: ChunkingConfig) -> dict[str, Any]:
@@ -75,7 +55,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    records = load(args.data)
+    records = load_pubmedqa(args.data)
     if quick:
         records = records[:200]
     config = ChunkingConfig()
