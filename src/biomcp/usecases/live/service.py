@@ -16,40 +16,50 @@ fields the spec does not print are additive). Failures are never disguised as em
 
 The E-utility URLs in answers are rebuilt from the configuration, never from the client, so
 the API key cannot appear in them.
+
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_args
-from urllib.parse import urlencode
-from xml.parsers import expat
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, get_args
 
-from biomcp.domain.citations import CitationStyle, expand_pages, format_citation
-from biomcp.domain.errors import InvalidRecordError
-from biomcp.domain.records import Author, MeshHeading, PubDate, PubMedRecord
-from biomcp.domain.sanitize import DateWindow, effective_term, parse_pmid, parse_pmids
+from biomcp.domain.citations import CitationStyle, format_citation
+from biomcp.domain.sanitize import effective_term, parse_pmid, parse_pmids
 from biomcp.ports.entrez import (
-    DocSummary,
     EntrezClient,
-    EntrezError,
     EntrezRequestError,
-    EntrezResponseError,
-    EntrezTimeoutError,
-    EntrezWarning,
-    Link,
     SearchResult,
 )
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.live.common import (
+    ClientStatus,
+    LiveBase,
+    LiveConfig,
+    _bounded,
+    _choice,
+    _missing,
+    _not_found,
+    _pubmed_url,
+    _warning_text,
+    _window,
+    _within_deadline,
+)
+from biomcp.usecases.live.documents import _split_article_xml, _split_medline
+from biomcp.usecases.live.shapes import (
+    _abstract_plus,
+    _author_string,
+    _brief,
+    _citation_data,
+    _links,
+    _ncbi_timestamp,
+    _query_summary,
+)
 from biomcp.usecases.maintenance import IndexStatus
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.retractions import retraction_notice
 
 __all__ = [
     "CITATION_STYLES",
@@ -92,87 +102,15 @@ _CITATION_STYLES = {
     "mla_string": CitationStyle.MLA,
     "vancouver_string": CitationStyle.VANCOUVER,
 }
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_ARTICLE_TAGS = ("PubmedArticle", "PubmedBookArticle")
-_PMID_PATHS = (
-    ("PubmedArticleSet", "PubmedArticle", "MedlineCitation", "PMID"),
-    ("PubmedArticleSet", "PubmedBookArticle", "BookDocument", "PMID"),
-)
 _USAGE_POLICY = "https://www.ncbi.nlm.nih.gov/books/NBK25497/"
 _EUTILITIES = ("ESearch", "EFetch", "ESummary", "ELink", "EInfo")
 _MIN_QUERY = 3
 _MAX_RESULTS = 1000
 _MAX_SUMMARIES = 100
 _MAX_RELATED = 50
-_AUTHORS_SHOWN = 3
-
-_T = TypeVar("_T")
-_P = ParamSpec("_P")
 
 
-def _within_deadline(
-    method: Callable[Concatenate[LivePubMed, _P], Coroutine[Any, Any, _T]],
-) -> Callable[Concatenate[LivePubMed, _P], Coroutine[Any, Any, _T]]:
-    """Run `method` under the overall deadline of one live call (`LiveConfig.deadline_s`)."""
-
-    @functools.wraps(method)
-    async def bounded(self: LivePubMed, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        limit = self.config.deadline_s
-        try:
-            async with asyncio.timeout(limit):
-                return await method(self, *args, **kwargs)
-        except TimeoutError:
-            self._last_call = (datetime.now(UTC), "overall deadline exceeded")
-            raise EntrezTimeoutError(
-                f"PubMed gave no complete answer within the overall deadline of {limit:g} s "
-                "(NCBI_TOTAL_DEADLINE_MS), retries included"
-            ) from None
-
-    return bounded
-
-
-@dataclass(frozen=True, slots=True)
-class LiveConfig:
-    """What the live tools tell about themselves and how they build E-utility URLs."""
-
-    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    tool: str = "bio-mcp"
-    email: str | None = None
-    api_key_in_use: bool = False
-    request_delay_ms: int = 0
-    post_threshold: int = 200
-    server_name: str = "bio-mcp"
-    server_version: str = "0.0.0"
-    description: str = "MCP server for PubMed evidence: a synced corpus and live E-utilities."
-    documentation_url: str = "biomcp://help"
-    collection: str = "PubMedChunk"
-    cache_ttl_s: int = 0
-    cache_max_mb: int = 0
-    #: One overall deadline per call, in seconds (NCBI_TOTAL_DEADLINE_MS / 1000).
-    deadline_s: float = 45.0
-
-    @property
-    def target_rate(self) -> float:
-        """Requests per second aimed at: NCBI's 10 with a key, 3 without, or slower when a
-        request delay is configured."""
-        rate = 10.0 if self.api_key_in_use else 3.0
-        if self.request_delay_ms > 0:
-            rate = min(rate, 1000.0 / self.request_delay_ms)
-        return rate
-
-
-@dataclass(frozen=True, slots=True)
-class ClientStatus:
-    """The E-utilities client's operational figures (the adapter's statistics, if it has any)."""
-
-    requests: int = 0
-    retries: int = 0
-    last_success_at: datetime | None = None
-    last_error: str | None = None
-    queue_length: int = 0
-
-
-class LivePubMed:
+class LivePubMed(LiveBase):
     """The live PubMed tools over an `EntrezClient`.
 
     `metadata` and `vectors` are only read for the corpus summary of `server_info` (leave them
@@ -612,335 +550,3 @@ class LivePubMed:
             ],
             "eInfoUrl": self._url("einfo", [], db=db),
         }
-
-    # --- plumbing --------------------------------------------------------------------------
-
-    async def _call(self, pending: Awaitable[_T]) -> _T:
-        """Await one E-utility call, remembering when it last succeeded or failed."""
-        try:
-            value = await pending
-        except EntrezError as exc:
-            self._last_call = (datetime.now(UTC), f"{type(exc).__name__}: {exc}")
-            raise
-        self._last_call = (datetime.now(UTC), None)
-        return value
-
-    def _url(self, endpoint: str, params: Iterable[tuple[str, str]], *, db: str = "pubmed") -> str:
-        """The E-utility URL of a call, as the client sends it minus the API key."""
-        query = [("db", db), *params, ("tool", self.config.tool)]
-        if self.config.email:
-            query.append(("email", self.config.email))
-        base = self.config.base_url.rstrip("/")
-        return f"{base}/{endpoint}.fcgi?{urlencode(query)}"
-
-
-# --- arguments -----------------------------------------------------------------------------
-
-
-def _bounded(name: str, value: int, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidRequestError(
-            f"{name} must be an integer from {low} to {high}, got {value!r}",
-            details={"field": name, "value": value},
-        )
-
-
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise InvalidRequestError(
-            f"{name} {value!r} is not one of {', '.join(allowed)}",
-            details={"field": name, "allowed": list(allowed)},
-        )
-    return value
-
-
-def _window(date_range: Mapping[str, Any] | None) -> DateWindow | None:
-    if not date_range:
-        return None
-    unknown = set(date_range) - {"minDate", "maxDate", "dateType"}
-    if unknown:
-        raise InvalidRequestError(f"dateRange has unknown fields: {', '.join(sorted(unknown))}")
-    return DateWindow(
-        date_range.get("minDate"), date_range.get("maxDate"), date_range.get("dateType") or "pdat"
-    )
-
-
-def _warning_text(warnings: Iterable[EntrezWarning]) -> str:
-    return "; ".join(f"{w.kind} {w.message}" for w in warnings)
-
-
-# --- shapes --------------------------------------------------------------------------------
-
-
-def _pubmed_url(pmid: str) -> str:
-    return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-
-
-def _not_found(pmid: str) -> NotFoundError:
-    return NotFoundError(
-        f"PMID {pmid} is not in PubMed: check the number (a PubMed search finds PMIDs)",
-        details={"pmid": pmid},
-    )
-
-
-def _missing(doc: DocSummary | None) -> bool:
-    return doc is None or doc.error is not None
-
-
-def _author_string(names: Sequence[str]) -> str | None:
-    """`Doe J, Smith A, Roe B`, or the first three and `et al.`."""
-    if not names:
-        return None
-    shown = ", ".join(names[:_AUTHORS_SHOWN])
-    return shown + (", et al." if len(names) > _AUTHORS_SHOWN else "")
-
-
-def _standard_date(text: str | None) -> str | None:
-    """`2023 Mar 15` -> `2023-03-15` (as precise as given); unreadable text as given."""
-    if not text or not text.strip():
-        return None
-    try:
-        return PubDate.parse(text).iso()
-    except (InvalidRecordError, ValueError):
-        return text.strip()
-
-
-def _brief(doc: DocSummary) -> dict[str, Any]:
-    source = doc.source
-    if source and doc.pdat:
-        source = f"{source}. {doc.pdat}"
-    return {
-        "pmid": doc.pmid,
-        "title": doc.title,
-        "authors": _author_string(doc.authors),
-        "source": source,
-        "pubDate": _standard_date(doc.pdat),
-        "epubDate": _standard_date(doc.epubdate),
-    }
-
-
-def _links(linksets: Sequence[Any], source: str, linkname: str) -> list[Link]:
-    """The links of `source` under `linkname`, each PMID once, the source itself left out."""
-    seen: dict[str, Link] = {}
-    for linkset in linksets:
-        if len(linksets) > 1 and source not in linkset.source_pmids:
-            continue
-        for link in linkset.links.get(linkname, ()):
-            if link.pmid != source and link.pmid not in seen:
-                seen[link.pmid] = link
-    return list(seen.values())
-
-
-def _publication_date(pdat: PubDate | None) -> dict[str, Any] | None:
-    if pdat is None:
-        return None
-    month = _MONTHS[pdat.month - 1] if pdat.month else None
-    display = " ".join(str(p) for p in (pdat.year, month, pdat.day) if p is not None)
-    return {
-        "year": pdat.year,
-        "month": month,
-        "day": pdat.day,
-        "medlineDate": pdat.raw or display,
-        "isoDate": pdat.iso(),
-    }
-
-
-def _journal_info(record: PubMedRecord) -> dict[str, Any]:
-    journal = record.journal
-    return {
-        "title": journal.title,
-        "isoAbbreviation": journal.iso_abbreviation,
-        "volume": journal.volume,
-        "issue": journal.issue,
-        "pages": expand_pages(record.pages),
-        "publicationDate": _publication_date(record.pdat),
-    }
-
-
-def _author(author: Author, *, affiliation: bool) -> dict[str, Any]:
-    shaped: dict[str, Any] = {
-        "lastName": author.last_name,
-        "firstName": author.fore_name,
-        "initials": author.initials,
-    }
-    if affiliation:
-        shaped["affiliation"] = "; ".join(author.affiliations) or None
-    if author.collective_name:
-        shaped["collectiveName"] = author.collective_name
-    if author.orcid:
-        shaped["orcid"] = author.orcid
-    return shaped
-
-
-def _mesh_terms(headings: Iterable[MeshHeading]) -> list[dict[str, Any]]:
-    terms = []
-    for heading in headings:
-        term: dict[str, Any] = {
-            "descriptorName": heading.descriptor,
-            "qualifierName": ", ".join(q.name for q in heading.qualifiers) or None,
-            "isMajorTopic": heading.is_major,
-            "ui": heading.ui,
-        }
-        if heading.qualifiers:
-            term["qualifiers"] = [
-                {"qualifierName": q.name, "ui": q.ui, "isMajorTopic": q.major}
-                for q in heading.qualifiers
-            ]
-        terms.append(term)
-    return terms
-
-
-def _abstract_plus(
-    record: PubMedRecord, *, include_mesh: bool, include_grants: bool
-) -> dict[str, Any]:
-    article: dict[str, Any] = {
-        "pmid": record.pmid,
-        "title": record.title,
-        "abstractText": record.abstract_text or None,
-        "authors": [_author(a, affiliation=True) for a in record.authors],
-        "journalInfo": _journal_info(record),
-        "publicationTypes": list(record.publication_types),
-        "keywords": list(record.keywords),
-    }
-    if record.is_structured:
-        article["abstractSections"] = [
-            {"label": s.label, "nlmCategory": s.category, "text": s.text} for s in record.abstract
-        ]
-    if include_mesh:
-        article["meshTerms"] = _mesh_terms(record.mesh)
-    if include_grants:
-        article["grantList"] = [
-            {"grantId": g.grant_id, "agency": g.agency, "country": g.country, "acronym": g.acronym}
-            for g in record.grants
-        ]
-    article["doi"] = record.doi
-    article["pmcid"] = record.pmcid
-    article.update(_retraction(record))
-    return article
-
-
-def _citation_data(
-    record: PubMedRecord, *, include_mesh: bool, include_grants: bool
-) -> dict[str, Any]:
-    article: dict[str, Any] = {
-        "pmid": record.pmid,
-        "title": record.title,
-        "authors": [_author(a, affiliation=False) for a in record.authors],
-        "journalInfo": _journal_info(record),
-        "publicationTypes": list(record.publication_types),
-        "doi": record.doi,
-        "pmcid": record.pmcid,
-        "pubmedUrl": _pubmed_url(record.pmid),
-    }
-    if include_mesh:
-        article["meshTerms"] = _mesh_terms(record.mesh)
-    if record.is_retracted:  # minimal otherwise; a retracted paper is cited as retracted
-        article.update(_retraction(record))
-    return article
-
-
-def _retraction(record: PubMedRecord) -> dict[str, Any]:
-    """`retracted` and the retraction notice (the PMID and citation of the RetractionIn
-    comment; null when the record is not retracted)."""
-    notice = retraction_notice(record)
-    return {
-        "retracted": notice is not None,
-        "retractionNotice": (
-            None
-            if notice is None
-            else {"noticePmid": notice["notice_pmid"], "source": notice["source"]}
-        ),
-    }
-
-
-def _query_summary(key: str, checkpoint: Any, job: Any) -> dict[str, Any]:
-    last_sync = None
-    if job is not None:
-        last_sync = {
-            "jobId": job.job_id,
-            "status": job.status,
-            "startedAt": iso_utc(job.started_at),
-            "finishedAt": iso_utc(job.finished_at),
-            "inserted": job.inserted,
-            "updated": job.updated,
-            "skipped": job.skipped,
-        }
-    return {
-        "queryKey": key,
-        "lastEdat": iso_utc(checkpoint.last_edat) if checkpoint is not None else None,
-        "lastScanAt": iso_utc(checkpoint.last_scan_at) if checkpoint is not None else None,
-        "lastSync": last_sync,
-    }
-
-
-def _ncbi_timestamp(text: str | None) -> str | None:
-    """EInfo's `2025/05/23 10:00` as `2025-05-23T10:00:00` (NCBI's local time, as given)."""
-    if not text:
-        return None
-    for pattern in ("%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d"):
-        try:
-            return datetime.strptime(text.strip(), pattern).isoformat()
-        except ValueError:
-            continue
-    return text
-
-
-# --- documents -----------------------------------------------------------------------------
-
-
-def _split_article_xml(xml: bytes) -> dict[str, str]:
-    """{PMID: the `<PubmedArticle>` (or `<PubmedBookArticle>`) element exactly as NCBI wrote
-    it} of a PubmedArticleSet the client already checked (expat: no DTD is loaded, nothing is
-    fetched, a document declaring entities is refused)."""
-    parser = expat.ParserCreate()
-    path: list[str] = []
-    pieces: dict[str, str] = {}
-    state: dict[str, Any] = {"start": None, "pmid": None, "text": None}
-
-    def start(name: str, attrs: dict[str, str]) -> None:
-        path.append(name)
-        if len(path) == 2 and name in _ARTICLE_TAGS:
-            state.update(start=parser.CurrentByteIndex, pmid=None)
-        elif tuple(path) in _PMID_PATHS and state["pmid"] is None:
-            state["text"] = []
-
-    def end(name: str) -> None:
-        if state["text"] is not None and tuple(path) in _PMID_PATHS:
-            state["pmid"] = "".join(state["text"]).strip()
-            state["text"] = None
-        if len(path) == 2 and name in _ARTICLE_TAGS and state["start"] is not None:
-            close = xml.index(b">", parser.CurrentByteIndex) + 1
-            if state["pmid"]:
-                pieces[state["pmid"]] = xml[state["start"] : close].decode("utf-8", "replace")
-            state["start"] = None
-        path.pop()
-
-    def text(data: str) -> None:
-        if state["text"] is not None:
-            state["text"].append(data)
-
-    def refuse_entities(*_: object) -> None:
-        raise EntrezResponseError("the article set declares entities: refused")
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = text
-    parser.EntityDeclHandler = refuse_entities
-    try:
-        parser.Parse(xml, True)
-    except expat.ExpatError as exc:
-        raise EntrezResponseError(f"unreadable PubmedArticleSet: {exc}") from None
-    return pieces
-
-
-def _split_medline(text: str) -> dict[str, str]:
-    """{PMID: its MEDLINE record} of MEDLINE text (records start with a `PMID- ` line)."""
-    records: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("PMID-"):
-            current = records.setdefault(line.partition("-")[2].strip(), [])
-            current.append(line)
-        elif current is not None and line.strip():
-            current.append(line)
-    return {pmid: "\n".join(lines) for pmid, lines in records.items() if pmid}

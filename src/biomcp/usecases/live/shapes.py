@@ -1,0 +1,219 @@
+"""Shapes of the live answers: PubMed records, summaries and links as spec 04's JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from biomcp.domain.citations import expand_pages
+from biomcp.domain.errors import InvalidRecordError
+from biomcp.domain.records import Author, MeshHeading, PubDate, PubMedRecord
+from biomcp.ports.entrez import (
+    DocSummary,
+    Link,
+)
+from biomcp.usecases.live.common import _pubmed_url
+from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.retractions import retraction_notice
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_AUTHORS_SHOWN = 3
+
+
+def _author_string(names: Sequence[str]) -> str | None:
+    """`Doe J, Smith A, Roe B`, or the first three and `et al.`."""
+    if not names:
+        return None
+    shown = ", ".join(names[:_AUTHORS_SHOWN])
+    return shown + (", et al." if len(names) > _AUTHORS_SHOWN else "")
+
+
+def _standard_date(text: str | None) -> str | None:
+    """`2023 Mar 15` -> `2023-03-15` (as precise as given); unreadable text as given."""
+    if not text or not text.strip():
+        return None
+    try:
+        return PubDate.parse(text).iso()
+    except (InvalidRecordError, ValueError):
+        return text.strip()
+
+
+def _brief(doc: DocSummary) -> dict[str, Any]:
+    source = doc.source
+    if source and doc.pdat:
+        source = f"{source}. {doc.pdat}"
+    return {
+        "pmid": doc.pmid,
+        "title": doc.title,
+        "authors": _author_string(doc.authors),
+        "source": source,
+        "pubDate": _standard_date(doc.pdat),
+        "epubDate": _standard_date(doc.epubdate),
+    }
+
+
+def _links(linksets: Sequence[Any], source: str, linkname: str) -> list[Link]:
+    """The links of `source` under `linkname`, each PMID once, the source itself left out."""
+    seen: dict[str, Link] = {}
+    for linkset in linksets:
+        if len(linksets) > 1 and source not in linkset.source_pmids:
+            continue
+        for link in linkset.links.get(linkname, ()):
+            if link.pmid != source and link.pmid not in seen:
+                seen[link.pmid] = link
+    return list(seen.values())
+
+
+def _publication_date(pdat: PubDate | None) -> dict[str, Any] | None:
+    if pdat is None:
+        return None
+    month = _MONTHS[pdat.month - 1] if pdat.month else None
+    display = " ".join(str(p) for p in (pdat.year, month, pdat.day) if p is not None)
+    return {
+        "year": pdat.year,
+        "month": month,
+        "day": pdat.day,
+        "medlineDate": pdat.raw or display,
+        "isoDate": pdat.iso(),
+    }
+
+
+def _journal_info(record: PubMedRecord) -> dict[str, Any]:
+    journal = record.journal
+    return {
+        "title": journal.title,
+        "isoAbbreviation": journal.iso_abbreviation,
+        "volume": journal.volume,
+        "issue": journal.issue,
+        "pages": expand_pages(record.pages),
+        "publicationDate": _publication_date(record.pdat),
+    }
+
+
+def _author(author: Author, *, affiliation: bool) -> dict[str, Any]:
+    shaped: dict[str, Any] = {
+        "lastName": author.last_name,
+        "firstName": author.fore_name,
+        "initials": author.initials,
+    }
+    if affiliation:
+        shaped["affiliation"] = "; ".join(author.affiliations) or None
+    if author.collective_name:
+        shaped["collectiveName"] = author.collective_name
+    if author.orcid:
+        shaped["orcid"] = author.orcid
+    return shaped
+
+
+def _mesh_terms(headings: Iterable[MeshHeading]) -> list[dict[str, Any]]:
+    terms = []
+    for heading in headings:
+        term: dict[str, Any] = {
+            "descriptorName": heading.descriptor,
+            "qualifierName": ", ".join(q.name for q in heading.qualifiers) or None,
+            "isMajorTopic": heading.is_major,
+            "ui": heading.ui,
+        }
+        if heading.qualifiers:
+            term["qualifiers"] = [
+                {"qualifierName": q.name, "ui": q.ui, "isMajorTopic": q.major}
+                for q in heading.qualifiers
+            ]
+        terms.append(term)
+    return terms
+
+
+def _abstract_plus(
+    record: PubMedRecord, *, include_mesh: bool, include_grants: bool
+) -> dict[str, Any]:
+    article: dict[str, Any] = {
+        "pmid": record.pmid,
+        "title": record.title,
+        "abstractText": record.abstract_text or None,
+        "authors": [_author(a, affiliation=True) for a in record.authors],
+        "journalInfo": _journal_info(record),
+        "publicationTypes": list(record.publication_types),
+        "keywords": list(record.keywords),
+    }
+    if record.is_structured:
+        article["abstractSections"] = [
+            {"label": s.label, "nlmCategory": s.category, "text": s.text} for s in record.abstract
+        ]
+    if include_mesh:
+        article["meshTerms"] = _mesh_terms(record.mesh)
+    if include_grants:
+        article["grantList"] = [
+            {"grantId": g.grant_id, "agency": g.agency, "country": g.country, "acronym": g.acronym}
+            for g in record.grants
+        ]
+    article["doi"] = record.doi
+    article["pmcid"] = record.pmcid
+    article.update(_retraction(record))
+    return article
+
+
+def _citation_data(
+    record: PubMedRecord, *, include_mesh: bool, include_grants: bool
+) -> dict[str, Any]:
+    article: dict[str, Any] = {
+        "pmid": record.pmid,
+        "title": record.title,
+        "authors": [_author(a, affiliation=False) for a in record.authors],
+        "journalInfo": _journal_info(record),
+        "publicationTypes": list(record.publication_types),
+        "doi": record.doi,
+        "pmcid": record.pmcid,
+        "pubmedUrl": _pubmed_url(record.pmid),
+    }
+    if include_mesh:
+        article["meshTerms"] = _mesh_terms(record.mesh)
+    if record.is_retracted:  # minimal otherwise; a retracted paper is cited as retracted
+        article.update(_retraction(record))
+    return article
+
+
+def _retraction(record: PubMedRecord) -> dict[str, Any]:
+    """`retracted` and the retraction notice (the PMID and citation of the RetractionIn
+    comment; null when the record is not retracted)."""
+    notice = retraction_notice(record)
+    return {
+        "retracted": notice is not None,
+        "retractionNotice": (
+            None
+            if notice is None
+            else {"noticePmid": notice["notice_pmid"], "source": notice["source"]}
+        ),
+    }
+
+
+def _query_summary(key: str, checkpoint: Any, job: Any) -> dict[str, Any]:
+    last_sync = None
+    if job is not None:
+        last_sync = {
+            "jobId": job.job_id,
+            "status": job.status,
+            "startedAt": iso_utc(job.started_at),
+            "finishedAt": iso_utc(job.finished_at),
+            "inserted": job.inserted,
+            "updated": job.updated,
+            "skipped": job.skipped,
+        }
+    return {
+        "queryKey": key,
+        "lastEdat": iso_utc(checkpoint.last_edat) if checkpoint is not None else None,
+        "lastScanAt": iso_utc(checkpoint.last_scan_at) if checkpoint is not None else None,
+        "lastSync": last_sync,
+    }
+
+
+def _ncbi_timestamp(text: str | None) -> str | None:
+    """EInfo's `2025/05/23 10:00` as `2025-05-23T10:00:00` (NCBI's local time, as given)."""
+    if not text:
+        return None
+    for pattern in ("%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d"):
+        try:
+            return datetime.strptime(text.strip(), pattern).isoformat()
+        except ValueError:
+            continue
+    return text
