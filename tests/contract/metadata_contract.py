@@ -234,6 +234,8 @@ class MetadataStoreContract:
         assert doc.record.lr is not None
         assert stored.record.lr.utcoffset() == doc.record.lr.utcoffset()
         assert stored.evidence == doc.evidence
+        assert stored.evidence.design is not None  # the study design is kept with the tier
+        assert stored.evidence.design.design.value == "rct"
         assert stored.quality == doc.quality
         assert stored.quality.sample_size_n == 1961
         assert stored.content_hash == doc.content_hash

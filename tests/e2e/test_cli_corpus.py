@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from biomcp.domain.design import StudyDesign
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
 pytestmark = pytest.mark.e2e
@@ -225,7 +226,9 @@ def test_search_prints_a_ranked_table(
     scores = [float(row[1]) for row in rows]
     assert scores == sorted(scores, reverse=True)
     assert all(row[2].removeprefix("pmid:") in expected.pmids for row in rows)
-    assert all(row[3] in {"clinical", "preclinical", "basic", "other"} for row in rows)
+    tiers = [row[3].split("/") for row in rows]  # evidence type / study design
+    assert all(tier in {"clinical", "preclinical", "basic", "other"} for tier, _ in tiers)
+    assert all(design in {d.value for d in StudyDesign} for _, design in tiers)
     assert all(0 <= float(row[4]) <= 10 for row in rows)
     assert all(len(row) == 7 and row[6].strip() for row in rows)  # a snippet of every chunk
     assert "inhaled corticosteroids" in rows[0][6].lower()
@@ -245,6 +248,14 @@ def test_search_json_with_filters(
     assert clinical
     assert {r["evidence_type"] for r in clinical} == {"clinical"}
     assert len(clinical) < len(plain)
+
+    designs = {r["study_design"] for r in plain}
+    assert len(designs) > 1, designs
+    wanted = sorted(designs)[0]
+    narrowed = cli.json("search", "asthma", "-n", "50", "--design", wanted)["results"]
+    assert narrowed
+    assert {r["study_design"] for r in narrowed} == {wanted}
+    assert len(narrowed) < len(plain)
 
     good = cli.json("search", "asthma", "-n", "50", "--min-quality", "8")["results"]
     assert good

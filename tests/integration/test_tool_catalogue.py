@@ -295,7 +295,7 @@ def _without_bounds(value: Any) -> Any:
 
 
 #: Optional inputs added after spec 01 (their defaults keep spec 01's behaviour safe).
-_ADDED_INPUTS = {"rag.search": {"include_retracted"}}
+_ADDED_INPUTS = {"rag.search": {"include_retracted", "study_design"}}
 
 
 def _without_added(name: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -192,6 +192,10 @@ _OBSERVATIONAL_TEXT = re.compile(
     r"consecutive (?:\w+ ){0,2}patients|medical records|chart review|follow-up study|"
     r"longitudinal study|observational|epidemiolog\w+ study|interviews?|focus groups?|"
     r"qualitative (?:study|analysis|research)|"
+    # human data at the population level: registries, claims, audits, ecological analyses
+    r"routinely collected|administrative (?:\w+ )?data|claims data|(?:census|postcode|"
+    r"national|population|county|state|area)[- ](?:level )?data|audits?|ecological|"
+    r"secondary analysis|beneficiaries|interrupted time[- ]series|difference-in-differences|"
     r"(?:patients|participants|subjects|women|men|children|volunteers|individuals) "
     r"(?:were|was) (?:enrolled|recruited|included|studied|interviewed|surveyed|evaluated|"
     r"examined|assessed|followed)|we (?:enrolled|recruited|studied|interviewed|surveyed)|"

@@ -66,12 +66,14 @@ _BIOMARKER_SYMBOLS = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class EvidenceClassification:
-    """The evidence tier, the rule that decided it, and the two content flags."""
+    """The evidence tier, the rule that decided it, the two content flags, and the study
+    design the tier follows (None only on documents stored before designs were kept)."""
 
     evidence_type: EvidenceType
     rule: str
     has_numbers: bool
     has_biomarker: bool
+    design: DesignClassification | None = None
 
 
 def _text(record: PubMedRecord) -> str:
@@ -142,10 +144,12 @@ def classify_evidence(
     """Tag a record with its evidence tier, the deciding rule (module docstring) and the
     `has_numbers` / `has_biomarker` flags. `design` may be passed when the caller already
     classified the design; it is computed otherwise."""
-    evidence_type, rule = _decide(record, design or classify_design(record))
+    design = design or classify_design(record)
+    evidence_type, rule = _decide(record, design)
     return EvidenceClassification(
         evidence_type=evidence_type,
         rule=rule,
         has_numbers=has_numbers(record),
         has_biomarker=has_biomarker(record),
+        design=design,
     )

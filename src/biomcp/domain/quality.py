@@ -254,11 +254,17 @@ def _counts_something_else(text: str, start: int, end: int, pattern_index: int) 
     if pattern_index == 0:
         # "trips ... identified (n = 205,673)": the three words before "(n =" name the count.
         before = re.sub(r"[\s(\[]*[nN]\s?=\s?$", "", text[max(0, start - 80) : start])
-        clause = " ".join(re.findall(r"[\w-]+", re.split(r"[.;:,]\s", before)[-1])[-3:])
-        if _NOT_PARTICIPANTS.search(clause) and not re.search(
-            rf"\b(?:{_PEOPLE})\b", clause, re.IGNORECASE
-        ):
-            return True
+        words = re.findall(r"[\w-]+", re.split(r"[.;:,]\s", before)[-1])
+        clause = " ".join(words[-3:])
+        thing = _NOT_PARTICIPANTS.search(clause)
+        if thing and not re.search(rf"\b(?:{_PEOPLE})\b", clause, re.IGNORECASE):
+            # "patients who underwent an MRI scan (n = 42)": a singular thing after the
+            # people it happened to counts the people; "MRI scans (n = 42)" counts scans.
+            singular = not thing.group(0).casefold().endswith("s")
+            people_before = re.search(
+                rf"\b(?:{_PEOPLE})\b", " ".join(words[-10:-3]), re.IGNORECASE
+            )
+            return not (singular and people_before)
     return False
 
 

@@ -28,7 +28,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: next sync that sees a stored record updates it (version + 1), derives its tier and quality
 #: again and re-indexes its chunks (their `evidence_type` and `quality_total` too).
 #: v2 (issue 17: tiers from the study design, sample sizes in words): the digest is v1's.
-HASH_SCHEME = "v2"
+#: v3 (issue 17: the study design stored with the tier and on every chunk, filterable).
+HASH_SCHEME = "v3"
 
 
 def _canonical(value: Any) -> Any:
@@ -49,7 +50,7 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v2:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    """`v3:` + SHA-256 of the canonical JSON of the record's content (module docstring;
     `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")

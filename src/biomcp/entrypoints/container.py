@@ -194,7 +194,10 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
 
 def _maintenance(settings: Settings, metadata: MetadataStore, sync: SyncDelta) -> IndexMaintenance:
     return IndexMaintenance(
-        metadata, sync.indexer, lock_timeout_s=settings.biomcp_sync_lock_timeout_s
+        metadata,
+        sync.indexer,
+        derive=sync.derive,
+        lock_timeout_s=settings.biomcp_sync_lock_timeout_s,
     )
 
 

@@ -190,17 +190,24 @@ class Corpus:
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
         reranked by quality unless `quality_bias=False`). The keyword filters narrow the
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
-        total, journal titles, document ids. Retracted papers are left out unless
-        `include_retracted` (their hits then say `retracted`). `hit.as_payload()` is one
+        total, journal titles, document ids, study designs (`"rct"`, `"systematic_review"`,
+        ...: `StudyDesign`). Retracted papers are left out unless `include_retracted` (their
+        hits then say `retracted`). `hit.as_payload()` is one
         `rag.search` result."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
         return self._call(
             lambda: self._services.search.run(
-                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+                query,
+                top_k,
+                quality_bias,
+                filters=filters,
+                include_retracted=include_retracted,
+                study_designs=_names(study_designs),
             )
         )
 
@@ -217,12 +224,18 @@ class Corpus:
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
     ) -> list[SearchHit]:
         """`search` for async code."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
         return await self._acall(
             lambda: self._services.search.run(
-                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+                query,
+                top_k,
+                quality_bias,
+                filters=filters,
+                include_retracted=include_retracted,
+                study_designs=_names(study_designs),
             )
         )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
+from biomcp.domain.design import classify_design
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.ports.embeddings import Embedder, EmbeddingError
@@ -20,7 +21,11 @@ from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
 from biomcp.usecases.payloads import iso_utc
 
-__all__ = ["ChunkIndexer", "IndexOutcome", "chunk_record_of"]
+__all__ = ["DESIGN_FACET", "STUDY_DESIGN", "ChunkIndexer", "IndexOutcome", "chunk_record_of"]
+
+#: The facet key a corpus chunk's study design is filtered by, and its metadata key in hits.
+DESIGN_FACET = "design"
+STUDY_DESIGN = "study_design"
 
 
 @dataclass(slots=True)
@@ -165,8 +170,10 @@ class ChunkIndexer:
 
 
 def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
-    """The vector-store record of one chunk, with the document's filterable metadata."""
+    """The vector-store record of one chunk, with the document's filterable metadata: its
+    study design is both returned with hits (`metadata`) and filterable (`facets`)."""
     record = doc.record
+    design = (doc.evidence.design or classify_design(record)).design.value
     return ChunkRecord(
         uuid=chunk.uuid,
         doc_id=record.doc_id,
@@ -183,4 +190,6 @@ def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) 
         lr=iso_utc(record.lr),
         source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
         has_numbers=has_numeric_result(chunk.text),
+        metadata={STUDY_DESIGN: design},
+        facets={DESIGN_FACET: (design,)},
     )

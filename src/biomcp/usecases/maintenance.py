@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from biomcp.ports.metadata import MetadataStore
+from biomcp.domain.records import PubMedRecord
+from biomcp.ports.metadata import DocumentUpsert, MetadataStore
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.sync import INDEX_LOCK
@@ -86,6 +87,7 @@ class IndexCheck:
 class RebuildReport:
     reset: bool = False
     documents: int = 0
+    rederived: int = 0
     chunks_written: int = 0
     chunks_deleted: int = 0
     texts_embedded: int = 0
@@ -96,6 +98,7 @@ class RebuildReport:
         return {
             "reset": self.reset,
             "documents": self.documents,
+            "rederived": self.rederived,
             "chunks_written": self.chunks_written,
             "chunks_deleted": self.chunks_deleted,
             "texts_embedded": self.texts_embedded,
@@ -112,10 +115,14 @@ class IndexMaintenance:
         metadata: MetadataStore,
         indexer: ChunkIndexer,
         *,
+        derive: Callable[[PubMedRecord], DocumentUpsert] | None = None,
         page: int = 500,
         lock_timeout_s: float = 600.0,
     ) -> None:
+        """`derive`: what a sync stores for a record (tier, design, quality, hash) under the
+        rules in force; `rebuild(rederive=True)` needs it."""
         self._metadata = metadata
+        self._derive = derive
         self._indexer = indexer
         self._vectors = indexer.vectors
         self._page = page
@@ -173,16 +180,21 @@ class IndexMaintenance:
         return check
 
     async def rebuild(
-        self, progress: Progress | None = None, *, reset: bool = False
+        self, progress: Progress | None = None, *, reset: bool = False, rederive: bool = False
     ) -> RebuildReport:
         """Re-chunk and re-index every stored document (unchanged chunks are re-embedded
         through whatever cache fronts the embedder) and record them as indexed. With `reset`,
         or when the collection's files cannot be opened at all, the collection is dropped
-        first and refilled from SQL.
+        first and refilled from SQL. With `rederive`, each stored record's tier, study design
+        and quality are first derived again under the rules in force and stored (a record
+        derived under older rules gets a new version, as a sync that saw it would give it).
 
         Raises:
+            ValueError: `rederive` without a `derive` function.
             EmbeddingError, MetadataStoreError, VectorStoreError, LockTimeoutError.
         """
+        if rederive and self._derive is None:
+            raise ValueError("rebuild(rederive=True) needs the derive function")
         began = time.perf_counter()
         report = RebuildReport()
         total = await self._metadata.count_documents()
@@ -202,6 +214,12 @@ class IndexMaintenance:
             while pmids := await self._metadata.document_pmids(after, self._page):
                 after = pmids[-1]
                 docs = list((await self._metadata.get_documents(pmids)).values())
+                if rederive and self._derive is not None:
+                    derived = [self._derive(doc.record) for doc in docs]
+                    summary = await self._metadata.upsert_documents(derived)
+                    report.rederived += summary.updated
+                    if summary.updated:
+                        docs = list((await self._metadata.get_documents(pmids)).values())
                 outcome = await self._indexer.index(docs)
                 await self._metadata.mark_indexed(
                     {d.record.pmid: d.version for d in docs if d.record.pmid not in outcome.failed}

@@ -71,11 +71,11 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
     """The `rag.get` response (and the paper resource): spec 01's fields, then the v1.1 ones
     (`evidence_type`, `study_design` and the rule that decided it, the full
     `quality_breakdown` with what was read for the sample size, flags, identifiers, authors,
-    MeSH). The study design is derived here from the stored record (a pure function), so it
-    is always that of the current rules."""
+    MeSH). The study design is the one stored with the tier (the same rules decided both);
+    a document stored before designs were kept has it derived here from its record."""
     record = doc.record
     quality = doc.quality
-    design = classify_design(record)
+    design = doc.evidence.design or classify_design(record)
     reading = read_sample_size(record.abstract_text)
     return {
         "doc_id": record.doc_id,

@@ -18,9 +18,11 @@ vector search is asked for more candidates while retracted ones keep the page sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from biomcp.domain.design import StudyDesign
 from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
@@ -33,8 +35,9 @@ from biomcp.ports.vectors import (
     VectorStore,
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
 
-__all__ = ["SearchConfig", "SearchCorpus", "SearchHit"]
+__all__ = ["SearchConfig", "SearchCorpus", "SearchHit", "with_designs"]
 
 MAX_TOP_K = 100
 #: Vector searches one query may make while retracted papers are left out of its candidates.
@@ -73,6 +76,7 @@ class SearchHit:
     year: int | None
     journal: str | None
     retracted: bool = False
+    study_design: str | None = None
 
     def as_payload(self) -> dict[str, Any]:
         """One `rag.search` result: spec 01's fields, then the v1.1 ones."""
@@ -88,6 +92,7 @@ class SearchHit:
             "chunk_id": self.chunk_id,
             "text": self.text,
             "retracted": self.retracted,
+            "study_design": self.study_design,
         }
 
 
@@ -137,12 +142,13 @@ class SearchCorpus:
         *,
         filters: SearchFilters | None = None,
         include_retracted: bool = False,
+        study_designs: Collection[str] | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (retracted papers left out unless
-        `include_retracted`).
+        `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values).
 
         Raises:
-            InvalidRequestError: an empty query or `top_k` outside 1..100.
+            InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design.
             NotFoundError: nothing has been indexed yet.
             EmbeddingError, VectorStoreError: from the adapters.
         """
@@ -151,7 +157,11 @@ class SearchCorpus:
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
         return await self.ranked(
-            query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+            query,
+            top_k,
+            quality_bias,
+            filters=with_designs(filters, study_designs),
+            include_retracted=include_retracted,
         )
 
     async def ranked(
@@ -219,6 +229,7 @@ class SearchCorpus:
                     year=hit.year,
                     journal=hit.journal,
                     retracted=flagged,
+                    study_design=_design_of(hit),
                 )
             )
         results.sort(key=lambda r: (-r.score, r.uuid))
@@ -264,3 +275,35 @@ class SearchCorpus:
             return set()
         pmids = [doc_id.removeprefix("pmid:") for doc_id in doc_ids]
         return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}
+
+
+_DESIGNS = tuple(d.value for d in StudyDesign)
+
+
+def with_designs(
+    filters: SearchFilters | None, study_designs: Collection[str] | None
+) -> SearchFilters | None:
+    """`filters` narrowed to chunks of `study_designs` (None or empty: unchanged). Chunks
+    indexed before designs were stored carry none and pass no design filter until the corpus
+    is rebuilt (`biomcp index rebuild --rederive`).
+
+    Raises:
+        InvalidRequestError: a value that is not a study design.
+    """
+    if not study_designs:
+        return filters
+    unknown = sorted(set(study_designs) - set(_DESIGNS))
+    if unknown:
+        raise InvalidRequestError(
+            f"unknown study design {', '.join(map(repr, unknown))}: use {', '.join(_DESIGNS)}",
+            details={"field": "study_design", "allowed": list(_DESIGNS)},
+        )
+    facet = (DESIGN_FACET, frozenset(study_designs))
+    base = filters or SearchFilters()
+    others = tuple(f for f in base.facets or () if f[0] != DESIGN_FACET)
+    return replace(base, facets=(*others, facet))
+
+
+def _design_of(hit: VectorHit) -> str | None:
+    value = hit.metadata.get(STUDY_DESIGN)
+    return value if isinstance(value, str) else None

@@ -51,7 +51,14 @@ from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
-__all__ = ["SyncConfig", "SyncDelta", "SyncProgress", "SyncReport", "new_job_id"]
+__all__ = [
+    "SyncConfig",
+    "SyncDelta",
+    "SyncProgress",
+    "SyncReport",
+    "derive_document",
+    "new_job_id",
+]
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
 #: cannot collide with a saved query's key in practice).
@@ -533,10 +540,11 @@ class SyncDelta:
         return lost
 
     def _derive(self, record: PubMedRecord, today: date) -> DocumentUpsert:
-        design = classify_design(record)  # once: the tier and the score both follow it
-        evidence = classify_evidence(record, design)
-        breakdown = score_quality(record, today, self.config.quality, evidence, design)
-        return DocumentUpsert(record, evidence, breakdown, content_hash(record))
+        return derive_document(record, today, self.config.quality)
+
+    def derive(self, record: PubMedRecord) -> DocumentUpsert:
+        """`record` derived today under this sync's rules (what a sync would store)."""
+        return self._derive(record, self._clock.now().date())
 
     async def _index(self, run: _Run, docs: Sequence[StoredDocument]) -> set[str]:
         """Chunk, embed and write `docs`; return the PMIDs whose chunks were refused."""
@@ -559,3 +567,12 @@ class SyncDelta:
         )
         run.timed("index", began)
         return outcome.failed
+
+
+def derive_document(record: PubMedRecord, today: date, quality: QualityConfig) -> DocumentUpsert:
+    """`record` with what the domain derives from it under the rules in force: its study
+    design, the tier that follows it, its quality score, and its content hash."""
+    design = classify_design(record)  # once: the tier and the score both follow it
+    evidence = classify_evidence(record, design)
+    breakdown = score_quality(record, today, quality, evidence, design)
+    return DocumentUpsert(record, evidence, breakdown, content_hash(record))

@@ -616,6 +616,15 @@ def test_a_refused_count_does_not_hide_the_real_sample_size() -> None:
     assert score(text=text).sample_size == 1
 
 
+def test_a_singular_thing_that_happened_to_the_people_before_it_counts_the_people() -> None:
+    """"Patients who underwent an MRI scan (n = 42)" counts patients; "MRI scans (n = 420)"
+    counts scans."""
+    kept = read_sample_size("Patients who underwent an MRI scan (n = 42) were included.")
+    assert (kept.n, kept.refused) == (42, ())
+    scans = read_sample_size("We reviewed MRI scans (n = 420) of the cohort.")
+    assert (scans.n, scans.refused) == (None, ("n = 420",))
+
+
 def test_large_population_with_people_named_is_kept() -> None:
     assert read_sample_size("The sample comprised all residents (n=2,440,242).").n == 2440242
 

@@ -116,6 +116,8 @@ class DocumentRow(Base):
     doi: Mapped[str | None] = mapped_column(Text)
     evidence_type: Mapped[str] = mapped_column(String(16), index=True)
     evidence_rule: Mapped[str] = mapped_column(String(64))
+    study_design: Mapped[str | None] = mapped_column(String(32), index=True)
+    design_rule: Mapped[str | None] = mapped_column(String(64))
     has_numbers: Mapped[bool] = mapped_column(Boolean)
     has_biomarker: Mapped[bool] = mapped_column(Boolean)
     quality_total: Mapped[int] = mapped_column(Integer, index=True)

@@ -20,6 +20,7 @@ from biomcp.adapters.sql.serialize import (
     record_from_json,
     record_to_json,
 )
+from biomcp.domain.design import DesignClassification, StudyDesign
 from biomcp.domain.evidence import EvidenceClassification
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.watermarks import WatermarkAudit
@@ -63,9 +64,13 @@ JOBS = _table(SyncJobRow)
 PROJECTS = _table(ProjectRow)
 
 
+_DESIGNS = frozenset(d.value for d in StudyDesign)
+
+
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
     """The `pubmed_docs` columns of `doc` at `version` (indexed_version excluded)."""
     record = doc.record
+    design = doc.evidence.design
     return {
         "pmid": record.pmid,
         "title": record.title,
@@ -83,6 +88,8 @@ def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[st
         "doi": record.doi,
         "evidence_type": doc.evidence.evidence_type.value,
         "evidence_rule": doc.evidence.rule,
+        "study_design": design.design.value if design is not None else None,
+        "design_rule": design.rule if design is not None else None,
         "has_numbers": doc.evidence.has_numbers,
         "has_biomarker": doc.evidence.has_biomarker,
         "quality_total": doc.quality.total,
@@ -103,6 +110,7 @@ def document_from_row(row: Row[Any]) -> StoredDocument:
             rule=row.evidence_rule,
             has_numbers=bool(row.has_numbers),
             has_biomarker=bool(row.has_biomarker),
+            design=_design(row.study_design, row.design_rule),
         ),
         quality=quality_from_json(row.quality_json),
         content_hash=row.content_hash,
@@ -110,6 +118,14 @@ def document_from_row(row: Row[Any]) -> StoredDocument:
         indexed_version=row.indexed_version,
         last_seen_at=row.last_seen_at,
     )
+
+
+def _design(value: str | None, rule: str | None) -> DesignClassification | None:
+    """The stored design; None when the row predates designs or holds one this code does not
+    know (readers then derive it from the record)."""
+    if value is None or rule is None or value not in _DESIGNS:
+        return None
+    return DesignClassification(StudyDesign(value), rule)
 
 
 def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:

@@ -71,7 +71,9 @@ def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
             str(rank),
             _number(hit.score),
             hit.doc_id,
-            (hit.evidence_type or "-") + (" RETRACTED" if hit.retracted else ""),
+            (hit.evidence_type or "-")
+            + (f"/{hit.study_design}" if hit.study_design else "")
+            + (" RETRACTED" if hit.retracted else ""),
             _quality(hit.quality),
             hit.section or "-",
             "",
@@ -198,6 +200,16 @@ def register(app: typer.Typer) -> None:
                 help="Show retracted papers too (flagged); left out by default.",
             ),
         ] = False,
+        design: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--design",
+                "-d",
+                help="Keep only this study design (repeatable): rct, nonrandomized_trial, "
+                "observational, case_report, systematic_review, narrative_review, guideline, "
+                "animal, in_vitro, computational, other.",
+            ),
+        ] = None,
         json_output: JsonOption = False,
     ) -> None:
         """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
@@ -232,7 +244,12 @@ def register(app: typer.Typer) -> None:
 
         async def work(services: Services) -> list[SearchHit]:
             return await services.search.run(
-                query, top_k, quality_bias, filters=filters, include_retracted=include_retracted
+                query,
+                top_k,
+                quality_bias,
+                filters=filters,
+                include_retracted=include_retracted,
+                study_designs=[d.strip().casefold() for d in design or [] if d.strip()],
             )
 
         hits = execute(settings, work, json_output=json_output)

@@ -90,6 +90,14 @@ def register(app: typer.Typer) -> None:
                 help="Drop the collection first (done anyway when its files cannot be opened).",
             ),
         ] = False,
+        rederive: Annotated[
+            bool,
+            typer.Option(
+                "--rederive",
+                help="First derive every record's tier, study design and quality again under "
+                "the rules in force (after an upgrade that changed them).",
+            ),
+        ] = False,
     ) -> None:
         """Re-chunk and re-index every stored document from SQL (through the embedding
         cache), replacing whatever the vector store holds for them."""
@@ -97,7 +105,9 @@ def register(app: typer.Typer) -> None:
         progress = _Progress("rebuild", enabled=not quiet)
 
         async def work(services: Services) -> dict[str, Any]:
-            report = await services.maintenance.rebuild(progress=progress, reset=reset)
+            report = await services.maintenance.rebuild(
+                progress=progress, reset=reset, rederive=rederive
+            )
             return report.as_dict()
 
         report = execute(settings, work, json_output=json_output)

@@ -104,6 +104,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             args["top_k"],
             args["quality_bias"],
             include_retracted=bool(args.get("include_retracted", False)),
+            study_designs=args.get("study_design"),
         )
         return {"results": [hit.as_payload() for hit in hits]}
 
@@ -171,7 +172,8 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "higher-quality studies, Results/Conclusions sections and the evidence tier the "
             "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), "
             + (
-                "the chunk text, its section, evidence type, quality (0-10) and the raw scores."
+                "the chunk text, its section, evidence type, study design, quality (0-10) and "
+                "the raw scores; study_design filters by design (e.g. rct, systematic_review)."
                 if v11
                 else "the chunk's uuid, quality (0-10) and the raw and final scores."
             ),

@@ -21,6 +21,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
+from biomcp.domain.design import StudyDesign
+
 __all__ = [
     "CONTRACT_VERSION",
     "CONTRACT_VERSIONS",
@@ -238,6 +240,7 @@ NULLABLE_NUMBER: dict[str, Any] = {"anyOf": [{"type": "number"}, {"type": "null"
 QUERY_KEY_MAX_CHARS = 200
 PUBMED_TERM_MAX_CHARS = 8000
 SEARCH_QUERY_MAX_CHARS = 4000
+_STUDY_DESIGN_VALUES = [design.value for design in StudyDesign]
 DOC_ID_MAX_CHARS = 32
 TIMESTAMP_MAX_CHARS = 64
 #: Ten years of overlap: more is a backfill, which moving the checkpoint does better.
@@ -274,6 +277,12 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "type": "boolean",
                 "default": False,
                 "description": "Also return chunks of retracted papers (flagged retracted).",
+            },
+            "study_design": {
+                "type": "array",
+                "items": {"type": "string", "enum": _STUDY_DESIGN_VALUES},
+                "maxItems": len(_STUDY_DESIGN_VALUES),
+                "description": "Only chunks of papers of these study designs.",
             },
         },
         "additionalProperties": False,
@@ -343,10 +352,6 @@ def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ())
 
 
 _EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
-_STUDY_DESIGNS = [
-    "rct", "nonrandomized_trial", "observational", "case_report", "systematic_review",
-    "narrative_review", "guideline", "animal", "in_vitro", "computational", "other",
-]  # fmt: skip
 _QUALITY_BREAKDOWN = {
     "type": "object",
     "required": ["total"],
@@ -357,7 +362,7 @@ _QUALITY_BREAKDOWN = {
         "human": {"type": "integer"},
         "sample_size": {"type": "integer"},
         "sample_size_n": NULLABLE_INT,
-        "study_design": {"type": "string", "enum": _STUDY_DESIGNS},
+        "study_design": {"type": "string", "enum": _STUDY_DESIGN_VALUES},
         "sample_size_text": NULLABLE_STRING,
         "sample_size_refused": {"type": "array", "items": {"type": "string"}},
         "total": {"type": "integer"},
@@ -377,6 +382,9 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "chunk_id": {"type": "string"},
             "text": NULLABLE_STRING,
             "retracted": {"type": "boolean"},
+            "study_design": {
+                "anyOf": [{"type": "string", "enum": _STUDY_DESIGN_VALUES}, {"type": "null"}]
+            },
         },
         at=("properties", "results", "items"),
     ),
@@ -385,7 +393,7 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
         {
             "evidence_type": {"type": "string", "enum": _EVIDENCE_TYPES},
             "evidence_rule": {"type": "string"},
-            "study_design": {"type": "string", "enum": _STUDY_DESIGNS},
+            "study_design": {"type": "string", "enum": _STUDY_DESIGN_VALUES},
             "design_rule": {"type": "string"},
             "has_numbers": {"type": "boolean"},
             "has_biomarker": {"type": "boolean"},
