@@ -35,15 +35,14 @@ from biomcp.testing.eutils.retractions import retracted_article_xml
 from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.retractions import RETRACTED_TERM, retraction_term
 from biomcp.usecases.search import SearchConfig, SearchCorpus
+from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import run_biomcp, server_env
 from tests.support.sql_records import full_record, revised, upsert_of
 from tests.support.sync_harness import (
-    BACKEND_PARAMS,
     FAST_RETRIES,
     BackendSpec,
     SteppingClock,
-    backend_spec,
     embedder,
     entrez_client,
     make_corpus,
@@ -65,12 +64,6 @@ KEY = "retractions_v1"
 NOTICE = "39000001"
 NOTICE_SOURCE = "J Fake Res. 2024 Aug;12(8):e1. doi: 10.0000/fake.retraction"
 QUERY = "zorblaxin event rate"
-
-
-@pytest.fixture(params=BACKEND_PARAMS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackendSpec]:
-    with backend_spec(request.param, tmp_path) as spec:
-        yield spec
 
 
 @pytest.fixture
@@ -381,12 +374,6 @@ def test_a_failed_recheck_is_a_warning_and_the_next_sync_catches_up(
 
 
 # --- the tools -----------------------------------------------------------------------------
-
-
-async def _call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    return bool(result.is_error), json.loads(text)
 
 
 def test_the_tools_leave_out_flag_and_explain_retractions(

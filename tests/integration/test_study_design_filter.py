@@ -7,7 +7,6 @@ in CI), the deterministic embedder; the tool through an in-process MCP client.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
@@ -29,12 +28,11 @@ from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import chunk_record_of
 from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.search import SearchConfig, SearchCorpus
+from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.sync_harness import (
-    BACKEND_PARAMS,
     BackendSpec,
     SteppingClock,
-    backend_spec,
     embedder,
     entrez_client,
     make_corpus,
@@ -53,12 +51,6 @@ MESH = "Humans"
 TERM = f"{MESH}[mh]"
 KEY = "designs_v1"
 QUERY = "randomized trial outcomes in adults"
-
-
-@pytest.fixture(params=BACKEND_PARAMS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackendSpec]:
-    with backend_spec(request.param, tmp_path) as spec:
-        yield spec
 
 
 @pytest.fixture
@@ -189,12 +181,6 @@ def _chunks(sync: Any, doc: Any) -> list[Any]:
     from biomcp.domain.chunking import chunk_record
 
     return chunk_record(doc.record, sync.indexer.chunking)
-
-
-async def _call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    return bool(result.is_error), json.loads(text)
 
 
 def test_the_rag_search_tool_takes_a_design_filter_and_names_each_hits_design(

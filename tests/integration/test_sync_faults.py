@@ -30,7 +30,6 @@ from biomcp.testing.eutils import FakeEutilsServer, FaultInjector
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.sync_harness import (
-    BACKEND_PARAMS,
     BackendSpec,
     CountingVectorStore,
     FlakyEntrezClient,
@@ -58,12 +57,6 @@ NOW = datetime(2024, 7, 1, 12, tzinfo=UTC)
 MESH = "Humans"
 TERM = f"{MESH}[mh]"
 KEY = "humans_v1"
-
-
-@pytest.fixture(params=BACKEND_PARAMS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackendSpec]:
-    with backend_spec(request.param, tmp_path) as spec:
-        yield spec
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ here waits on the clock: the wait is 0 s and the status is polled until it chang
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -20,6 +19,7 @@ from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, SYNC_STATUS_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
+from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration
@@ -36,12 +36,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     faults.sequence(["slow"] * 20, endpoint="efetch")
     with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml), faults=faults) as server:
         yield server
-
-
-async def _call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    return bool(result.is_error), json.loads(text)
 
 
 async def _until_done(client: Client, job_id: str) -> dict[str, Any]:

@@ -24,7 +24,6 @@ from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncReport
 from tests.support.sync_harness import (
-    BACKEND_PARAMS,
     BackendSpec,
     SteppingClock,
     add_articles,
@@ -52,12 +51,6 @@ TERM = f"{MESH}[mh]"
 KEY = "humans_v1"
 #: An overlap reaching back past the corpus's first day: the replay covers the whole window.
 WHOLE = (NOW.date() - START).days + 1
-
-
-@pytest.fixture(params=BACKEND_PARAMS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BackendSpec]:
-    with backend_spec(request.param, tmp_path) as spec:
-        yield spec
 
 
 @pytest.fixture

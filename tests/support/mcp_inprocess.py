@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from biomcp.entrypoints.container import Services, build_services
 from biomcp.entrypoints.mcp.server import BioMcpServer, build_server
 from biomcp.entrypoints.settings import Settings
 
-__all__ = ["Body", "serve", "test_settings"]
+__all__ = ["Body", "call_json", "serve", "test_settings"]
 
 Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
 
@@ -48,3 +49,10 @@ def serve(settings: Settings, body: Body) -> None:
             await services.aclose()
 
     asyncio.run(main())
+
+
+async def call_json(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """Call tool `name`: whether the result is an error, and its text content as JSON."""
+    result = await client.call_tool(name, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    return bool(result.is_error), json.loads(text)
