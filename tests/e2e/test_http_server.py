@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from biomcp import __version__
 from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
 from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.servers import DEFAULT_TOOLS as TOOLS
 from tests.support.servers import (
     HttpServer,
     http_client,
@@ -43,27 +44,6 @@ pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-test-secret-0123456789-abcdefghijklmnop"  # noqa: S105 - a test key
 PUBLIC = "0.0.0.0"  # noqa: S104 - the point of the binding tests
-TOOLS = {
-    "pubmed_sync_delta",
-    "rag_search",
-    "rag_get",
-    "corpus_checkpoint_get",
-    "corpus_checkpoint_set",
-    "corpus_sync_status",
-    # the live PubMed tools
-    "pubmed_search_articles",
-    "pubmed_fetch_article_details",
-    "pubmed_article_relationships",
-    # the project tools (spec 02)
-    "store_chunks",
-    "find_chunks",
-    "query_hybrid",
-    "inspect_collection",
-    "list_projects",
-    # the search / fetch pair (ChatGPT-style clients)
-    "search",
-    "fetch",
-}
 TERM = "humans[mh] OR animals[mh]"
 MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",

@@ -26,6 +26,7 @@ import jwt
 import pytest
 
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.servers import DEFAULT_TOOLS as TOOLS
 from tests.support.servers import biomcp_command, serve_http, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -34,27 +35,6 @@ PACKAGE = "@modelcontextprotocol/inspector@2.12.0"
 #: The first npx run downloads the package (CI prefetches it); later runs start in seconds.
 FETCH_TIMEOUT_S = 600.0
 CALL_TIMEOUT_S = 300.0
-TOOLS = {
-    "pubmed_sync_delta",
-    "rag_search",
-    "rag_get",
-    "corpus_checkpoint_get",
-    "corpus_checkpoint_set",
-    "corpus_sync_status",
-    # the live PubMed tools
-    "pubmed_search_articles",
-    "pubmed_fetch_article_details",
-    "pubmed_article_relationships",
-    # the project tools (spec 02)
-    "store_chunks",
-    "find_chunks",
-    "query_hybrid",
-    "inspect_collection",
-    "list_projects",
-    # the search / fetch pair (ChatGPT research mode)
-    "search",
-    "fetch",
-}
 PROJECT = "inspector/notes"
 FIRST_PMID = "30000000"  # generate_articles numbers PMIDs from 30000000 upwards
 

@@ -21,31 +21,10 @@ from mcp import Client
 
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.servers import DEFAULT_TOOLS as TOOLS
 from tests.support.servers import START_TIMEOUT_S, biomcp_command, mcp_stdio, run_biomcp, server_env
 
 pytestmark = pytest.mark.e2e
-
-TOOLS = {
-    "pubmed_sync_delta",
-    "rag_search",
-    "rag_get",
-    "corpus_checkpoint_get",
-    "corpus_checkpoint_set",
-    "corpus_sync_status",
-    # the live PubMed tools
-    "pubmed_search_articles",
-    "pubmed_fetch_article_details",
-    "pubmed_article_relationships",
-    # the project tools (spec 02)
-    "store_chunks",
-    "find_chunks",
-    "query_hybrid",
-    "inspect_collection",
-    "list_projects",
-    # the search / fetch pair (ChatGPT research mode)
-    "search",
-    "fetch",
-}
 
 
 @pytest.fixture(scope="module")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
+from pathlib import Path
 
 import httpx
 import pytest
 
+from biomcp.adapters.entrez.body import STEP
+from biomcp.adapters.entrez.cache import CachingEntrezClient, split_medline
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
-from biomcp.adapters.entrez.ratelimit import RateLimiter
+from biomcp.adapters.entrez.ratelimit import WINDOW_S, RateLimiter
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
     EntrezError,
@@ -108,32 +112,53 @@ def test_requests_without_a_key_send_none(server: FakeEutilsServer) -> None:
 # --- the rate limit ----------------------------------------------------------------------
 
 
-def _max_in_any_second(times: list[float]) -> int:
-    times = sorted(times)
-    return max(sum(1 for u in times[i:] if u < t + 1.0) for i, t in enumerate(times))
+def _most_within(times: list[float], span: float) -> int:
+    """The most of `times` within any half-open interval [t, t + span)."""
+    ordered = sorted(times)
+    return max(sum(1 for u in ordered[i:] if u < t + span) for i, t in enumerate(ordered))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("api_key", "limit"), [(None, 3), (SECRET_KEY, 10)])
-def test_fifty_concurrent_calls_stay_within_ncbi_rate_in_every_second(
-    corpus: FakeCorpus, api_key: str | None, limit: int
+@pytest.mark.parametrize(("api_key", "limit", "calls"), [(None, 3, 20), (SECRET_KEY, 10, 50)])
+def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
+    corpus: FakeCorpus, api_key: str | None, limit: int, calls: int
 ) -> None:
-    with FakeEutilsServer(corpus) as fake:
-        # The process-wide limiter for this (fresh) server URL: the production path.
-        client = HttpEntrezClient(EntrezSettings(base_url=fake.base_url, api_key=api_key))
+    """Tool calls in one event loop and a sync in another thread, through two clients of one
+    NCBI identity: the process-wide limiter's own start log never holds N + 1 starts within
+    the window and margin (exact: its own clock), and the fake, which logs arrivals, never
+    sees N + 1 within NCBI's one second (the margin absorbs the arrival jitter)."""
+    # warm: the search index is built before serving, not by the first burst's requests
+    # (a CPU-bound build in the fake's thread would delay the arrivals it logs).
+    with FakeEutilsServer(corpus, warm=True) as fake:
+        settings = EntrezSettings(base_url=fake.base_url, api_key=api_key)
+        tools, sync = HttpEntrezClient(settings), HttpEntrezClient(settings)
+        assert tools._limiter is sync._limiter  # the production path: one shared limiter
+        limiter = tools._limiter
 
-        async def scenario() -> None:
-            await asyncio.gather(*(client.esearch(f"trial {i}", retmax=1) for i in range(50)))
+        async def burst(client: HttpEntrezClient, first: int, count: int) -> None:
+            await asyncio.gather(
+                *(client.esearch(f"trial {i}", retmax=1) for i in range(first, first + count))
+            )
             await client.aclose()
 
+        in_thread = calls // 3
+        worker = threading.Thread(target=lambda: asyncio.run(burst(sync, 0, in_thread)))
         started = time.monotonic()
-        asyncio.run(scenario())
+        worker.start()
+        asyncio.run(burst(tools, in_thread, calls - in_thread))
+        worker.join(timeout=120)
         elapsed = time.monotonic() - started
-        times = [e["t"] for e in fake.log]
-    assert len(times) == 50
-    assert _max_in_any_second(times) <= limit
-    # ...and it is not needlessly slow: 50 requests at `limit`/s.
-    assert elapsed < 50 / limit * 1.4 + 1
+        arrivals = [e["t"] for e in fake.log]
+    starts = list(limiter.history())
+    assert len(arrivals) == calls
+    # Every attempt took its turn: a retried one (a kept-alive connection the fake had just
+    # closed) was started again, and counted again.
+    assert len(starts) == calls + tools.stats.retries + sync.stats.retries
+    for first, last in zip(starts, starts[limit:], strict=False):
+        assert last - first >= limiter.span  # exact: no N + 1 starts within the span
+    assert _most_within(arrivals, WINDOW_S) <= limit
+    # ...and not needlessly slow (a loose bound: a window and margin per N calls).
+    assert elapsed < (calls // limit) * limiter.span * 1.5 + 5
 
 
 # --- retries -----------------------------------------------------------------------------
@@ -292,6 +317,167 @@ def test_the_deadline_bounds_the_whole_retry_budget(server: FakeEutilsServer) ->
     asyncio.run(scenario())
     assert time.monotonic() - started < 2.0
     assert len(server.log) < 5
+
+
+# --- the response size limit -------------------------------------------------------------
+
+MIB = 1024 * 1024
+
+
+def _settle(read: Callable[[], int]) -> int:
+    """`read()` once it stops growing (the fake's stream winds down after the hang-up)."""
+    last = -1
+    for _ in range(50):
+        now = read()
+        if now == last:
+            return now
+        last = now
+        time.sleep(0.1)
+    return last
+
+
+def test_an_oversized_answer_is_refused_while_streaming_and_not_retried(
+    server: FakeEutilsServer,
+) -> None:
+    """A 200 MB answer (chunked: no length announced) against a 1 MiB limit: refused once
+    about 1 MiB was read, asked once, and the connection dropped (the fake stops producing)."""
+    server.faults.sequence([{"kind": "oversized", "size": 200_000_000}])
+    client = _client(server, max_response_bytes=MIB, max_retries=3)
+
+    async def scenario() -> EntrezResponseError:
+        try:
+            with pytest.raises(EntrezResponseError, match="limit") as info:
+                await client.efetch(["30000001"])
+            return info.value
+        finally:
+            await client.aclose()
+
+    error = asyncio.run(scenario())
+    assert "NCBI_MAX_RESPONSE_MB" in str(error)
+    assert len(server.log) == 1  # not retried
+    assert client.stats.oversized == 1
+    assert MIB < client.stats.bytes_received <= MIB + 64 * 1024
+    assert client.stats.bytes_decoded <= MIB
+    streamed = _settle(lambda: server.faults.bytes_streamed)
+    assert streamed < 200_000_000 // 4  # the rest was never produced: the connection closed
+
+
+@pytest.mark.parametrize(("limit_mib", "bomb_mib"), [(1, 256), (64, 1024)])
+def test_a_gzip_bomb_is_refused_after_inflating_about_the_limit(
+    server: FakeEutilsServer, limit_mib: int, bomb_mib: int
+) -> None:
+    """About a thousandth of a bomb's size in gzip (1 MB for the 1 GiB one): refused once the
+    inflated bytes pass the limit (1 MiB, and the 64 MiB default), having received about a
+    thousandth of that."""
+    server.faults.sequence([{"kind": "gzip_bomb", "size": bomb_mib * MIB}])
+    limit = limit_mib * MIB
+    client = _client(server, max_response_bytes=limit, max_retries=3)
+
+    async def scenario() -> None:
+        try:
+            with pytest.raises(EntrezResponseError, match="once decompressed"):
+                await client.esearch("trial")
+        finally:
+            await client.aclose()
+
+    asyncio.run(scenario())
+    assert len(server.log) == 1
+    assert server.log[0]["fault"] == "gzip_bomb"
+    assert limit < client.stats.bytes_decoded <= limit + STEP
+    # Received: the compressed form of about the limit, plus at most a network chunk or two.
+    assert client.stats.bytes_received <= limit // 500 + 256 * 1024
+
+
+def test_a_compressed_answer_within_the_limit_is_read(server: FakeEutilsServer) -> None:
+    client = _client(server, max_response_bytes=MIB)
+
+    async def scenario() -> list[str]:
+        result = await client.efetch(["30000001", "30000002"])
+        await client.aclose()
+        return [r.pmid for r in result.records]
+
+    assert asyncio.run(scenario()) == ["30000001", "30000002"]
+    assert 0 < client.stats.bytes_received <= client.stats.bytes_decoded <= MIB
+
+
+# --- answers cut short ---------------------------------------------------------------------
+
+
+def _cached(server: FakeEutilsServer, tmp_path: Path, **settings: object) -> CachingEntrezClient:
+    return CachingEntrezClient(
+        _client(server, **settings), tmp_path / "ncbi.sqlite3", namespace=server.base_url
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "fetch"),
+    [("truncated_xml", "efetch_xml"), ("truncated_medline", "efetch_medline")],
+)
+def test_an_answer_cut_short_once_is_retried_then_cached_whole(
+    server: FakeEutilsServer, tmp_path: Path, kind: str, fetch: str
+) -> None:
+    server.faults.sequence([kind], endpoint="efetch")
+    cache = _cached(server, tmp_path)
+    wanted = ["30000001", "30000002"]
+
+    async def scenario() -> bytes | str:
+        try:
+            return await getattr(cache, fetch)(wanted)  # type: ignore[no-any-return]
+        finally:
+            await cache.aclose()
+
+    answer = asyncio.run(scenario())
+    assert [e["fault"] for e in server.log] == [kind, None]
+    assert cache.stats.retries == 1
+    if fetch == "efetch_medline":
+        assert isinstance(answer, str)
+        assert sorted(split_medline(answer)) == wanted
+        assert all(r.splitlines()[-1].startswith("SO  - ") for r in split_medline(answer).values())
+    assert len(cache) == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "fetch"),
+    [
+        ("truncated_xml", "efetch_xml"),
+        ("truncated_xml", "efetch"),
+        ("truncated_medline", "efetch_medline"),
+    ],
+)
+def test_an_answer_always_cut_short_is_an_entrez_error_and_nothing_is_cached(
+    server: FakeEutilsServer, tmp_path: Path, kind: str, fetch: str
+) -> None:
+    server.faults.random(1.0, [kind], seed=1)
+    cache = _cached(server, tmp_path, max_retries=2)
+
+    async def scenario() -> None:
+        try:
+            with pytest.raises(EntrezResponseError, match=r"cut short|not well-formed"):
+                await getattr(cache, fetch)(["30000001", "30000002"])
+        finally:
+            await cache.aclose()
+
+    asyncio.run(scenario())
+    assert len(server.log) == 3  # the first answer and two retries
+    assert len(cache) == 0
+
+
+def test_a_backend_failure_in_medline_mode_is_retried_not_taken_for_a_bad_query(
+    server: FakeEutilsServer,
+) -> None:
+    server.faults.sequence(["ncbi_error", "html"], endpoint="efetch")
+    client = _client(server)
+
+    async def scenario() -> str:
+        try:
+            return await client.efetch_medline(["30000001"])
+        finally:
+            await client.aclose()
+
+    text = asyncio.run(scenario())
+    assert text.lstrip().startswith("PMID- 30000001")
+    assert [e["fault"] for e in server.log] == ["ncbi_error", "html", None]
+    assert client.stats.retries == 2
 
 
 # --- complete enumeration past the ESearch cap ---------------------------------------------

@@ -1142,7 +1142,15 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert compliance["toolIdentifier"].startswith("bio-mcp/")
         assert compliance["targetRequestsPerSecond"] == 10
         assert "<10 requests/sec" in compliance["currentRateLimitAdherence"]
-        assert before["supportedEutilities"] == ["ESearch", "EFetch", "ESummary", "ELink", "EInfo"]
+        assert before["supportedEutilities"] == [
+            "ESearch",
+            "EFetch",
+            "ESummary",
+            "ELink",
+            "EInfo",
+            "ESpell",
+            "ECitMatch",
+        ]
         status = before["operationalStatus"]
         assert status["lastNcbiConnectivityCheck"] is None
         assert status["ncbiStatus"].startswith("Unknown")

@@ -54,11 +54,17 @@ WAVE2 = {"corpus_sync_status": "corpus.sync_status"}
 PROJECT = {"store_chunks", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"}
 #: the `search` / `fetch` pair for ChatGPT-style clients (same names in every mode)
 PAIR = {"search", "fetch"}
-#: The live PubMed tools (issue 6), portable name -> spec 04 name.
+#: The live PubMed tools, portable name -> spec-mode name: spec 04's (issue 6), then issue 18's
+#: (outside spec 04; their spec-mode names follow its camelCase).
 LIVE = {
     "pubmed_search_articles": "searchPubMedArticles",
     "pubmed_fetch_article_details": "fetchArticleDetails",
     "pubmed_article_relationships": "getArticleRelationships",
+    "pubmed_fetch_fulltext": "fetchFullText",
+    "pubmed_convert_ids": "convertArticleIds",
+    "pubmed_lookup_citation": "lookupCitations",
+    "pubmed_lookup_mesh": "lookupMesh",
+    "pubmed_format_citations": "formatCitations",
 }
 SPEC_ERROR_CODES = {
     "RATE_LIMIT",

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.entrypoints.container import Services, build_services
+from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer, build_server
 from biomcp.entrypoints.settings import Settings
 
-__all__ = ["Body", "call_json", "serve", "test_settings"]
+__all__ = [
+    "Body",
+    "call_json",
+    "checked_call",
+    "expect_error",
+    "expect_ok",
+    "serve",
+    "test_settings",
+]
 
 Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
 
@@ -56,3 +66,44 @@ async def call_json(client: Client, name: str, arguments: dict[str, Any]) -> tup
     result = await client.call_tool(name, arguments)
     text = result.content[0].text  # type: ignore[union-attr]
     return bool(result.is_error), json.loads(text)
+
+
+async def checked_call(
+    client: Client,
+    name: str,
+    arguments: Mapping[str, Any],
+    output: Mapping[str, Any],
+    *,
+    secret: str | None = None,
+) -> tuple[bool, Any]:
+    """Call tool `name` and check its answer whatever it is: `secret` (an API key) nowhere in
+    it; an error in spec 01's envelope, with no structured content; a result equal to its
+    structured content and valid under the tool's declared `output` schema. Returns whether it
+    is an error, and the answer."""
+    result = await client.call_tool(name, dict(arguments))
+    text = result.content[0].text  # type: ignore[union-attr]
+    answer = json.loads(text)
+    if secret is not None:
+        assert secret not in text
+    if result.is_error:
+        assert result.structured_content is None
+        Draft202012Validator(ERROR_ENVELOPE).validate(answer)
+    else:
+        assert answer == result.structured_content
+        Draft202012Validator(dict(output)).validate(answer)
+    return bool(result.is_error), answer
+
+
+async def expect_ok(pending: Awaitable[tuple[bool, Any]]) -> Any:
+    """The answer of a call (`checked_call`) that must succeed."""
+    error, answer = await pending
+    assert not error, answer
+    return answer
+
+
+async def expect_error(pending: Awaitable[tuple[bool, Any]], code: str) -> Any:
+    """The error answer of a call (`checked_call`) that must fail with `code`."""
+    error, answer = await pending
+    assert error, answer
+    assert answer["error"]["code"] == code, answer
+    return answer

@@ -32,6 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
 __all__ = [
+    "DEFAULT_TOOLS",
     "START_TIMEOUT_S",
     "HttpServer",
     "biomcp_command",
@@ -42,6 +43,37 @@ __all__ = [
     "serve_http",
     "server_env",
 ]
+
+#: The tools a default server lists (portable names).
+DEFAULT_TOOLS = frozenset(
+    {
+        # spec 01 and the sync jobs
+        "pubmed_sync_delta",
+        "rag_search",
+        "rag_get",
+        "corpus_checkpoint_get",
+        "corpus_checkpoint_set",
+        "corpus_sync_status",
+        # the live PubMed tools (spec 04, then issue 18)
+        "pubmed_search_articles",
+        "pubmed_fetch_article_details",
+        "pubmed_article_relationships",
+        "pubmed_fetch_fulltext",
+        "pubmed_convert_ids",
+        "pubmed_lookup_citation",
+        "pubmed_lookup_mesh",
+        "pubmed_format_citations",
+        # the project tools (spec 02)
+        "store_chunks",
+        "find_chunks",
+        "query_hybrid",
+        "inspect_collection",
+        "list_projects",
+        # the search / fetch pair (ChatGPT-style clients)
+        "search",
+        "fetch",
+    }
+)
 
 #: Start-up includes importing the stack (numpy, faiss, tantivy...) on a loaded CI machine.
 START_TIMEOUT_S = 120.0

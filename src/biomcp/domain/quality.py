@@ -261,9 +261,7 @@ def _counts_something_else(text: str, start: int, end: int, pattern_index: int) 
             # "patients who underwent an MRI scan (n = 42)": a singular thing after the
             # people it happened to counts the people; "MRI scans (n = 42)" counts scans.
             singular = not thing.group(0).casefold().endswith("s")
-            people_before = re.search(
-                rf"\b(?:{_PEOPLE})\b", " ".join(words[-10:-3]), re.IGNORECASE
-            )
+            people_before = re.search(rf"\b(?:{_PEOPLE})\b", " ".join(words[-10:-3]), re.IGNORECASE)
             return not (singular and people_before)
     return False
 

@@ -72,11 +72,17 @@ class Settings(BaseSettings):
 
     # --- NCBI (spec 04) --------------------------------------------------------------------
     ncbi_eutils_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    #: NCBI's PMC ID converter (pubmed_convert_ids); the fake serves it at
+    #: `/tools/idconv/api/v1/articles/`.
+    ncbi_idconv_base_url: str = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
     ncbi_api_key: SecretStr | None = None
     ncbi_tool_identifier: str | None = None
     ncbi_admin_email: str | None = None
     ncbi_request_delay_ms: int = Field(0, ge=0, le=60_000)
     ncbi_max_retries: int = Field(3, ge=0, le=20)
+    #: The largest E-utilities answer read, in MiB, as received and once decompressed; a
+    #: larger one is refused while it streams (ENTREZ). 64 holds EFetch's largest batches.
+    ncbi_max_response_mb: int = Field(64, ge=1, le=4096)
     #: One overall deadline per live tool call, retries included (below common 60 s client
     #: timeouts): past it the call answers TIMEOUT.
     ncbi_total_deadline_ms: int = Field(45_000, ge=1_000, le=600_000)
@@ -158,6 +164,13 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/") if value else value
+
+    @field_validator("ncbi_idconv_base_url")
+    @classmethod
+    def _idconv_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value  # the trailing slash is part of the converter's documented address
 
     @field_validator("mcp_auth_secret_key")
     @classmethod
@@ -247,11 +260,13 @@ class Settings(BaseSettings):
         """The NCBI variables as the E-utilities adapter reads them."""
         return {
             "NCBI_EUTILS_BASE_URL": self.ncbi_eutils_base_url,
+            "NCBI_IDCONV_BASE_URL": self.ncbi_idconv_base_url,
             "NCBI_API_KEY": self.ncbi_api_key.get_secret_value() if self.ncbi_api_key else "",
             "NCBI_TOOL_IDENTIFIER": self.ncbi_tool_identifier or "",
             "NCBI_ADMIN_EMAIL": self.ncbi_admin_email or "",
             "NCBI_REQUEST_DELAY_MS": str(self.ncbi_request_delay_ms),
             "NCBI_MAX_RETRIES": str(self.ncbi_max_retries),
+            "NCBI_MAX_RESPONSE_MB": str(self.ncbi_max_response_mb),
         }
 
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal, Protocol
 
+from biomcp.domain.citematch import CitMatchAnswer
+from biomcp.domain.fulltext import PmcArticleSet
+from biomcp.domain.identifiers import IdConversion, IdKind
+from biomcp.domain.mesh import MeshDescriptor
 from biomcp.domain.records import PubMedRecord
 
 __all__ = [
@@ -297,4 +301,66 @@ class EntrezClient(Protocol):
 
     async def aclose(self) -> None:
         """Release connections. The client is unusable afterwards."""
+        ...
+
+    async def espell(self, term: str) -> str | None:
+        """ESpell for `term` in PubMed: the corrected query NCBI suggests, or None when it
+        suggests nothing (an empty `<CorrectedQuery>`).
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def mesh_search(self, term: str, *, retmax: int = 20) -> SearchResult:
+        """ESearch in `db=mesh`: the numeric MeSH UIDs matching `term`, in NCBI's order (they
+        are in `pmids`); NCBI maps entry terms to their descriptors.
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def mesh_summaries(self, uids: Sequence[str]) -> tuple[MeshDescriptor, ...]:
+        """ESummary v2.0 in `db=mesh` for numeric MeSH UIDs; unknown UIDs are left out.
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def idconv(self, ids: Sequence[str], *, idtype: IdKind) -> tuple[IdConversion, ...]:
+        """NCBI's PMC ID converter (JSON) for up to 200 `ids`, all of one `idtype`: one record
+        per id it answers for, with its error message for ids it has no match for.
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def ecitmatch(self, lines: Sequence[str]) -> tuple[CitMatchAnswer, ...]:
+        """ECitMatch for `bdata` lines (`journal|year|volume|first_page|author|key|`): one
+        answer per line it echoes, by key.
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def elink_pmc(self, pmids: Sequence[str]) -> tuple[LinkSet, ...]:
+        """ELink from PubMed to PMC (`linkname=pubmed_pmc`), one LinkSet per PMID: the numeric
+        PMC ids of its PMC article (none when PMC does not have it).
+
+        Raises:
+            the same errors as `esearch`.
+        """
+        ...
+
+    async def efetch_pmc(self, pmcids: Sequence[str]) -> PmcArticleSet:
+        """EFetch `db=pmc` (JATS XML) for PMC ids (`PMC123` or `123`), parsed; ids PMC does
+        not return are simply absent from the set.
+
+        Raises:
+            the same errors as `esearch`.
+        """
         ...

@@ -200,6 +200,25 @@ def test_einfo_is_cached_and_round_trips(tmp_path: Path) -> None:
     assert inner.calls == [("einfo", ("pubmed",))]
 
 
+def test_a_medline_record_cut_short_is_never_cached(tmp_path: Path) -> None:
+    """An inner client that lets a cut answer through (the last record without its SO line):
+    the whole records are cached, the cut one is not, and is asked for again next time."""
+    cache, inner, _ = make(tmp_path)
+    whole = run(inner.efetch_medline(PMIDS[:2]))
+    inner.calls.clear()
+    cut = whole[: whole.rindex("\nSO  - ") + 1]
+
+    async def cut_answer(pmids: Sequence[str]) -> str:
+        inner.calls.append(("efetch_medline", tuple(pmids)))
+        return cut
+
+    inner.efetch_medline = cut_answer  # type: ignore[method-assign]
+    run(cache.efetch_medline(PMIDS[:2]))
+    assert len(cache) == 1
+    run(cache.efetch_medline(PMIDS[:2]))
+    assert inner.calls[-1] == ("efetch_medline", (PMIDS[1],))
+
+
 def test_medline_text_is_cached_per_pmid(tmp_path: Path) -> None:
     cache, inner, _ = make(tmp_path)
     first = run(cache.efetch_medline(PMIDS[:2]))

@@ -85,6 +85,15 @@ def test_settings_come_from_the_ncbi_environment_variables() -> None:
         EntrezSettings.from_env({"NCBI_MAX_RETRIES": "-1"})
 
 
+def test_the_response_size_limit_comes_from_ncbi_max_response_mb() -> None:
+    assert EntrezSettings.from_env({}).max_response_bytes == 64 * 1024 * 1024
+    assert EntrezSettings.from_env({"NCBI_MAX_RESPONSE_MB": "8"}).max_response_bytes == (
+        8 * 1024 * 1024
+    )
+    with pytest.raises(ValueError, match="NCBI_MAX_RESPONSE_MB"):
+        EntrezSettings.from_env({"NCBI_MAX_RESPONSE_MB": "0"})
+
+
 def test_request_delay_slows_the_shared_limiter() -> None:
     client = HttpEntrezClient(
         EntrezSettings(base_url="http://127.0.0.1:7/delay-test", request_delay_ms=700)

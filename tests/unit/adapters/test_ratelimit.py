@@ -1,50 +1,251 @@
-"""The process-wide NCBI rate limiter, on an injected clock."""
+"""The process-wide NCBI rate limiter (a sliding-window log of starts), on virtual time."""
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
+import threading
 import time
-from itertools import pairwise
+from collections.abc import Awaitable, Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biomcp.adapters.entrez.ratelimit import SAFETY_MARGIN, RateLimiter, shared_limiter
+from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S, RateLimiter, shared_limiter
 
 pytestmark = pytest.mark.unit
 
+SPAN = WINDOW_S + MARGIN_S
 
-class FakeClock:
+
+class VirtualTime:
+    """A clock and an `asyncio.sleep` stand-in on virtual time: `run` lets every runnable task
+    run, then jumps the clock to the earliest sleeper's wake-up, so the limiter's decisions
+    are exact and the test takes no real time."""
+
     def __init__(self) -> None:
         self.now = 100.0
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
 
     def __call__(self) -> float:
         return self.now
 
+    async def sleep(self, seconds: float) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self.now + seconds, next(self._seq), future))
+        await future
+
+    async def settle(self) -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    async def run(self, tasks: Sequence[asyncio.Task[object]]) -> None:
+        await self.settle()
+        while not all(task.done() for task in tasks):
+            assert self._sleepers, "every task waits, but nobody sleeps"
+            when = self._sleepers[0][0]
+            self.now = max(self.now, when)
+            while self._sleepers and self._sleepers[0][0] <= self.now:
+                _, _, future = heapq.heappop(self._sleepers)
+                if not future.done():
+                    future.set_result(None)
+            await self.settle()
+
+    def stall(self, seconds: float) -> None:
+        """The event loop blocked: time passes and nobody runs."""
+        self.now += seconds
+
+
+def _limiter(rate: float, clock: VirtualTime, **kwargs: float) -> RateLimiter:
+    return RateLimiter(rate, clock=clock, sleep=clock.sleep, **kwargs)
+
+
+def _most_in_span(starts: Sequence[float], span: float) -> int:
+    """The most starts within any half-open interval [t, t + span)."""
+    ordered = sorted(starts)
+    return max(
+        (sum(1 for u in ordered[i:] if u < t + span) for i, t in enumerate(ordered)), default=0
+    )
+
+
+def _callers(limiter: RateLimiter, count: int, order: list[int]) -> list[Awaitable[None]]:
+    async def one(i: int) -> None:
+        await limiter.acquire()
+        order.append(i)
+
+    return [one(i) for i in range(count)]
+
+
+# --- the window, exactly ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate", [3, 10])
+def test_a_burst_starts_n_at_once_then_n_per_window_and_margin(rate: int) -> None:
+    clock = VirtualTime()
+    limiter = _limiter(rate, clock)
+    order: list[int] = []
+
+    async def scenario() -> None:
+        tasks = [asyncio.create_task(c) for c in _callers(limiter, 3 * rate + 1, order)]
+        await clock.run(tasks)
+
+    asyncio.run(scenario())
+    starts = limiter.history()
+    expected = [100.0 + SPAN * (k // rate) for k in range(3 * rate + 1)]
+    assert starts == pytest.approx(expected)
+    assert _most_in_span(starts, SPAN) == rate
+    assert order == list(range(3 * rate + 1))  # first come, first served
+    assert limiter.queue_length == 0
+
 
 @given(
-    rate=st.sampled_from([3.0, 10.0]),
-    arrivals=st.lists(st.floats(min_value=0, max_value=0.5), min_size=1, max_size=60),
+    rate=st.sampled_from([3, 10]),
+    gaps=st.lists(st.floats(min_value=0, max_value=0.7), min_size=1, max_size=60),
+    stalls=st.lists(st.floats(min_value=0, max_value=2.0), max_size=5),
 )
-def test_reserved_slots_never_put_more_than_rate_starts_in_any_one_second(
-    rate: float, arrivals: list[float]
+def test_no_n_plus_one_starts_in_any_window_whatever_the_arrivals_and_stalls(
+    rate: int, gaps: list[float], stalls: list[float]
 ) -> None:
-    clock = FakeClock()
-    limiter = RateLimiter(rate, clock=clock)
-    starts = []
-    for gap in arrivals:
-        clock.now += gap
-        starts.append(clock.now + limiter.reserve())
-    starts.sort()
-    for i, start in enumerate(starts):
-        in_window = [s for s in starts[i:] if s < start + 1.0]
-        assert len(in_window) <= rate
+    """Callers arrive at random, the loop stalls at random: the log of actual starts never
+    holds N + 1 starts within window + margin, and nobody waits longer than needed."""
+    clock = VirtualTime()
+    limiter = _limiter(rate, clock)
+
+    async def scenario() -> None:
+        tasks: list[asyncio.Task[object]] = []
+        pending = list(stalls)
+        for gap in gaps:
+            clock.now += gap
+            tasks.append(asyncio.create_task(limiter.acquire()))  # type: ignore[arg-type]
+            await clock.settle()
+            if pending:
+                clock.stall(pending.pop())
+        await clock.run(tasks)
+
+    asyncio.run(scenario())
+    starts = limiter.history()
+    assert len(starts) == len(gaps)
+    assert list(starts) == sorted(starts)
+    for first, last in zip(starts, starts[rate:], strict=False):
+        assert last - first >= SPAN
+    assert _most_in_span(starts, SPAN) <= rate
 
 
-def test_request_delay_slows_the_limiter_further() -> None:
-    assert RateLimiter(10, min_interval_s=0.5).interval == 0.5
-    assert RateLimiter(3).interval == pytest.approx((1 + SAFETY_MARGIN) / 3)
+def test_try_start_says_exactly_how_long_to_wait() -> None:
+    clock = VirtualTime()
+    limiter = _limiter(3, clock)
+    assert [limiter.try_start() for _ in range(3)] == [0.0, 0.0, 0.0]
+    clock.now += 0.5
+    assert limiter.try_start() == pytest.approx(SPAN - 0.5)
+    clock.now = 100.0 + SPAN - 1e-9
+    assert limiter.try_start() > 0
+    clock.now = 100.0 + SPAN  # the first three are a whole span ago: three more may go
+    assert [limiter.try_start() for _ in range(4)] == [0.0, 0.0, 0.0, pytest.approx(SPAN)]
+    assert limiter.history() == pytest.approx([100.0] * 3 + [100.0 + SPAN] * 3)
+
+
+def test_a_stalled_loop_releases_at_most_n_starts_together() -> None:
+    """Six waiters, then the loop is blocked past three windows: when it runs again, three
+    start at once (the window is empty) and the other three a window and margin later, not
+    all six together as planned slots would have let them."""
+    clock = VirtualTime()
+    limiter = _limiter(3, clock)
+    order: list[int] = []
+
+    async def scenario() -> None:
+        tasks = [asyncio.create_task(c) for c in _callers(limiter, 6, order)]
+        await clock.settle()
+        assert limiter.history() == (100.0, 100.0, 100.0)
+        clock.stall(3 * SPAN)
+        await clock.run(tasks)
+
+    asyncio.run(scenario())
+    resumed = 100.0 + 3 * SPAN
+    assert limiter.history()[3:] == pytest.approx([resumed] * 3)
+    assert order == list(range(6))
+
+
+def test_a_cancelled_waiter_leaves_no_trace() -> None:
+    clock = VirtualTime()
+    limiter = _limiter(3, clock)
+    order: list[int] = []
+
+    async def scenario() -> None:
+        tasks = [asyncio.create_task(c) for c in _callers(limiter, 7, order)]
+        await clock.settle()
+        assert limiter.queue_length == 4
+        tasks[4].cancel()  # the second in line
+        await clock.settle()
+        assert limiter.queue_length == 3
+        await clock.run([t for i, t in enumerate(tasks) if i != 4])
+
+    asyncio.run(scenario())
+    assert order == [0, 1, 2, 3, 5, 6]
+    assert limiter.history() == pytest.approx([100.0] * 3 + [100.0 + SPAN] * 3)
+    assert limiter.queue_length == 0
+
+
+def test_a_cancelled_first_in_line_does_not_block_the_others() -> None:
+    clock = VirtualTime()
+    limiter = _limiter(3, clock)
+    order: list[int] = []
+
+    async def scenario() -> None:
+        tasks = [asyncio.create_task(c) for c in _callers(limiter, 5, order)]
+        await clock.settle()
+        tasks[3].cancel()
+        await clock.run([t for i, t in enumerate(tasks) if i != 3])
+
+    asyncio.run(scenario())
+    assert order == [0, 1, 2, 4]
+    assert limiter.history()[-1] == pytest.approx(100.0 + SPAN)
+
+
+def test_a_request_delay_spaces_starts_as_well() -> None:
+    clock = VirtualTime()
+    limiter = _limiter(10, clock, min_interval_s=0.5)
+    order: list[int] = []
+
+    async def scenario() -> None:
+        await clock.run([asyncio.create_task(c) for c in _callers(limiter, 4, order)])
+
+    asyncio.run(scenario())
+    assert limiter.history() == pytest.approx([100.0, 100.5, 101.0, 101.5])
+
+
+def test_threads_with_their_own_event_loops_share_one_window() -> None:
+    """Real time, real threads: the limiter's own log (its clock, no network) still never
+    holds N + 1 starts within the span. Exact: it checks what the limiter recorded."""
+    limiter = RateLimiter(3, margin_s=0.0, window_s=0.3)
+
+    def worker() -> None:
+        async def calls() -> None:
+            await asyncio.gather(*(limiter.acquire() for _ in range(4)))
+
+        asyncio.run(calls())
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    starts = limiter.history()
+    assert len(starts) == 12
+    for first, last in zip(starts, starts[3:], strict=False):
+        assert last - first >= 0.3
+
+
+def test_a_start_is_recorded_on_the_limiter_clock_at_the_moment_it_is_allowed() -> None:
+    limiter = RateLimiter(1000)
+    before = time.monotonic()
+    asyncio.run(limiter.acquire())
+    assert before <= limiter.history()[-1] <= time.monotonic()
+
+
+# --- identity and settings ---------------------------------------------------------------
 
 
 def test_limiter_is_shared_per_ncbi_identity_across_the_process() -> None:
@@ -53,59 +254,22 @@ def test_limiter_is_shared_per_ncbi_identity_across_the_process() -> None:
     c = shared_limiter("http://127.0.0.1:1", has_api_key=False)
     assert a is b
     assert a is not c
-    assert a.interval < c.interval
+    assert (a.limit, c.limit) == (10, 3)
+    assert a.span == c.span == SPAN
 
 
-def test_concurrent_waiters_are_counted_in_the_queue_and_released_in_turn() -> None:
-    limiter = RateLimiter(50)
-
-    async def scenario() -> tuple[list[float], list[int]]:
-        starts: list[float] = []
-        seen: list[int] = []
-
-        async def one() -> None:
-            await limiter.acquire()
-            starts.append(time.monotonic())
-
-        tasks = [asyncio.create_task(one()) for _ in range(6)]
-        await asyncio.sleep(0.01)
-        seen.append(limiter.queue_length)
-        await asyncio.gather(*tasks)
-        seen.append(limiter.queue_length)
-        return starts, seen
-
-    starts, seen = asyncio.run(scenario())
-    assert seen[0] >= 4
-    assert seen[1] == 0
-    # The last waiter cannot start before its slot: five intervals after the first start.
-    # (Single gaps are not asserted: a late wake-up of one waiter shortens the next gap.)
-    assert starts[-1] - starts[0] >= limiter.interval * 5 * 0.8
+def test_a_slower_client_of_the_same_identity_slows_the_shared_limiter() -> None:
+    a = shared_limiter("http://127.0.0.1:2", has_api_key=False)
+    b = shared_limiter("http://127.0.0.1:2", has_api_key=False, min_interval_s=0.4)
+    c = shared_limiter("http://127.0.0.1:2", has_api_key=False, min_interval_s=0.1)
+    assert a is b is c
+    assert a.interval == 0.4
 
 
-def test_a_stalled_event_loop_does_not_release_a_burst() -> None:
-    """Six waiters, then the loop is blocked past four of their slots: when it runs again, the
-    waiters still start an interval apart, not together."""
-    limiter = RateLimiter(20)
-
-    async def scenario() -> list[float]:
-        starts: list[float] = []
-
-        async def one() -> None:
-            await limiter.acquire()
-            starts.append(time.monotonic())
-
-        tasks = [asyncio.create_task(one()) for _ in range(6)]
-        await asyncio.sleep(0)  # every waiter has reserved its slot
-        time.sleep(limiter.interval * 4.5)  # the stall under test
-        await asyncio.gather(*tasks)
-        return starts
-
-    starts = asyncio.run(scenario())
-    gaps = [b - a for a, b in pairwise(starts)]
-    assert len(gaps) == 5
-    assert min(gaps) >= limiter.interval * 0.95, gaps
-
-
-def test_a_non_positive_rate_is_rejected() -> None:
+def test_bad_arguments_are_rejected() -> None:
     with pytest.raises(ValueError, match="positive"):
         RateLimiter(0)
+    with pytest.raises(ValueError, match="window_s"):
+        RateLimiter(3, margin_s=-0.1)
+    assert RateLimiter(2.9).limit == 2
+    assert RateLimiter(0.5).limit == 1

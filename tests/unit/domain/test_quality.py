@@ -617,7 +617,7 @@ def test_a_refused_count_does_not_hide_the_real_sample_size() -> None:
 
 
 def test_a_singular_thing_that_happened_to_the_people_before_it_counts_the_people() -> None:
-    """"Patients who underwent an MRI scan (n = 42)" counts patients; "MRI scans (n = 420)"
+    """ "Patients who underwent an MRI scan (n = 42)" counts patients; "MRI scans (n = 420)"
     counts scans."""
     kept = read_sample_size("Patients who underwent an MRI scan (n = 42) were included.")
     assert (kept.n, kept.refused) == (42, ())

@@ -15,6 +15,10 @@ another NCBI never serves the first one's answers. PMIDs NCBI did not return are
 the next call asks again. ESearch, ESummary, ELink and history-server fetches pass through, as
 their answers change from day to day.
 
+Nothing cut short is ever stored: articles come from a parsed `<PubmedArticleSet>` (XML without
+its closing root does not parse), and a MEDLINE record is stored only when it ends with its
+`SO` line (`medline.incomplete_medline`), whatever the inner client let through.
+
 Cached sets are reassembled as `<PubmedArticleSet>` documents without NCBI's DOCTYPE line, so a
 set is the same whether it came from NCBI or from the file. The cache never makes a call fail:
 when the file cannot be read or written, a warning is logged and NCBI is asked. The inner
@@ -37,9 +41,14 @@ from typing import Any
 
 from lxml import etree
 
+from biomcp.adapters.entrez.medline import incomplete_medline
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.xmlsafe import parse_document
 from biomcp.adapters.sqlite_cache import open_cache_db
+from biomcp.domain.citematch import CitMatchAnswer
+from biomcp.domain.fulltext import PmcArticleSet
+from biomcp.domain.identifiers import IdConversion, IdKind
+from biomcp.domain.mesh import MeshDescriptor
 from biomcp.ports.entrez import (
     DatabaseInfo,
     DateType,
@@ -251,7 +260,14 @@ class CachingEntrezClient:
             text = await self.inner.efetch_medline(batch)
             fresh = split_medline(text)
             found.update(fresh)
-            await self._store(_MEDLINE, {k: v.encode("utf-8") for k, v in fresh.items()})
+            whole = {k: v for k, v in fresh.items() if incomplete_medline(v) is None}
+            if len(whole) < len(fresh):
+                _log.warning(
+                    "NCBI cache %s: %d MEDLINE record(s) cut short, not cached",
+                    self.cache_path,
+                    len(fresh) - len(whole),
+                )
+            await self._store(_MEDLINE, {k: v.encode("utf-8") for k, v in whole.items()})
         self._count(len(wanted) - len(misses), len(misses))
         records = [found[p] for p in wanted if p in found]
         return "\n" + "\n\n".join(records) + "\n" if records else "\n"
@@ -431,6 +447,34 @@ class CachingEntrezClient:
                     )
             except sqlite3.Error as exc:
                 _log.warning("NCBI cache %s delete failed: %s", self.cache_path, exc)
+
+    async def espell(self, term: str) -> str | None:
+        """Passes through: spelling suggestions are not cached."""
+        return await self.inner.espell(term)
+
+    async def mesh_search(self, term: str, *, retmax: int = 20) -> SearchResult:
+        """Passes through: MeSH lookups are small and rare."""
+        return await self.inner.mesh_search(term, retmax=retmax)
+
+    async def mesh_summaries(self, uids: Sequence[str]) -> tuple[MeshDescriptor, ...]:
+        """Passes through: MeSH lookups are small and rare."""
+        return await self.inner.mesh_summaries(uids)
+
+    async def idconv(self, ids: Sequence[str], *, idtype: IdKind) -> tuple[IdConversion, ...]:
+        """Passes through: identifier conversions are not cached."""
+        return await self.inner.idconv(ids, idtype=idtype)
+
+    async def ecitmatch(self, lines: Sequence[str]) -> tuple[CitMatchAnswer, ...]:
+        """Passes through: citation matches are not cached."""
+        return await self.inner.ecitmatch(lines)
+
+    async def elink_pmc(self, pmids: Sequence[str]) -> tuple[LinkSet, ...]:
+        """Passes through: PubMed-to-PMC links are not cached."""
+        return await self.inner.elink_pmc(pmids)
+
+    async def efetch_pmc(self, pmcids: Sequence[str]) -> PmcArticleSet:
+        """Passes through: full texts are large and fetched rarely; they are not cached."""
+        return await self.inner.efetch_pmc(pmcids)
 
 
 # --- documents -------------------------------------------------------------------------------

@@ -3,10 +3,17 @@
 * Every request carries `db`, `tool`, `email` and, when configured, `api_key`; the key is
   redacted from every log line and error message this module (or httpx) produces.
 * Requests wait for the process-wide rate limit (`ratelimit.shared_limiter`).
+* Answers are streamed and read within `max_response_bytes` (NCBI_MAX_RESPONSE_MB), counted
+  both as received and once decompressed (`body.read_bounded`): a larger answer, or a gzip
+  bomb, is refused as soon as a count passes the limit, the connection is dropped, and the
+  call fails with `EntrezResponseError` at once (the same request would get the same answer).
 * 429, 5xx, timeouts, connection failures, NCBI "backend failed" payloads and unreadable 200
-  answers (HTML pages, truncated XML) are retried with exponential backoff and jitter, honouring
-  `Retry-After`, up to `max_retries` retries and within `deadline_s`; then they surface as the
-  port's typed errors. No httpx or lxml exception leaves this module.
+  answers (HTML pages, XML without its closing root, MEDLINE text whose last record lacks its
+  end, a compressed stream cut short) are retried with exponential backoff and jitter,
+  honouring `Retry-After`, up to `max_retries` retries and within `deadline_s`; then they
+  surface as the port's typed errors (an answer still cut short: `EntrezResponseError`). No
+  httpx or lxml exception leaves this module, and nothing cut short is returned, so nothing
+  cut short can be cached.
 * EFetch goes in batches, by POST when a batch holds more than `post_threshold` ids.
 """
 
@@ -33,14 +40,30 @@ from tenacity import (
 )
 
 from biomcp import __version__
+from biomcp.adapters.entrez.body import (
+    ACCEPT_ENCODING,
+    BodyCounts,
+    ResponseTooLargeError,
+    read_bounded,
+)
 from biomcp.adapters.entrez.eutils_xml import (
     parse_einfo,
     parse_elink,
     parse_esearch,
+    parse_espell,
     parse_esummary,
 )
+from biomcp.adapters.entrez.jats import parse_pmc_articles
+from biomcp.adapters.entrez.lookups import IDCONV_MAX_IDS, parse_ecitmatch, parse_idconv
+from biomcp.adapters.entrez.medline import incomplete_medline
+from biomcp.adapters.entrez.mesh_xml import parse_mesh_summaries
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.ratelimit import RateLimiter, shared_limiter
+from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.domain.citematch import CitMatchAnswer
+from biomcp.domain.fulltext import PmcArticleSet
+from biomcp.domain.identifiers import IdConversion, IdKind
+from biomcp.domain.mesh import MeshDescriptor
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
     DatabaseInfo,
@@ -62,6 +85,14 @@ from biomcp.ports.entrez import (
 __all__ = ["DEFAULT_BASE_URL", "EntrezSettings", "HttpEntrezClient"]
 
 DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+DEFAULT_IDCONV_URL = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
+#: The default largest answer, received or decompressed, in MiB. The largest answers the
+#: client asks for are EFetch batches of 500 PubMed records: about 5 MiB for ordinary records
+#: (some 10 KiB each), 30 to 50 MiB for 500 reviews with long reference lists. 64 MiB lets
+#: those through while bounding what one answer may cost: the body, then lxml's tree of it
+#: (a few times its size), a few hundred MiB at worst instead of whatever the wire sends.
+DEFAULT_MAX_RESPONSE_MB = 64
+_MIB = 1024 * 1024
 _log = logging.getLogger("biomcp.entrez")
 _T = TypeVar("_T")
 
@@ -71,6 +102,8 @@ class EntrezSettings:
     """Plain values the adapter needs (the application settings object fills them in)."""
 
     base_url: str = DEFAULT_BASE_URL
+    #: NCBI's PMC ID converter (NCBI_IDCONV_BASE_URL); not an E-utility, same identity rules.
+    idconv_base_url: str = DEFAULT_IDCONV_URL
     api_key: str | None = None
     tool: str = f"bio-mcp/{__version__}"
     email: str | None = None
@@ -84,14 +117,17 @@ class EntrezSettings:
     fetch_batch_size: int = 500
     post_threshold: int = 200
     fetch_concurrency: int = 3
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_MB * _MIB
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> EntrezSettings:
         """Read NCBI_EUTILS_BASE_URL, NCBI_API_KEY, NCBI_TOOL_IDENTIFIER, NCBI_ADMIN_EMAIL,
-        NCBI_REQUEST_DELAY_MS and NCBI_MAX_RETRIES (spec 04); unset or empty means default.
+        NCBI_REQUEST_DELAY_MS, NCBI_MAX_RETRIES (spec 04) and NCBI_MAX_RESPONSE_MB; unset or
+        empty means default.
 
         Raises:
-            ValueError: when a number is not a non-negative integer.
+            ValueError: when a number is not a non-negative integer, or the response limit
+                is 0.
         """
         default = cls()
 
@@ -105,11 +141,16 @@ class EntrezSettings:
 
         return cls(
             base_url=environ.get("NCBI_EUTILS_BASE_URL", "").strip() or default.base_url,
+            idconv_base_url=environ.get("NCBI_IDCONV_BASE_URL", "").strip()
+            or default.idconv_base_url,
             api_key=environ.get("NCBI_API_KEY", "").strip() or None,
             tool=environ.get("NCBI_TOOL_IDENTIFIER", "").strip() or default.tool,
             email=environ.get("NCBI_ADMIN_EMAIL", "").strip() or None,
             request_delay_ms=number("NCBI_REQUEST_DELAY_MS", default.request_delay_ms),
             max_retries=number("NCBI_MAX_RETRIES", default.max_retries),
+            max_response_bytes=_positive_mib(
+                number("NCBI_MAX_RESPONSE_MB", DEFAULT_MAX_RESPONSE_MB)
+            ),
         )
 
     def __repr__(self) -> str:
@@ -127,6 +168,11 @@ class ClientStats:
     last_success_at: datetime | None = None
     last_error: str | None = None
     by_endpoint: dict[str, int] = field(default_factory=dict)
+    #: Answer bytes read from the network, and after decompression, in all.
+    bytes_received: int = 0
+    bytes_decoded: int = 0
+    #: Answers refused for their size.
+    oversized: int = 0
 
 
 class _TransientError(Exception):
@@ -136,6 +182,12 @@ class _TransientError(Exception):
         super().__init__(str(final))
         self.final = final
         self.retry_after = retry_after
+
+
+def _positive_mib(mib: int) -> int:
+    if mib < 1:
+        raise ValueError("NCBI_MAX_RESPONSE_MB must be at least 1")
+    return mib * _MIB
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
@@ -206,7 +258,10 @@ class HttpEntrezClient:
             self._http = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.settings.timeout_s),
                 transport=self._transport,
-                headers={"User-Agent": f"{self.settings.tool} (httpx)"},
+                headers={
+                    "User-Agent": f"{self.settings.tool} (httpx)",
+                    "Accept-Encoding": ACCEPT_ENCODING,
+                },
                 follow_redirects=True,
             )
         return self._http
@@ -222,8 +277,8 @@ class HttpEntrezClient:
             text = text.replace(secret, "***").replace(quote_plus(secret), "***")
         return text
 
-    def _params(self, params: Iterable[tuple[str, str]], db: str) -> list[tuple[str, str]]:
-        merged = [("db", db), ("tool", self.settings.tool), *params]
+    def _params(self, params: Iterable[tuple[str, str]], db: str | None) -> list[tuple[str, str]]:
+        merged = [*([("db", db)] if db else []), ("tool", self.settings.tool), *params]
         if self.settings.email:
             merged.append(("email", self.settings.email))
         if self.settings.api_key:
@@ -248,9 +303,12 @@ class HttpEntrezClient:
         parse: Callable[[bytes], _T],
         *,
         post: bool = False,
-        db: str = "pubmed",
+        db: str | None = "pubmed",
+        url: str | None = None,
     ) -> _T:
-        """One E-utility call with rate limiting, retries and error mapping."""
+        """One E-utility call with rate limiting, the response size limit, retries and error
+        mapping. `url` replaces `{base}/{endpoint}.fcgi` (a service such as the ID converter;
+        `endpoint` then only names it); `db=None` sends no `db` parameter."""
         full = self._params(params, db)
         retrying = AsyncRetrying(
             stop=stop_any(
@@ -265,7 +323,7 @@ class HttpEntrezClient:
         try:
             async for attempt in retrying:
                 with attempt:
-                    body = await self._send(endpoint, full, post)
+                    body = await self._send(endpoint, full, post, url)
                     value = self._parse(endpoint, body, parse)
         except _TransientError as exc:
             self.stats.last_error = str(exc.final)
@@ -290,8 +348,10 @@ class HttpEntrezClient:
 
         return log_retry
 
-    async def _send(self, endpoint: str, params: list[tuple[str, str]], post: bool) -> bytes:
-        url = f"{self._base}/{endpoint}.fcgi"
+    async def _send(
+        self, endpoint: str, params: list[tuple[str, str]], post: bool, url: str | None = None
+    ) -> bytes:
+        url = url or f"{self._base}/{endpoint}.fcgi"
         # Everything slow is done before the slot is taken: building the client (tens of ms)
         # after it would make the first request of a burst late and the next ones bunch
         # behind it, more arrivals in one second than NCBI allows.
@@ -305,7 +365,13 @@ class HttpEntrezClient:
         self.stats.by_endpoint[endpoint] = self.stats.by_endpoint.get(endpoint, 0) + 1
         _log.debug("NCBI %s %s", "POST" if post else "GET", endpoint)
         try:
-            response = await client.send(request)
+            response = await client.send(request, stream=True)
+            try:
+                return await self._receive(endpoint, response)
+            finally:
+                # Closing a response not read to its end drops the connection: the rest of
+                # an oversized answer is never read.
+                await response.aclose()
         except httpx.TimeoutException as exc:
             raise _TransientError(
                 EntrezTimeoutError(f"NCBI {endpoint} timed out: {type(exc).__name__}")
@@ -316,6 +382,9 @@ class HttpEntrezClient:
                     f"NCBI {endpoint} unreachable: {type(exc).__name__}: {self.redact(str(exc))}"
                 )
             ) from None
+
+    async def _receive(self, endpoint: str, response: httpx.Response) -> bytes:
+        """The body of a streamed answer, or the error its status stands for."""
         status = response.status_code
         if status == 429:
             retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
@@ -330,12 +399,29 @@ class HttpEntrezClient:
                 EntrezUnavailableError(f"NCBI {endpoint} answered HTTP {status}"),
                 _retry_after_seconds(response.headers.get("Retry-After")),
             )
+        body = await self._read(endpoint, response)
         if status >= 400:
-            snippet = self.redact(response.text[:300].strip())
+            snippet = self.redact(body[:300].decode("utf-8", "replace").strip())
             raise EntrezRequestError(
                 f"NCBI {endpoint} rejected the request (HTTP {status}): {snippet}"
             )
-        return response.content
+        return body
+
+    async def _read(self, endpoint: str, response: httpx.Response) -> bytes:
+        counts = BodyCounts()
+        try:
+            return await read_bounded(
+                response, self.settings.max_response_bytes, counts, f"NCBI {endpoint}"
+            )
+        except ResponseTooLargeError:
+            self.stats.oversized += 1
+            _log.warning("NCBI %s answer refused: over the response size limit", endpoint)
+            raise
+        except EntrezResponseError as exc:  # cut short or corrupt in transit: ask again
+            raise _TransientError(EntrezResponseError(self.redact(str(exc)))) from None
+        finally:
+            self.stats.bytes_received += counts.received
+            self.stats.bytes_decoded += counts.decoded
 
     def _parse(self, endpoint: str, body: bytes, parse: Callable[[bytes], _T]) -> _T:
         try:
@@ -572,6 +658,71 @@ class HttpEntrezClient:
     async def einfo(self, db: str = "pubmed") -> DatabaseInfo:
         return await self._call("einfo", [], parse_einfo, db=db)
 
+    async def espell(self, term: str) -> str | None:
+        if not term.strip():
+            raise EntrezRequestError("ESpell needs a non-empty term")
+        return await self._call("espell", [("term", term)], parse_espell, post=len(term) > 1500)
+
+    async def mesh_search(self, term: str, *, retmax: int = 20) -> SearchResult:
+        if not term.strip():
+            raise EntrezRequestError("ESearch needs a non-empty term")
+        params = [("term", term), ("retstart", "0"), ("retmax", str(retmax))]
+        return await self._call("esearch", params, parse_esearch, db="mesh")
+
+    async def mesh_summaries(self, uids: Sequence[str]) -> tuple[MeshDescriptor, ...]:
+        wanted = _unique(uids)
+        if not wanted:
+            raise EntrezRequestError("ESummary needs at least one MeSH UID")
+        params = [("version", "2.0"), ("id", ",".join(wanted))]
+        return await self._call("esummary", params, parse_mesh_summaries, db="mesh")
+
+    # --- lookups: the PMC ID converter and ECitMatch (not .fcgi E-utilities) --------------
+
+    async def idconv(self, ids: Sequence[str], *, idtype: IdKind) -> tuple[IdConversion, ...]:
+        wanted = _unique(ids)
+        if not wanted:
+            raise EntrezRequestError("the ID converter needs at least one id")
+        if len(wanted) > IDCONV_MAX_IDS:
+            raise EntrezRequestError(f"the ID converter takes at most {IDCONV_MAX_IDS} ids")
+        params = [("ids", ",".join(wanted)), ("idtype", idtype), ("format", "json")]
+        url = self.settings.idconv_base_url
+        return await self._call("idconv", params, parse_idconv, db=None, url=url)
+
+    async def ecitmatch(self, lines: Sequence[str]) -> tuple[CitMatchAnswer, ...]:
+        wanted = [line.strip() for line in lines if line.strip()]
+        if not wanted:
+            raise EntrezRequestError("ECitMatch needs at least one citation line")
+        keys = [line.split("|")[5] if line.count("|") >= 6 else "" for line in wanted]
+        if not all(keys):
+            raise EntrezRequestError("every ECitMatch line needs six |-separated fields")
+        bdata = "\r".join(wanted)
+        return await self._call(
+            "ecitmatch",
+            [("retmode", "xml"), ("bdata", bdata)],
+            lambda body: parse_ecitmatch(body, keys),
+            post=len(bdata) > 1500,
+            url=f"{self._base}/ecitmatch.cgi",
+        )
+
+    # --- PMC full text (pubmed_fetch_fulltext) -------------------------------------------
+
+    async def elink_pmc(self, pmids: Sequence[str]) -> tuple[LinkSet, ...]:
+        wanted = _unique(pmids)
+        if not wanted:
+            raise EntrezRequestError("ELink needs at least one PMID")
+        params = [("dbfrom", "pubmed"), ("cmd", "neighbor"), ("linkname", "pubmed_pmc")]
+        params += [("id", pmid) for pmid in wanted]
+        return await self._call("elink", params, parse_elink, post=len(wanted) > 100, db="pmc")
+
+    async def efetch_pmc(self, pmcids: Sequence[str]) -> PmcArticleSet:
+        wanted = _unique(i.upper().removeprefix("PMC") for i in pmcids)
+        if not wanted:
+            raise EntrezRequestError("EFetch needs at least one PMC id")
+        params = [("id", ",".join(wanted)), ("retmode", "xml")]
+        return await self._call(
+            "efetch", params, parse_pmc_articles, post=len(wanted) > 200, db="pmc"
+        )
+
 
 def _group(params: list[tuple[str, str]]) -> dict[str, str | list[str]]:
     """Form fields for a POST; a repeated key (ELink's one `id` per source) stays repeated."""
@@ -582,14 +733,24 @@ def _group(params: list[tuple[str, str]]) -> dict[str, str | list[str]]:
 
 
 def _medline_text(body: bytes) -> str:
+    """EFetch's MEDLINE text, whole.
+
+    Raises:
+        EntrezResponseError: an HTML page, XML that is not an NCBI error, or text cut short
+            (retried by `_parse`).
+        EntrezUnavailableError: an NCBI "backend failed" payload (retried by `_parse`).
+        EntrezRequestError: an NCBI error naming the request (not retried).
+    """
     text = body.decode("utf-8", "replace")
-    head = text.lstrip()[:200].lower()
-    if head.startswith("<"):
-        if "<html" in head or "<!doctype html" in head:
-            raise EntrezResponseError("expected MEDLINE text, received an HTML page")
-        raise EntrezRequestError(f"expected MEDLINE text, received XML: {text.strip()[:200]}")
-    if head and not head.startswith("pmid-"):
-        raise EntrezResponseError("expected MEDLINE text starting with a PMID- line")
+    if text.lstrip()[:1] == "<":
+        # XML or HTML instead of text: read it as XML, so that an NCBI error payload is
+        # classified like in every other mode (a backend failure is retried, a bad request
+        # is not) and anything else is an unreadable answer.
+        parse_document(body, expected_roots=frozenset(), what="MEDLINE text")
+        raise EntrezResponseError("expected MEDLINE text, received XML")  # not reached
+    problem = incomplete_medline(text)
+    if problem is not None:
+        raise EntrezResponseError(f"MEDLINE answer not whole: {problem}")
     return text
 
 

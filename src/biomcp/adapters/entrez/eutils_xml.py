@@ -31,12 +31,13 @@ from biomcp.ports.entrez import (
     SearchResult,
 )
 
-__all__ = ["parse_einfo", "parse_elink", "parse_esearch", "parse_esummary"]
+__all__ = ["parse_einfo", "parse_elink", "parse_esearch", "parse_espell", "parse_esummary"]
 
 _ESEARCH_ROOTS = frozenset({"eSearchResult"})
 _ESUMMARY_ROOTS = frozenset({"eSummaryResult"})
 _ELINK_ROOTS = frozenset({"eLinkResult"})
 _EINFO_ROOTS = frozenset({"eInfoResult"})
+_ESPELL_ROOTS = frozenset({"eSpellResult"})
 _PMC_DIGITS = re.compile(r"PMC\s*(\d+)", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -345,6 +346,25 @@ def parse_einfo(xml: bytes) -> DatabaseInfo:
         fields=fields,
         links=links,
     )
+
+
+# --------------------------------------------------------------------------- ESpell
+
+
+def parse_espell(xml: bytes) -> str | None:
+    """Parse an ESpell answer (`eSpellResult`): its `CorrectedQuery`, or None when NCBI
+    suggests nothing (the element empty or absent). The empty `<ERROR/>` NCBI always sends is
+    not an error.
+
+    Raises:
+        EntrezRequestError, EntrezUnavailableError: an `<ERROR>` with text and no correction.
+        EntrezResponseError: not an eSpellResult (see `xmlsafe.parse_document`).
+    """
+    root = parse_document(xml, expected_roots=_ESPELL_ROOTS, what="an ESpell <eSpellResult>")
+    corrected = _text(root.find("CorrectedQuery"))
+    if corrected is None and (error := _first_error(root)) is not None:
+        raise classify_ncbi_error(error)
+    return corrected
 
 
 # --------------------------------------------------------------------------- helpers

@@ -1,106 +1,230 @@
 """NCBI's request-rate rule, enforced across every caller in the process.
 
-NCBI allows 3 requests per second per IP without an API key and 10 with one. `RateLimiter` hands
-out start times spaced `1.1 / rate` apart: the 10% margin means `rate` consecutive requests span
-1.1 s, so the server, which sees arrival times with network and scheduling jitter, never counts
-one request too many in a one-second window unless that jitter exceeds 100 ms. Scheduling
-takes a thread lock only to reserve a slot and then sleeps outside it, so it works from any
-event loop and any thread; a cancelled waiter simply leaves its slot unused.
+NCBI allows 3 requests per second per IP without an API key and 10 with one, and it counts
+what *arrives*, not what a client meant to send. `RateLimiter` therefore keeps a log of the
+actual request starts (a sliding-window log): a request may start only when the N-th previous
+start is at least `window_s + margin_s` ago, so no N + 1 starts ever fall within that span,
+whatever the callers do (bursts, a stalled event loop, many threads). The log is the truth;
+nothing is planned ahead, so a waiter that wakes late can never start "on its old slot"
+together with the others.
 
-Reserved slots alone are not enough: a waiter that wakes late (a stalled event loop, a busy
-CPU, a garbage collection) would start together with the waiters whose slots came due
-meanwhile, a burst NCBI counts. So a waiter also checks, when it wakes, that the previous
-request started at least one interval ago, and waits for the rest if not: actual starts are
-spaced, not only their plans.
+**The margin: 0.25 s.** A start is taken just before the request is sent; NCBI sees it one
+network delay later, and that delay varies from request to request. The largest regular
+variation is a new connection against a reused one: TCP plus a TLS 1.3 handshake cost about two
+round trips more, some 200 ms from Europe to NCBI (about 100 ms RTT), against a kept-alive
+connection; an event loop or CPU under load adds tens of milliseconds. N + 1 arrivals fit in
+one second only if the first of them was delayed more than 0.25 s longer than the last, which
+covers both. The price is throughput: at most 2.4 requests per second without a key (3 per
+1.25 s) and 8 with one, against NCBI's 3 and 10.
+
+**No even spacing by default.** The window alone bounds what NCBI counts; spacing starts
+`window / N` apart adds nothing to that bound (the risk is the same delay difference between
+the first and the last of N + 1 starts) and makes every small burst (a tool call fanning out
+three requests) slower. `min_interval_s` (NCBI_REQUEST_DELAY_MS) still spaces starts when an
+operator asks for it.
+
+Waiters are served first come, first served: each takes a ticket, and only the oldest ticket
+may start; the others sleep until the time the window would let their turn come, then look
+again. The state is guarded by a thread lock, taken only to check and record, never across a
+sleep, so the limiter works from any event loop and any thread. A cancelled waiter gives its
+ticket back and wakes the waiters behind it (through their own event loops), whose turn may
+now come sooner: it leaves no trace, as nothing is reserved ahead of a start.
 
 `shared_limiter` returns one limiter per NCBI identity (base URL, with or without a key) for the
 whole process: NCBI counts per client, not per `httpx.AsyncClient`, so two clients created by
-mistake still share one budget.
+mistake, tool calls and syncs still share one budget.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-__all__ = ["RateLimiter", "shared_limiter"]
+__all__ = ["MARGIN_S", "WINDOW_S", "RateLimiter", "shared_limiter"]
 
-#: Fraction added to every interval: covers arrival-time jitter (network, a busy event loop).
-SAFETY_MARGIN = 0.1
+#: NCBI's counting window.
+WINDOW_S = 1.0
+#: Added to the window to absorb arrival-time jitter (see the module docstring).
+MARGIN_S = 0.25
+#: Start times kept for inspection (`RateLimiter.history`).
+_HISTORY = 4096
+#: The shortest sleep of a waiter that may not start yet: waiters behind one that wakes late
+#: look again at this pace, not in a busy loop.
+_POLL_S = 0.005
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class _Ticket:
+    """A caller waiting in `acquire`: its event loop, and the event that wakes it early."""
+
+    loop: asyncio.AbstractEventLoop
+    moved: asyncio.Event
 
 
 class RateLimiter:
-    """Spaces request starts at least `interval` seconds apart (`rate` per second, or slower
-    when `min_interval_s` says so)."""
+    """At most `rate_per_s` request starts in any `window_s + margin_s` seconds, and starts at
+    least `min_interval_s` apart.
+
+    Args:
+        rate_per_s: how many starts NCBI allows per window (3 or 10); fractions are rounded
+            down, at least 1.
+        min_interval_s: a floor on the gap between two consecutive starts (0: none).
+        window_s: NCBI's counting window.
+        margin_s: added to the window for network and scheduling jitter.
+        clock: monotonic seconds (tests pass their own, with a matching `sleep`).
+        sleep: how a waiter waits (`asyncio.sleep`).
+    """
 
     def __init__(
         self,
         rate_per_s: float,
         *,
         min_interval_s: float = 0.0,
-        margin: float = SAFETY_MARGIN,
+        window_s: float = WINDOW_S,
+        margin_s: float = MARGIN_S,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         if rate_per_s <= 0:
             raise ValueError("rate_per_s must be positive")
-        self.interval = max((1.0 + margin) / rate_per_s, min_interval_s)
+        if window_s <= 0 or margin_s < 0 or min_interval_s < 0:
+            raise ValueError("window_s must be positive, margin_s and min_interval_s >= 0")
+        self.limit = max(1, math.floor(rate_per_s))
+        self.span = window_s + margin_s
+        self.interval = float(min_interval_s)
         self._clock = clock
+        self._sleep = sleep
         self._lock = threading.Lock()
-        self._next_slot = 0.0
-        self._last_start = float("-inf")
-        self._waiting = 0
+        self._starts: deque[float] = deque(maxlen=self.limit)
+        self._history: deque[float] = deque(maxlen=_HISTORY)
+        self._tickets: deque[_Ticket] = deque()
 
     @property
     def queue_length(self) -> int:
-        """Callers currently waiting for their slot."""
-        return self._waiting
+        """Callers currently waiting for their turn."""
+        with self._lock:
+            return len(self._tickets)
 
-    def reserve(self) -> float:
-        """Reserve the next slot; returns how long the caller must wait before starting."""
+    def history(self) -> tuple[float, ...]:
+        """The most recent start times (the limiter's clock), oldest first."""
+        with self._lock:
+            return tuple(self._history)
+
+    def slow_down(self, min_interval_s: float) -> None:
+        """Raise the floor between consecutive starts to `min_interval_s` (never lowers it)."""
+        with self._lock:
+            self.interval = max(self.interval, float(min_interval_s))
+
+    def try_start(self) -> float:
+        """Record a start now and return 0 when the window allows one and no caller is
+        queued in `acquire`; otherwise record nothing and return the seconds until a start
+        might be allowed."""
         with self._lock:
             now = self._clock()
-            slot = max(now, self._next_slot)
-            self._next_slot = slot + self.interval
-            return slot - now
-
-    def _start(self) -> float:
-        """Start now if the previous start is at least an interval ago (returns 0), else how
-        long to wait before asking again."""
-        with self._lock:
-            now = self._clock()
-            wait = self._last_start + self.interval - now
-            if wait <= 0:
-                self._last_start = now
-                return 0.0
-            return wait
+            due = self._earliest(len(self._tickets), now)
+            if self._tickets or now < due:
+                return max(due - now, _POLL_S)
+            self._record(now)
+            return 0.0
 
     async def acquire(self) -> None:
-        """Wait for this caller's turn: its reserved slot, then an interval after the start
-        before it."""
-        delay = self.reserve()
-        self._waiting += 1
+        """Wait for this caller's turn, then record its start (the request must follow at
+        once). Cancelling the wait leaves no trace: the callers behind look again at once."""
+        ticket = _Ticket(asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._tickets.append(ticket)
+        started = False
         try:
-            if delay > 0:
-                await asyncio.sleep(delay)
-            while (wait := self._start()) > 0:
-                await asyncio.sleep(wait)
+            while True:
+                ticket.moved.clear()
+                wait = self._turn(ticket)
+                if wait <= 0:
+                    started = True
+                    return
+                await self._pause(ticket, wait)
         finally:
-            self._waiting -= 1
+            if not started:
+                self._leave(ticket)
+
+    # -- internals ------------------------------------------------------------------------
+
+    async def _pause(self, ticket: _Ticket, seconds: float) -> None:
+        """Sleep `seconds`, or less when a caller ahead leaves the line."""
+        sleeper = asyncio.ensure_future(self._sleep(seconds))
+        moved = asyncio.ensure_future(ticket.moved.wait())
+        try:
+            await asyncio.wait((sleeper, moved), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            moved.cancel()
+
+    def _leave(self, ticket: _Ticket) -> None:
+        """Take a waiter that gave up out of the line and wake the ones behind it, whose turn
+        may now come sooner."""
+        with self._lock:
+            if ticket not in self._tickets:
+                return
+            position = self._tickets.index(ticket)
+            del self._tickets[position]
+            behind = list(itertools.islice(self._tickets, position, None))
+        for other in behind:
+            with contextlib.suppress(RuntimeError):  # its event loop is closed: nobody waits
+                other.loop.call_soon_threadsafe(other.moved.set)
+
+    def _turn(self, ticket: _Ticket) -> float:
+        """Start `ticket`'s caller now (0) if it is first in line and the window allows it,
+        else how long it should sleep before looking again."""
+        with self._lock:
+            now = self._clock()
+            position = self._tickets.index(ticket)
+            due = self._earliest(position, now)
+            if position == 0 and now >= due:
+                self._tickets.popleft()
+                self._record(now)
+                return 0.0
+            # Not yet, or callers ahead have not started (they may wake late, or leave):
+            # sleep until this turn could come at the soonest, then look again.
+            return max(due - now, _POLL_S)
+
+    def _record(self, now: float) -> None:
+        self._starts.append(now)
+        self._history.append(now)
+
+    def _earliest(self, ahead: int, now: float) -> float:
+        """When the caller with `ahead` callers before it could start at the soonest, if
+        each of them started as early as the rules allow. Call with `_lock` held."""
+        starts = list(self._starts)
+        when = now
+        for _ in range(ahead + 1):
+            if len(starts) >= self.limit:
+                when = max(when, starts[-self.limit] + self.span)
+            if starts:
+                when = max(when, starts[-1] + self.interval)
+            starts.append(when)
+        return when
 
 
-_registry: dict[tuple[str, bool, float], RateLimiter] = {}
+_registry: dict[tuple[str, bool], RateLimiter] = {}
 _registry_lock = threading.Lock()
 
 
 def shared_limiter(base_url: str, *, has_api_key: bool, min_interval_s: float = 0.0) -> RateLimiter:
-    """The process-wide limiter for one NCBI identity: 10/s with a key, 3/s without, never
-    faster than `min_interval_s` (NCBI_REQUEST_DELAY_MS)."""
-    key = (base_url.rstrip("/"), has_api_key, min_interval_s)
+    """The process-wide limiter for one NCBI identity: 10 starts per window with a key, 3
+    without, never closer than `min_interval_s` (NCBI_REQUEST_DELAY_MS; when clients of one
+    identity ask for different floors, the largest holds)."""
+    key = (base_url.rstrip("/"), has_api_key)
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
             limiter = RateLimiter(10.0 if has_api_key else 3.0, min_interval_s=min_interval_s)
             _registry[key] = limiter
+        else:
+            limiter.slow_down(min_interval_s)
         return limiter

@@ -237,6 +237,15 @@ synced incrementally).<!-- else -->This server is read-only: the corpus is grown
 PubMed itself, live: pubmed_search_articles, pubmed_fetch_article_details (abstracts, MeSH,
 grants, full XML, MEDLINE) and pubmed_article_relationships (similar, cited-by, references,
 citation formats).<!-- end -->
+<!-- if pubmed_fetch_fulltext -->Open-access full text (sections, captions, references; an
+outline when long): pubmed_fetch_fulltext.<!-- end -->
+<!-- if pubmed_lookup_mesh -->MeSH descriptors and a fielded query for a term:
+pubmed_lookup_mesh.<!-- end -->
+<!-- if pubmed_convert_ids -->PMID / PMCID / DOI conversion: pubmed_convert_ids.<!-- end -->
+<!-- if pubmed_lookup_citation -->Check a reference list (each reference to its PMID):
+pubmed_lookup_citation.<!-- end -->
+<!-- if pubmed_format_citations -->Citations of many PMIDs at once:
+pubmed_format_citations.<!-- end -->
 <!-- if search fetch -->For a quick look, search (ids, titles and URLs: the corpus first, then
 PubMed live) and fetch (one article's text by id).<!-- end -->
 Cite documents by their doc_id (pmid:<digits>) or PMID.

@@ -90,6 +90,18 @@ LIVE_INPUTS: dict[str, dict[str, Any]] = {
                 "description": "Number of top PMIDs for ESummary v2.0. 0 to disable. Max 100 "
                 "for this tool.",
             },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 9998,
+                "description": "Results to skip (ESearch retstart).",
+            },
+            "cursor": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 512,
+                "description": "A previous page's nextCursor.",
+            },
         },
         "additionalProperties": False,
     },
@@ -300,7 +312,11 @@ LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
             "searchParameters": {
                 "type": "object",
                 "required": ["queryTerm", "maxResults", "sortBy", "fetchBriefSummaries"],
-                "properties": copy.deepcopy(LIVE_INPUTS["searchPubMedArticles"]["properties"]),
+                "properties": {  # the cursor is not echoed
+                    k: copy.deepcopy(v)
+                    for k, v in LIVE_INPUTS["searchPubMedArticles"]["properties"].items()
+                    if k != "cursor"
+                },
                 "additionalProperties": False,
             },
             "effectiveESearchTerm": _STRING,
@@ -312,6 +328,18 @@ LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
             "eSummaryUrl": NULLABLE_STRING,
             "queryTranslation": {**NULLABLE_STRING, "description": "additive: NCBI's reading"},
             "warnings": {**_STRINGS, "description": "additive: NCBI's ErrorList / WarningList"},
+            "offset": {**NULLABLE_INT, "description": "additive: null past result 9,999"},
+            "nextCursor": {**NULLABLE_STRING, "description": "additive"},
+            "spelling": {
+                **_object(
+                    {
+                        "original": _STRING,
+                        "corrected": _STRING,
+                        "searchedWith": {"type": "string", "enum": ["original", "corrected"]},
+                    }
+                ),
+                "description": "additive: ESpell's suggestion",
+            },
         },
         required=[
             "searchParameters",

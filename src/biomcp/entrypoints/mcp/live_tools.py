@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.context import Context
 from mcp_types import ToolAnnotations
 
+from biomcp.entrypoints.mcp.citation_tools import citation_tool_specs
+from biomcp.entrypoints.mcp.fulltext_tools import fulltext_tool_specs
 from biomcp.entrypoints.mcp.live_schemas import LIVE_INPUTS, LIVE_OUTPUTS, PORTABLE_NAMES
+from biomcp.entrypoints.mcp.lookup_tools import lookup_tool_specs
+from biomcp.entrypoints.mcp.mesh_tools import mesh_tool_specs
 from biomcp.entrypoints.mcp.tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -31,6 +35,8 @@ _DESCRIPTIONS = {
         "folded into the term. Returns the effective term, the total count, up to maxResults "
         "PMIDs and, with fetchBriefSummaries > 0, ESummary v2.0 summaries (title, authors, "
         "source, dates) of the top PMIDs, plus the E-utility URLs used (API key removed). "
+        "Page with offset or cursor=nextCursor (goes past 9,999). A likely misspelling gets "
+        "ESpell's suggestion (spelling), searched only if the query finds nothing. "
         "Use pubmed_fetch_article_details to read the articles."
     ),
     "fetchArticleDetails": (
@@ -67,6 +73,8 @@ def live_tool_specs(services: Services) -> list[ToolSpec]:
             date_range=args.get("dateRange"),
             publication_types=args.get("filterByPublicationTypes"),
             brief_summaries=args["fetchBriefSummaries"],
+            offset=args.get("offset"),
+            cursor=args.get("cursor"),
         )
 
     async def fetch(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
@@ -91,17 +99,23 @@ def live_tool_specs(services: Services) -> list[ToolSpec]:
         "fetchArticleDetails": fetch,
         "getArticleRelationships": related,
     }
-    return [
-        ToolSpec(
-            name,
-            PORTABLE_NAMES[name],
-            _TITLES[name],
-            _DESCRIPTIONS[name],
-            handler,
-            False,
-            reading,
-            input_override=LIVE_INPUTS[name],
-            output_override=LIVE_OUTPUTS[name],
-        )
-        for name, handler in handlers.items()
-    ]
+    return (
+        [
+            ToolSpec(
+                name,
+                PORTABLE_NAMES[name],
+                _TITLES[name],
+                _DESCRIPTIONS[name],
+                handler,
+                False,
+                reading,
+                input_override=LIVE_INPUTS[name],
+                output_override=LIVE_OUTPUTS[name],
+            )
+            for name, handler in handlers.items()
+        ]
+        + mesh_tool_specs(services)
+        + lookup_tool_specs(services)
+        + citation_tool_specs(services)
+        + fulltext_tool_specs(services)
+    )

@@ -3,6 +3,8 @@
 `/esearch.fcgi`, `/efetch.fcgi`, `/esummary.fcgi`, `/elink.fcgi` and `/einfo.fcgi` answer GET
 and POST (form-encoded body, same parameters), both at the root and under `/entrez/eutils/`, so
 either `http://HOST:PORT` or `http://HOST:PORT/entrez/eutils` works as the base URL.
+`/ecitmatch.cgi` (both places too) and the PMC ID converter at `/tools/idconv/api/v1/articles/`
+(the value for `NCBI_IDCONV_BASE_URL`) answer from the same corpus (`citmatch`, `idconv`).
 
 Admin endpoints (not logged, never faulted):
 
@@ -31,9 +33,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp.testing.eutils import faults as fault_bodies
+from biomcp.testing.eutils.citmatch import citmatch_routes
 from biomcp.testing.eutils.corpus import FakeCorpus
 from biomcp.testing.eutils.faults import ENDPOINTS, Fault, FaultInjector
 from biomcp.testing.eutils.handlers import Params, Reply, handle
+from biomcp.testing.eutils.idconv import idconv_routes
 from biomcp.testing.eutils.render import error_xml
 from biomcp.testing.eutils.state import ServerState, now
 
@@ -47,6 +51,7 @@ _ROOTS = {
     "esummary": "eSummaryResult",
     "elink": "eLinkResult",
     "einfo": "eInfoResult",
+    "espell": "eSpellResult",
 }
 
 
@@ -65,6 +70,7 @@ def create_app(
         for prefix in _PREFIXES
         for name in ENDPOINTS
     ]
+    routes += idconv_routes(state) + citmatch_routes(state, _PREFIXES)
     routes += [
         Route("/_fake/status", _status(state), methods=["GET"]),
         Route("/_fake/faults", _faults(state), methods=["GET", "POST", "DELETE"]),
@@ -126,8 +132,11 @@ async def _respond(
     if kind == "slow":
         await asyncio.sleep(fault.delay)
         return _response(await _normal(state, endpoint, params))
-    reply = await _normal(state, endpoint, params)  # truncated
-    return Response(reply.body[: len(reply.body) // 2], reply.status, media_type=reply.media_type)
+    if kind in fault_bodies.STREAMED_KINDS:
+        return fault_bodies.streamed_response(fault, state.faults)
+    reply = await _normal(state, endpoint, params)  # truncated, truncated_xml/_medline
+    body = fault_bodies.cut_body(kind, reply.body)
+    return Response(body, reply.status, media_type=reply.media_type)
 
 
 async def _normal(state: ServerState, endpoint: str, params: Params) -> Reply:

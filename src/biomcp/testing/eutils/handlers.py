@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from biomcp.testing.eutils import render
+from biomcp.testing.eutils import mesh, render
 from biomcp.testing.eutils.medline import article_extras, to_medline
+from biomcp.testing.eutils.pmc import pmc_reply
 from biomcp.testing.eutils.query import (
     BinOp,
     QuerySyntaxError,
@@ -18,6 +19,7 @@ from biomcp.testing.eutils.query import (
     parse_query,
     translate,
 )
+from biomcp.testing.eutils.spell import espell_xml
 from biomcp.testing.eutils.state import ServerState
 
 __all__ = ["ESEARCH_CAP", "RETSTART_ERROR", "Params", "Reply", "handle"]
@@ -37,6 +39,7 @@ _ROOTS = {
     "esummary": "eSummaryResult",
     "elink": "eLinkResult",
     "einfo": "eInfoResult",
+    "espell": "eSpellResult",
 }
 _XML = "text/xml"
 _TEXT = "text/plain"
@@ -91,9 +94,15 @@ def handle(state: ServerState, endpoint: str, params: Params) -> Reply:
     try:
         if endpoint == "einfo":
             return _einfo(state, params)
+        if endpoint == "espell":
+            return Reply(espell_xml(state, params.get("db"), params.get("term") or ""))
         db = params.get("dbfrom" if endpoint == "elink" else "db")
         if endpoint == "elink" and db is None:
             db = params.get("db")
+        if (db or "").lower() == "mesh" and endpoint in ("esearch", "esummary"):
+            return _mesh(params, endpoint)
+        if endpoint in ("efetch", "elink") and (params.get("db") or "").lower() == "pmc":
+            return Reply(pmc_reply(state, endpoint, params.all("id")))
         if (db or "").lower() != "pubmed":
             raise _RequestError(f"Invalid db name specified: {db or ''}")
         handler = {"esearch": _esearch, "efetch": _efetch, "esummary": _esummary}.get(endpoint)
@@ -303,3 +312,18 @@ def _einfo(state: ServerState, params: Params) -> Reply:
     return Reply(
         render.einfo_db(count=len(state.corpus), last_update=state.last_update, build=state.build)
     )
+
+
+# --------------------------------------------------------------------------- db=mesh
+
+
+def _mesh(params: Params, endpoint: str) -> Reply:
+    """ESearch / ESummary in `db=mesh`, over the synthetic vocabulary of `mesh.py`."""
+    if endpoint == "esearch":
+        retstart = max(0, params.integer("retstart", 0))
+        retmax = min(max(0, params.integer("retmax", 20)), 10000)
+        return Reply(mesh.mesh_esearch(params.get("term") or "", retstart, retmax))
+    uids = params.ids()
+    if not uids:
+        raise _RequestError("Empty id list - nothing todo")
+    return Reply(mesh.mesh_esummary(uids))
