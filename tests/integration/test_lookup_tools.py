@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
@@ -389,6 +390,39 @@ def test_ecitmatch_faults_are_retried_and_a_persistent_one_is_reported(
         ]  # fmt: skip
         fake.faults.sequence(["503", "503", "503"])
         await fails(client, LOOKUP, {"references": [one]}, "UPSTREAM")
+
+    serve(_settings(tmp_path, fake, ncbi_max_retries=2), body)
+
+
+def test_faults_are_aimed_at_the_lookups_by_name_and_spare_the_other_endpoints(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    one = {"journal": "Nat Prod Rep", "year": "2021", "volume": "38",
+           "firstAuthor": "Montalban-Lopez M"}  # fmt: skip
+    aimed = httpx.post(
+        f"{fake.base_url}/_fake/faults",
+        json={"sequence": ["503"], "endpoint": "idconv"},
+        timeout=30,
+    )
+    assert aimed.status_code == 200, aimed.text
+    fake.faults.clear()
+    refused = httpx.post(
+        f"{fake.base_url}/_fake/faults", json={"sequence": ["503"], "endpoint": "idconvx"}
+    )
+    assert refused.status_code == 400
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        fake.faults.sequence(["503", "503"], endpoint="ecitmatch")
+        answer = await ok(client, LOOKUP, {"references": [one]})
+        assert answer["results"][0]["pmid"] == "32935693"
+        assert [e["fault"] for e in requests(fake, "ecitmatch")] == ["503", "503", None]
+        assert requests(fake, "esummary")  # the candidates were checked, never faulted
+        assert all(e["fault"] is None for e in requests(fake, "esummary"))
+        fake.clear_log()
+        fake.faults.sequence(["502"], endpoint="idconv")
+        converted = await ok(client, CONVERT, {"ids": ["32292800"]})
+        assert converted["records"][0]["pmcid"] == "PMC7156113"
+        assert [e["fault"] for e in requests(fake, "idconv")] == ["502", None]
 
     serve(_settings(tmp_path, fake, ncbi_max_retries=2), body)
 

@@ -20,26 +20,24 @@ Admin endpoints (not logged, never faulted):
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import date
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from biomcp.testing.eutils import faults as fault_bodies
 from biomcp.testing.eutils.citmatch import citmatch_routes
 from biomcp.testing.eutils.corpus import FakeCorpus
-from biomcp.testing.eutils.faults import ENDPOINTS, Fault, FaultInjector
+from biomcp.testing.eutils.faults import ENDPOINTS, FaultInjector
 from biomcp.testing.eutils.handlers import Params, Reply, handle
 from biomcp.testing.eutils.idconv import idconv_routes
 from biomcp.testing.eutils.render import error_xml
-from biomcp.testing.eutils.state import ServerState, now
+from biomcp.testing.eutils.routes import request_route
+from biomcp.testing.eutils.state import ServerState
 
 __all__ = ["create_app"]
 
@@ -83,83 +81,13 @@ def create_app(
 
 
 def _eutility(state: ServerState, endpoint: str) -> Callable[[Request], Awaitable[Response]]:
-    async def answer(request: Request) -> Response:
-        arrived = now()
-        pairs = list(request.query_params.multi_items())
-        if request.method == "POST":
-            body = (await request.body()).decode("utf-8", "replace")
-            pairs += parse_qsl(body, keep_blank_values=True)
-        params = Params(pairs)
-        fault = state.faults.next_fault(endpoint)
-        response = await _respond(state, endpoint, params, fault)
-        state.record(
-            {
-                "t": arrived,
-                "endpoint": endpoint,
-                "method": request.method,
-                "params": _loggable(pairs),
-                "has_api_key": any(k.lower() == "api_key" and v for k, v in pairs),
-                "status": response.status_code,
-                "fault": fault.kind if fault is not None else None,
-            }
-        )
-        return response
+    def answer(state: ServerState, params: Params) -> Reply:
+        return handle(state, endpoint, params)
 
-    return answer
+    def error(message: str) -> Reply:
+        return Reply(error_xml(_ROOTS[endpoint], message))
 
-
-async def _respond(
-    state: ServerState, endpoint: str, params: Params, fault: Fault | None
-) -> Response:
-    if fault is None:
-        return _response(await _normal(state, endpoint, params))
-    kind = fault.kind
-    if kind == "429":
-        return Response(
-            fault_bodies.rate_limit_body(),
-            status_code=429,
-            media_type="application/json",
-            headers={"Retry-After": fault_bodies.retry_after_header(fault.retry_after)},
-        )
-    if kind in ("500", "502", "503"):
-        status = int(kind)
-        return Response(fault_bodies.http_error_page(status), status, media_type="text/html")
-    if kind == "html":
-        return Response(fault_bodies.html_error_page(), media_type="text/html")
-    if kind == "ncbi_error":
-        body = error_xml(_ROOTS[endpoint], fault_bodies.NCBI_ERROR_MESSAGE)
-        return Response(body, media_type="text/xml")
-    if kind == "slow":
-        await asyncio.sleep(fault.delay)
-        return _response(await _normal(state, endpoint, params))
-    if kind in fault_bodies.STREAMED_KINDS:
-        return fault_bodies.streamed_response(fault, state.faults)
-    reply = await _normal(state, endpoint, params)  # truncated, truncated_xml/_medline
-    body = fault_bodies.cut_body(kind, reply.body)
-    return Response(body, reply.status, media_type=reply.media_type)
-
-
-async def _normal(state: ServerState, endpoint: str, params: Params) -> Reply:
-    # Searching and rendering are CPU work (the first search builds the index): off the event
-    # loop, so admin calls and other requests are not held up.
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(state.executor, handle, state, endpoint, params)
-
-
-def _response(reply: Reply) -> Response:
-    return Response(reply.body, reply.status, media_type=reply.media_type)
-
-
-def _loggable(pairs: list[tuple[str, str]]) -> dict[str, str | list[str]]:
-    grouped: dict[str, str | list[str]] = {}
-    for key, value in pairs:
-        shown = _MASKED if key.lower() == "api_key" else value
-        if key not in grouped:
-            grouped[key] = shown
-        else:
-            previous = grouped[key]
-            grouped[key] = [*previous, shown] if isinstance(previous, list) else [previous, shown]
-    return grouped
+    return request_route(state, endpoint, answer, error)
 
 
 # --------------------------------------------------------------------------- admin

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from biomcp.testing.eutils.corpus import CorpusEntry
 from biomcp.testing.eutils.fields import fold, tokenize
 from biomcp.testing.eutils.handlers import Params, Reply
-from biomcp.testing.eutils.idconv import lookup_route
+from biomcp.testing.eutils.routes import request_route
 from biomcp.testing.eutils.state import ServerState
 
 __all__ = ["answer_ecitmatch", "citmatch_routes"]
@@ -35,7 +35,7 @@ _LINES = re.compile(r"[\r\n]+")
 
 def citmatch_routes(state: ServerState, prefixes: tuple[str, ...]) -> list[Route]:
     """`ecitmatch.cgi` under each of `prefixes` (GET and POST)."""
-    endpoint = lookup_route(state, "ecitmatch", answer_ecitmatch, _error)
+    endpoint = request_route(state, "ecitmatch", answer_ecitmatch, _error)
     return [
         Route(f"{prefix}/ecitmatch.cgi", endpoint, methods=["GET", "POST"]) for prefix in prefixes
     ]

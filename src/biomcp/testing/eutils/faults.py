@@ -48,6 +48,7 @@ __all__ = [
     "CUT_KINDS",
     "ENDPOINTS",
     "FAULT_KINDS",
+    "LOOKUPS",
     "STREAMED_KINDS",
     "Fault",
     "FaultInjector",
@@ -73,6 +74,8 @@ _DEFAULT_SIZES = {"oversized": 200_000_000, "gzip_bomb": 1 << 30}
 _MAX_SIZE = 1 << 40
 _CHUNK = 64 * 1024
 ENDPOINTS = ("esearch", "efetch", "esummary", "elink", "einfo", "espell")
+#: Services beside the E-utilities that faults can be aimed at by name too.
+LOOKUPS = ("idconv", "ecitmatch")
 
 _HTTP_TITLES = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
@@ -242,8 +245,8 @@ def _endpoint(name: str | None) -> str | None:
     if name is None:
         return None
     short = name.strip().removesuffix(".fcgi")
-    if short not in ENDPOINTS:
-        raise ValueError(f"unknown endpoint {name!r}; expected one of {ENDPOINTS}")
+    if short not in ENDPOINTS + LOOKUPS:
+        raise ValueError(f"unknown endpoint {name!r}; expected one of {ENDPOINTS + LOOKUPS}")
     return short
 
 

@@ -9,39 +9,29 @@ SYNTHETIC: built from NCBI's documentation, not recorded from NCBI. As NCBI's co
 knows only articles in PMC: an article of the corpus without a PMCID is "not found in PMC".
 
 Both lookups (this one and ECitMatch, `citmatch`) go through the same fault injection and
-request log as the E-utilities: `lookup_route` does that.
+request log as the E-utilities (`routes.request_route`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl
 
 from lxml import etree
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
-from biomcp.testing.eutils import faults as fault_bodies
-from biomcp.testing.eutils.faults import Fault
 from biomcp.testing.eutils.handlers import Params, Reply
-from biomcp.testing.eutils.state import ServerState, now
+from biomcp.testing.eutils.routes import request_route
+from biomcp.testing.eutils.state import ServerState
 
-__all__ = ["IDCONV_PATHS", "IdIndex", "answer_idconv", "idconv_routes", "lookup_route"]
+__all__ = ["IDCONV_PATHS", "IdIndex", "answer_idconv", "idconv_routes"]
 
 IDCONV_PATHS = ("/tools/idconv/api/v1/articles/", "/tools/idconv/api/v1/articles", "/idconv")
 _MAX_IDS = 200
 _NOT_IN_PMC = "Identifier not found in PMC"
 _INVALID = "invalid article id"
 _JSON = "application/json"
-
-#: A lookup's answer to one request (run off the event loop) and its in-band error body.
-Handler = Callable[[ServerState, Params], Reply]
-ErrorBody = Callable[[str], Reply]
 
 
 class IdIndex:
@@ -149,7 +139,7 @@ def idconv_routes(state: ServerState) -> list[Route]:
     def handler(state: ServerState, params: Params) -> Reply:
         return answer_idconv(index, state, params)
 
-    endpoint = lookup_route(state, "idconv", handler, idconv_error)
+    endpoint = request_route(state, "idconv", handler, idconv_error)
     return [Route(path, endpoint, methods=["GET", "POST"]) for path in IDCONV_PATHS]
 
 
@@ -157,79 +147,3 @@ def idconv_error(message: str) -> Reply:
     """The converter refusing a request as a whole."""
     body = {"status": "error", "responseDate": "", "request": "", "message": message}
     return Reply(json.dumps(body).encode(), _JSON)
-
-
-# --------------------------------------------------------------------------- route wrapper
-
-
-def lookup_route(
-    state: ServerState, endpoint: str, handler: Handler, error_body: ErrorBody
-) -> Callable[[Request], Awaitable[Response]]:
-    """A Starlette endpoint for a lookup: parameters from the query string and a form body,
-    the fault plan consulted (faults aimed at no endpoint, or random ones, apply), the request
-    logged like the E-utilities' (the API key masked)."""
-
-    async def answer(request: Request) -> Response:
-        arrived = now()
-        pairs = list(request.query_params.multi_items())
-        if request.method == "POST":
-            body = (await request.body()).decode("utf-8", "replace")
-            pairs += parse_qsl(body, keep_blank_values=True)
-        params = Params(pairs)
-        fault = state.faults.next_fault(endpoint)
-        response = await _respond(state, handler, error_body, params, fault)
-        grouped: dict[str, str] = {}
-        for key, value in pairs:
-            grouped.setdefault(key, "***" if key.lower() == "api_key" else value)
-        state.record(
-            {
-                "t": arrived,
-                "endpoint": endpoint,
-                "method": request.method,
-                "params": grouped,
-                "has_api_key": any(k.lower() == "api_key" and v for k, v in pairs),
-                "status": response.status_code,
-                "fault": fault.kind if fault is not None else None,
-            }
-        )
-        return response
-
-    return answer
-
-
-async def _respond(
-    state: ServerState, handler: Handler, error_body: ErrorBody, params: Params, fault: Fault | None
-) -> Response:
-    loop = asyncio.get_running_loop()
-
-    async def normal() -> Reply:
-        return await loop.run_in_executor(state.executor, handler, state, params)
-
-    if fault is None:
-        reply = await normal()
-        return Response(reply.body, reply.status, media_type=reply.media_type)
-    kind = fault.kind
-    if kind == "429":
-        return Response(
-            fault_bodies.rate_limit_body(),
-            status_code=429,
-            media_type=_JSON,
-            headers={"Retry-After": fault_bodies.retry_after_header(fault.retry_after)},
-        )
-    if kind in ("500", "502", "503"):
-        status = int(kind)
-        return Response(fault_bodies.http_error_page(status), status, media_type="text/html")
-    if kind == "html":
-        return Response(fault_bodies.html_error_page(), media_type="text/html")
-    if kind == "ncbi_error":
-        reply = error_body(fault_bodies.NCBI_ERROR_MESSAGE)
-        return Response(reply.body, reply.status, media_type=reply.media_type)
-    if kind == "slow":
-        await asyncio.sleep(fault.delay)
-        reply = await normal()
-        return Response(reply.body, reply.status, media_type=reply.media_type)
-    if kind in fault_bodies.STREAMED_KINDS:
-        return fault_bodies.streamed_response(fault, state.faults)
-    reply = await normal()  # the cut kinds: truncated, truncated_xml, truncated_medline
-    body = fault_bodies.cut_body(kind, reply.body)
-    return Response(body, reply.status, media_type=reply.media_type)
