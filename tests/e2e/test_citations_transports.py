@@ -5,7 +5,6 @@ real MCP clients against real `biomcp` processes: stdio (`biomcp serve`) and Str
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -20,7 +19,7 @@ from biomcp.entrypoints.mcp.citation_tools import CITATION_OUTPUT
 from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.servers import mcp_http, mcp_stdio, serve_http, server_env
+from tests.support.servers import exercise_over_http, exercise_over_stdio, server_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -92,22 +91,8 @@ async def exercise(client: Client) -> None:
 
 
 def test_over_stdio(tmp_path: Path, fake: FakeEutilsServer) -> None:
-    env = server_env(tmp_path / "data", fake.base_url)
-
-    async def scenario() -> None:
-        with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as errlog:
-            async with mcp_stdio(env, tmp_path, errlog) as client:
-                await exercise(client)
-
-    asyncio.run(scenario())
+    exercise_over_stdio(server_env(tmp_path / "data", fake.base_url), tmp_path, exercise)
 
 
 def test_over_streamable_http(tmp_path: Path, fake: FakeEutilsServer) -> None:
-    env = server_env(tmp_path / "data", fake.base_url)
-    with serve_http(["--port", "0"], env=env, cwd=tmp_path) as server:
-
-        async def scenario() -> None:
-            async with mcp_http(f"{server.base_url}/mcp") as client:
-                await exercise(client)
-
-        asyncio.run(scenario())
+    exercise_over_http(server_env(tmp_path / "data", fake.base_url), tmp_path, exercise)

@@ -9,7 +9,6 @@ formats.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -20,7 +19,7 @@ import pytest
 from mcp import Client
 
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.servers import mcp_http, mcp_stdio, serve_http, server_env
+from tests.support.servers import exercise_over_http, exercise_over_stdio, server_env
 
 pytestmark = pytest.mark.e2e
 
@@ -92,23 +91,11 @@ async def _exercise(client: Client) -> None:
 
 
 def test_both_tools_answer_over_stdio(tmp_path: Path, fake: FakeEutilsServer) -> None:
-    async def scenario() -> None:
-        with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as errlog:
-            async with mcp_stdio(_env(tmp_path, fake), tmp_path, errlog) as client:
-                await _exercise(client)
-
-    asyncio.run(scenario())
+    exercise_over_stdio(_env(tmp_path, fake), tmp_path, _exercise)
     endpoints = [entry["endpoint"] for entry in fake.log]
     assert endpoints.count("idconv") >= 2
     assert "ecitmatch" in endpoints
 
 
 def test_both_tools_answer_over_streamable_http(tmp_path: Path, fake: FakeEutilsServer) -> None:
-    env = _env(tmp_path, fake)
-    with serve_http(["--port", "0"], env=env, cwd=tmp_path) as server:
-
-        async def scenario() -> None:
-            async with mcp_http(server.url) as client:
-                await _exercise(client)
-
-        asyncio.run(scenario())
+    exercise_over_http(_env(tmp_path, fake), tmp_path, _exercise)

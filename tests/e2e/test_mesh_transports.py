@@ -4,7 +4,6 @@ E-utilities over real HTTP. The fake's MeSH vocabulary is SYNTHETIC (testing/eut
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from mcp import Client
 from biomcp.entrypoints.mcp.mesh_tools import MESH_OUTPUT
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from tests.integration.test_mcp_server import assert_envelope, call
-from tests.support.servers import mcp_http, mcp_stdio, serve_http, server_env
+from tests.support.servers import exercise_over_http, exercise_over_stdio, server_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -63,21 +62,9 @@ async def exercise(client: Client, fake: FakeEutilsServer) -> None:
 
 def test_over_stdio(tmp_path: Path, fake: FakeEutilsServer) -> None:
     env = server_env(tmp_path / "data", fake.base_url)
-
-    async def scenario() -> None:
-        with (tmp_path / "server.log").open("w") as errlog:
-            async with mcp_stdio(env, tmp_path, errlog) as client:
-                await exercise(client, fake)
-
-    asyncio.run(scenario())
+    exercise_over_stdio(env, tmp_path, lambda client: exercise(client, fake))
 
 
 def test_over_streamable_http(tmp_path: Path, fake: FakeEutilsServer) -> None:
     env = server_env(tmp_path / "data", fake.base_url)
-    with serve_http(["--port", "0"], env=env, cwd=tmp_path) as server:
-
-        async def scenario() -> None:
-            async with mcp_http(server.url) as client:
-                await exercise(client, fake)
-
-        asyncio.run(scenario())
+    exercise_over_http(env, tmp_path, lambda client: exercise(client, fake))

@@ -9,6 +9,7 @@ connections, confirmed by `GET /health`; never a sleep.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import date, timedelta
 from pathlib import Path
@@ -36,6 +37,8 @@ __all__ = [
     "START_TIMEOUT_S",
     "HttpServer",
     "biomcp_command",
+    "exercise_over_http",
+    "exercise_over_stdio",
     "http_client",
     "mcp_http",
     "mcp_stdio",
@@ -279,3 +282,30 @@ async def mcp_stdio(
     )
     async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
         yield client
+
+
+Exercise = Callable[[Client], Awaitable[None]]
+
+
+def exercise_over_stdio(env: Mapping[str, str], cwd: Path, exercise: Exercise) -> None:
+    """Run `exercise` with an `mcp` client on a `biomcp serve` child process (its stderr in
+    `cwd/server.log`)."""
+
+    async def scenario() -> None:
+        with (cwd / "server.log").open("w", encoding="utf-8") as errlog:
+            async with mcp_stdio(env, cwd, errlog) as client:
+                await exercise(client)
+
+    asyncio.run(scenario())
+
+
+def exercise_over_http(env: Mapping[str, str], cwd: Path, exercise: Exercise) -> None:
+    """Run `exercise` with an `mcp` client over Streamable HTTP on a `biomcp serve-http`
+    child process (loopback, a free port)."""
+    with serve_http(["--port", "0"], env=env, cwd=cwd) as server:
+
+        async def scenario() -> None:
+            async with mcp_http(server.url) as client:
+                await exercise(client)
+
+        asyncio.run(scenario())
