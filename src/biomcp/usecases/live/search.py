@@ -1,0 +1,282 @@
+"""searchPubMedArticles (spec 04): ESearch with dates and publication types, ESummary briefs,
+offset and cursor paging (`paging`), and ESpell's correction when it differs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Literal, get_args
+
+from biomcp.domain.errors import InvalidQueryError
+from biomcp.domain.sanitize import DateWindow, effective_term
+from biomcp.domain.spelling import same_query, worth_spell_check
+from biomcp.ports.entrez import (
+    ESEARCH_ID_CAP,
+    EntrezError,
+    EntrezRequestError,
+    EntrezWarning,
+    SearchResult,
+)
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.live.common import (
+    _bounded,
+    _choice,
+    _warning_text,
+    _window,
+    _within_deadline,
+)
+from biomcp.usecases.live.paging import (
+    MAX_OFFSET,
+    Cursor,
+    PagingMixin,
+    corrected_for_cursor,
+    decode_cursor,
+    encode_cursor,
+    first_deep_cursor,
+    query_fingerprint,
+)
+from biomcp.usecases.live.shapes import (
+    _brief,
+)
+
+SortBy = Literal["relevance", "pub_date", "author", "journal_name"]
+
+SORT_ORDERS: tuple[str, ...] = get_args(SortBy)
+
+#: The tool's sort names -> ESearch's (NCBI's documented values for PubMed).
+_NCBI_SORT = {
+    "relevance": "relevance",
+    "pub_date": "pub_date",
+    "author": "Author",
+    "journal_name": "JournalName",
+}
+_MIN_QUERY = 3
+_MAX_RESULTS = 1000
+_MAX_SUMMARIES = 100
+
+
+class SearchMixin(PagingMixin):
+    """`search`: the live PubMed search."""
+
+    @_within_deadline
+    async def search(
+        self,
+        query_term: str,
+        *,
+        max_results: int = 20,
+        sort_by: str = "relevance",
+        date_range: Mapping[str, Any] | None = None,
+        publication_types: Sequence[str] | None = None,
+        brief_summaries: int = 0,
+        offset: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """ESearch `query_term` (with the date window and publication types folded into the
+        term), then ESummary v2.0 of the first `brief_summaries` PMIDs of the page.
+
+        Paging (see `paging`): `offset` is ESearch's retstart (at most 9,998; the page is
+        clipped so that retstart + retmax <= 9,999); `cursor` is a previous page's
+        `nextCursor`, which continues past 9,999 results by Entrez-date slices.
+
+        Spelling: a first page whose term has free words and finds fewer than
+        `SPELL_CHECK_BELOW` records (or has words PubMed could not find) asks ESpell once;
+        a different suggestion is returned in `spelling`. The term is searched as written;
+        only when it finds nothing and the suggestion finds something is the suggestion
+        searched instead (`searchedWith: "corrected"`), and the pages after it follow it.
+
+        Raises:
+            InvalidRequestError, InvalidQueryError: a bad argument or cursor.
+            EntrezRequestError: PubMed found nothing because it could read none of the terms
+                (its ErrorList says which).
+            EntrezError: NCBI failed.
+        """
+        _bounded("maxResults", max_results, 1, _MAX_RESULTS)
+        _bounded("fetchBriefSummaries", brief_summaries, 0, _MAX_SUMMARIES)
+        if offset is not None:
+            _bounded("offset", offset, 0, MAX_OFFSET)
+        sort = _choice("sortBy", sort_by, SORT_ORDERS)
+        window = _window(date_range)
+        types = list(publication_types or [])
+        term = effective_term(query_term, window=window, publication_types=types)
+        if len(" ".join(query_term.split())) < _MIN_QUERY:
+            raise InvalidRequestError("queryTerm must be at least 3 characters")
+        if cursor is not None and offset:
+            raise InvalidRequestError(
+                "give offset or cursor, not both: a cursor carries its own position",
+                details={"field": "cursor"},
+            )
+        ncbi_sort = _NCBI_SORT[sort]
+        fingerprint = query_fingerprint(term, sort)
+        position = decode_cursor(cursor, fingerprint) if cursor is not None else None
+        corrected = position.corrected if position is not None else None
+        searched = (
+            effective_term(corrected, window=window, publication_types=types) if corrected else term
+        )
+        spelling: dict[str, Any] | None = None
+        warnings: list[str] = []
+        if position is not None and position.deep:
+            page = await self._deep_page(searched, ncbi_sort, position, max_results)
+            pmids = list(page.pmids)
+            result = SearchResult(count=0, retstart=0, retmax=max_results, pmids=page.pmids)
+            next_cursor = encode_cursor(page.next) if page.next is not None else None
+            search_params = page.last_params or [("term", searched)]
+            start: int | None = None
+            warnings.append(
+                f"past PubMed's first {ESEARCH_ID_CAP} results, pages follow Entrez-date "
+                f"windows newest first ({page.requests} ESearch requests for this page)"
+            )
+            count = await self._total(searched)
+        else:
+            start = position.offset if position is not None else (offset or 0)
+            retmax = min(max_results, ESEARCH_ID_CAP - start)
+            history = brief_summaries > 0 and start == 0
+            result = await self._call(
+                self._entrez.esearch(
+                    searched, retstart=start, retmax=retmax, sort=ncbi_sort, usehistory=history
+                )
+            )
+            errors = [w for w in result.warnings if w.source == "ErrorList"]
+            if position is None and start == 0:
+                spelling, result = await self._spelling(
+                    query_term, result, [w.kind for w in errors], window, types, retmax, ncbi_sort
+                )
+                if spelling is not None and spelling["searchedWith"] == "corrected":
+                    corrected = corrected_for_cursor(spelling["corrected"])
+                    searched = effective_term(
+                        spelling["corrected"], window=window, publication_types=types
+                    )
+                    errors = [w for w in result.warnings if w.source == "ErrorList"]
+            if result.count == 0 and errors:
+                hint = (
+                    f" (ESpell suggests {spelling['corrected']!r})" if spelling is not None else ""
+                )
+                raise EntrezRequestError(
+                    f"PubMed could not use the query {searched!r}: {_warning_text(errors)}"
+                    f"{hint}. Check the spelling and field tags, or search with other words"
+                )
+            pmids = list(result.pmids)
+            count = result.count
+            search_params = [
+                ("term", searched),
+                ("retstart", str(start)),
+                ("retmax", str(retmax)),
+                ("sort", ncbi_sort),
+            ]
+            if history:
+                search_params.append(("usehistory", "y"))
+            next_cursor = self._next_cursor(
+                fingerprint, corrected, start + retmax, len(pmids), count
+            )
+        summaries, summary_url = await self._briefs(result, min(brief_summaries, len(pmids)))
+        parameters: dict[str, Any] = {
+            "queryTerm": query_term,
+            "maxResults": max_results,
+            "sortBy": sort,
+            "fetchBriefSummaries": brief_summaries,
+        }
+        if window is not None:
+            echoed = (
+                ("minDate", window.min_date),
+                ("maxDate", window.max_date),
+                ("dateType", window.date_type),
+            )
+            parameters["dateRange"] = {k: v for k, v in echoed if v is not None}
+        if publication_types is not None:
+            parameters["filterByPublicationTypes"] = types
+        if offset is not None:
+            parameters["offset"] = offset
+        answer: dict[str, Any] = {
+            "searchParameters": parameters,
+            "effectiveESearchTerm": searched,
+            "totalFound": count,
+            "retrievedPmidCount": len(pmids),
+            "pmids": pmids,
+            "briefSummaries": summaries,
+            "eSearchUrl": self._url("esearch", search_params),
+            "eSummaryUrl": summary_url,
+            "queryTranslation": result.query_translation,
+            "warnings": [str(w) for w in result.warnings] + warnings,
+            "offset": start,
+            "nextCursor": next_cursor,
+        }
+        if spelling is not None:
+            answer["spelling"] = spelling
+        return answer
+
+    def _next_cursor(
+        self, fingerprint: str, corrected: str | None, end: int, got: int, count: int
+    ) -> str | None:
+        """The cursor after an offset page ending at `end` (None: nothing follows)."""
+        if got == 0 or end >= count:
+            return None
+        if end < ESEARCH_ID_CAP:
+            return encode_cursor(Cursor(fingerprint, offset=end, corrected=corrected))
+        return encode_cursor(first_deep_cursor(fingerprint, corrected))
+
+    async def _total(self, term: str) -> int:
+        """The query's whole count (a date-slice page reports it as the first page does)."""
+        result = await self._call(self._entrez.esearch(term, retmax=0))
+        return result.count
+
+    async def _spelling(
+        self,
+        query_term: str,
+        result: SearchResult,
+        error_kinds: Sequence[str],
+        window: DateWindow | None,
+        types: Sequence[str],
+        retmax: int,
+        sort: str,
+    ) -> tuple[dict[str, Any] | None, SearchResult]:
+        """ESpell's suggestion for `query_term` when the search looks misspelled (see
+        `domain.spelling`), and the result to show: the correction's, when the term as
+        written found nothing and the correction finds something."""
+        if not worth_spell_check(query_term, result.count, error_kinds):
+            return None, result
+        try:
+            suggestion = await self._call(self._entrez.espell(query_term))
+        except EntrezError as exc:  # a failed spelling check never fails the search
+            note = EntrezWarning("ESpell", f"no spelling check: {exc}", source="client")
+            return None, replace(result, warnings=(*result.warnings, note))
+        if same_query(query_term, suggestion) or suggestion is None:
+            return None, result
+        spelling = {"original": query_term, "corrected": suggestion, "searchedWith": "original"}
+        if result.count > 0:
+            return spelling, result
+        try:
+            term = effective_term(suggestion, window=window, publication_types=types)
+        except InvalidQueryError:
+            return spelling, result
+        retry = await self._call(
+            self._entrez.esearch(term, retstart=0, retmax=retmax, sort=sort, usehistory=False)
+        )
+        if retry.count == 0:
+            return spelling, result
+        spelling["searchedWith"] = "corrected"
+        return spelling, retry
+
+    async def _briefs(
+        self, result: SearchResult, wanted: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """ESummary v2.0 of the first `wanted` PMIDs of `result` (through the history server
+        when the search used it), and the URL of that call; nothing when `wanted` is 0."""
+        if wanted <= 0:
+            return [], None
+        if result.webenv and result.query_key:
+            docs = await self._call(
+                self._entrez.esummary(
+                    webenv=result.webenv, query_key=result.query_key, retmax=wanted
+                )
+            )
+            params = [
+                ("version", "2.0"),
+                ("WebEnv", result.webenv),
+                ("query_key", result.query_key),
+                ("retstart", "0"),
+                ("retmax", str(wanted)),
+            ]
+        else:  # a client without the history server: ask by id
+            ids = list(result.pmids[:wanted])
+            docs = await self._call(self._entrez.esummary(ids))
+            params = [("version", "2.0"), ("id", ",".join(ids))]
+        return [_brief(doc) for doc in docs[:wanted]], self._url("esummary", params)
