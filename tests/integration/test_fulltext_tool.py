@@ -171,6 +171,8 @@ def test_every_id_gets_a_status_in_the_order_asked_from_two_requests(
         by_id = {a["id"]: a for a in answer["articles"]}
         assert by_id[RESTRICTED[1]]["access"] == "restricted"
         assert "sections" not in by_id[RESTRICTED[1]]
+        assert by_id[RESTRICTED[1]]["abstract"].startswith("Synthetic abstract of PMC")
+        assert "abstract" not in by_id[WITHDRAWN[0]]
         assert "publisher" in by_id[RESTRICTED[1]]["message"]
         assert by_id[MANUSCRIPT[1]]["access"] == "author_manuscript"
         assert by_id[NOT_IN_PMC]["message"]

@@ -28,6 +28,7 @@ from biomcp.domain.fulltext import (
     RenderedArticle,
     Section,
     article_status,
+    cut,
     render_article,
 )
 from biomcp.ports.entrez import EntrezError
@@ -254,6 +255,11 @@ def _entry(
     if article is None:
         return entry, 0
     entry.update(_front(article))
+    if item.status == "not_open_access":  # the front matter PMC gives: its abstract, if it fits
+        abstract, _ = cut(article.abstract, max_section_chars)
+        if abstract and len(abstract) <= remaining:
+            entry["abstract"] = abstract
+            return entry, len(abstract)
     if item.status != "available":
         return entry, 0
     rendered = render_article(
