@@ -19,8 +19,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.domain.records import PubMedRecord
+from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_OUTPUT
 from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from biomcp.testing.eutils.pmc import pmc_store
 
 pytestmark = pytest.mark.e2e
 
@@ -35,6 +37,9 @@ def fake() -> Iterator[FakeEutilsServer]:
     pmids = corpus.pmids()
     relations = {"pubmed_pubmed_citedin": {pmids[0]: pmids[1:4]}}
     with FakeEutilsServer(corpus, relations=relations) as server:
+        # SYNTHETIC PMC articles (testing/eutils/pmc.py) for two of the records
+        pmc_store(server.state).add_synthetic(pmids[0], "PMC8200001", paragraph_chars=1_500)
+        pmc_store(server.state).add_synthetic(pmids[1], "PMC8200002", kind="restricted")
         yield server
 
 
@@ -46,6 +51,7 @@ def env(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> dic
         BIOMCP_DATA_DIR=str(root / "data"),
         BIOMCP_EMBEDDINGS="deterministic",
         NCBI_EUTILS_BASE_URL=fake.base_url,
+        NCBI_IDCONV_BASE_URL=f"{fake.base_url}/tools/idconv/api/v1/articles/",
         NCBI_MAX_RETRIES="0",
         COLUMNS="120",
         PYTHONUNBUFFERED="1",
@@ -121,3 +127,54 @@ def test_related_and_cite_print_for_people_and_fail_with_codes(
     unknown = biomcp(env, tmp_path, "related", "99999999", "--json")
     assert unknown.returncode == 1
     assert json.loads(unknown.stdout)["error"]["code"] == "NOT_FOUND"
+
+
+def test_fulltext_ids_mesh_and_match_read_like_the_tools(
+    fake: FakeEutilsServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    pmids = fake.corpus.pmids()
+    opened = biomcp(env, tmp_path, "fulltext", pmids[0], "PMC8200002", "31999999", "--json")
+    assert opened.returncode == 0, opened.stderr
+    answer = json.loads(opened.stdout)
+    Draft202012Validator(FULLTEXT_OUTPUT).validate(answer)
+    assert [a["status"] for a in answer["articles"]] == [
+        "available",
+        "not_open_access",
+        "not_in_pmc",
+    ]
+    outline = biomcp(env, tmp_path, "fulltext", "PMC8200001", "--outline")
+    assert outline.returncode == 0, outline.stderr
+    assert outline.stdout.startswith("PMC8200001: available (PMC8200001, open_access)\n")
+    assert "outline (requested)" in outline.stdout
+    assert "chars]" in outline.stdout
+
+    # The generated records carry no PMCID: the converter (which knows PMC only) says so.
+    converted = biomcp(env, tmp_path, "ids", pmids[0], "10.5555/nothing.here")
+    assert converted.returncode == 0, converted.stderr
+    assert converted.stdout.splitlines() == [
+        f"{pmids[0]}: not_found: Identifier not found in PMC",
+        "10.5555/nothing.here: not_found: Identifier not found in PMC",
+    ]
+    invalid = biomcp(env, tmp_path, "ids", "not-an-id")
+    assert invalid.returncode != 0
+    assert "not-an-id" in invalid.stderr
+
+    described = biomcp(env, tmp_path, "mesh", "antiobesity agents", "-n", "1")
+    assert described.returncode == 0, described.stderr
+    assert described.stdout.startswith("Anti-Obesity Agents (D019440, descriptor)\n")
+    assert "query: " in described.stdout
+    assert "[mh]" in described.stdout
+
+    target = record(fake, pmids[2])
+    assert target.authors
+    assert target.year
+    author = f"{target.authors[0].last_name} {target.authors[0].initials or ''}".strip()
+    matched = biomcp(
+        env, tmp_path, "match", "--title", target.title or "", "--author", author, "--json"
+    )
+    assert matched.returncode == 0, matched.stderr
+    [result] = json.loads(matched.stdout)["results"]
+    assert (result["status"], result["pmid"]) == ("matched", target.pmid)
+    refused = biomcp(env, tmp_path, "match", "--year", "2020")
+    assert refused.returncode != 0
+    assert "VALIDATION" in refused.stderr or "at least two" in refused.stderr

@@ -22,6 +22,7 @@ from biomcp.entrypoints.cli.common import (
     execute,
     terminal_width,
 )
+from biomcp.entrypoints.cli.pubmed_lookups import register_lookups
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.container import Services
@@ -186,10 +187,12 @@ def register(app: typer.Typer) -> None:
     """Add the `pubmed` command group to `app`."""
     pubmed_app = typer.Typer(
         name="pubmed",
-        help="Live PubMed (NCBI E-utilities): search, fetch, related articles, citations.",
+        help="Live PubMed (NCBI E-utilities): search, fetch, related articles, citations, PMC full "
+        "text, identifiers, MeSH, reference matching.",
         no_args_is_help=True,
     )
     app.add_typer(pubmed_app)
+    register_lookups(pubmed_app)
 
     @pubmed_app.command("search")
     def search(
