@@ -40,7 +40,13 @@ from enum import StrEnum
 
 from biomcp.domain.records import PubMedRecord
 
-__all__ = ["DesignClassification", "StudyDesign", "classify_design", "research_sentences"]
+__all__ = [
+    "STUDY_DESIGN_VALUES",
+    "DesignClassification",
+    "StudyDesign",
+    "classify_design",
+    "research_sentences",
+]
 
 
 class StudyDesign(StrEnum):
@@ -55,6 +61,10 @@ class StudyDesign(StrEnum):
     IN_VITRO = "in_vitro"
     COMPUTATIONAL = "computational"
     OTHER = "other"
+
+
+#: The designs' values, in `StudyDesign` order (schemas, filters, stored columns).
+STUDY_DESIGN_VALUES: tuple[str, ...] = tuple(design.value for design in StudyDesign)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from biomcp.domain.design import StudyDesign
+from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
@@ -277,9 +277,6 @@ class SearchCorpus:
         return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}
 
 
-_DESIGNS = tuple(d.value for d in StudyDesign)
-
-
 def with_designs(
     filters: SearchFilters | None, study_designs: Collection[str] | None
 ) -> SearchFilters | None:
@@ -292,11 +289,12 @@ def with_designs(
     """
     if not study_designs:
         return filters
-    unknown = sorted(set(study_designs) - set(_DESIGNS))
+    unknown = sorted(set(study_designs) - set(STUDY_DESIGN_VALUES))
     if unknown:
         raise InvalidRequestError(
-            f"unknown study design {', '.join(map(repr, unknown))}: use {', '.join(_DESIGNS)}",
-            details={"field": "study_design", "allowed": list(_DESIGNS)},
+            f"unknown study design {', '.join(map(repr, unknown))}: "
+            f"use {', '.join(STUDY_DESIGN_VALUES)}",
+            details={"field": "study_design", "allowed": list(STUDY_DESIGN_VALUES)},
         )
     facet = (DESIGN_FACET, frozenset(study_designs))
     base = filters or SearchFilters()

@@ -20,7 +20,7 @@ from biomcp.adapters.sql.serialize import (
     record_from_json,
     record_to_json,
 )
-from biomcp.domain.design import DesignClassification, StudyDesign
+from biomcp.domain.design import STUDY_DESIGN_VALUES, DesignClassification, StudyDesign
 from biomcp.domain.evidence import EvidenceClassification
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.watermarks import WatermarkAudit
@@ -62,9 +62,6 @@ CHECKPOINTS = _table(CheckpointRow)
 AUDIT = _table(CheckpointAuditRow)
 JOBS = _table(SyncJobRow)
 PROJECTS = _table(ProjectRow)
-
-
-_DESIGNS = frozenset(d.value for d in StudyDesign)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
@@ -123,7 +120,7 @@ def document_from_row(row: Row[Any]) -> StoredDocument:
 def _design(value: str | None, rule: str | None) -> DesignClassification | None:
     """The stored design; None when the row predates designs or holds one this code does not
     know (readers then derive it from the record)."""
-    if value is None or rule is None or value not in _DESIGNS:
+    if value is None or rule is None or value not in STUDY_DESIGN_VALUES:
         return None
     return DesignClassification(StudyDesign(value), rule)
 

@@ -32,6 +32,7 @@ __all__ = [
     "clip",
     "emit_json",
     "execute",
+    "execute_and_show",
     "fail",
     "iso",
     "terminal_width",
@@ -107,6 +108,21 @@ def execute(
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     except Exception as exc:
         raise fail(exc, settings, json_output) from None
+
+
+def execute_and_show(
+    settings: Settings,
+    work: Callable[[Services], Awaitable[T]],
+    view: Callable[[T], str],
+    *,
+    json_output: bool,
+) -> None:
+    """`execute` `work`, then print its answer: as JSON with `--json`, else through `view`."""
+    answer = execute(settings, work, json_output=json_output)
+    if json_output:
+        emit_json(answer)
+    else:
+        typer.echo(view(answer))
 
 
 def terminal_width() -> int:

@@ -20,6 +20,7 @@ from biomcp.entrypoints.cli.common import (
     cli_settings,
     emit_json,
     execute,
+    execute_and_show,
     terminal_width,
 )
 from biomcp.entrypoints.cli.pubmed_lookups import register_lookups
@@ -239,11 +240,7 @@ def register(app: typer.Typer) -> None:
                 brief_summaries=min(summaries, max_results) if summaries > 0 else summaries,
             )
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_search_view(answer))
+        execute_and_show(settings, work, _search_view, json_output=json_output)
 
     @pubmed_app.command("fetch")
     def fetch(
@@ -304,11 +301,7 @@ def register(app: typer.Typer) -> None:
                 pmid, relationship_type=relationship, max_results=max_results
             )
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_related_view(answer))
+        execute_and_show(settings, work, _related_view, json_output=json_output)
 
     @pubmed_app.command("cite")
     def cite(

@@ -13,8 +13,7 @@ from biomcp.entrypoints.cli.common import (
     JsonOption,
     cli_settings,
     clip,
-    emit_json,
-    execute,
+    execute_and_show,
     terminal_width,
 )
 
@@ -127,11 +126,7 @@ def register_lookups(pubmed_app: typer.Typer) -> None:
                 include_references=references,
             )
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_fulltext_view(answer))
+        execute_and_show(settings, work, _fulltext_view, json_output=json_output)
 
     @pubmed_app.command("ids")
     def ids(
@@ -144,11 +139,7 @@ def register_lookups(pubmed_app: typer.Typer) -> None:
         async def work(services: Services) -> dict[str, Any]:
             return await services.live.convert_ids(given)
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_ids_view(answer))
+        execute_and_show(settings, work, _ids_view, json_output=json_output)
 
     @pubmed_app.command("mesh")
     def mesh(
@@ -164,11 +155,7 @@ def register_lookups(pubmed_app: typer.Typer) -> None:
         async def work(services: Services) -> dict[str, Any]:
             return await services.live.lookup_mesh(term, max_results=max_results)
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_mesh_view(answer))
+        execute_and_show(settings, work, _mesh_view, json_output=json_output)
 
     @pubmed_app.command("match")
     def match(
@@ -191,8 +178,4 @@ def register_lookups(pubmed_app: typer.Typer) -> None:
         async def work(services: Services) -> dict[str, Any]:
             return await services.live.lookup_citations([reference])
 
-        answer = execute(settings, work, json_output=json_output)
-        if json_output:
-            emit_json(answer)
-        else:
-            typer.echo(_match_view(answer))
+        execute_and_show(settings, work, _match_view, json_output=json_output)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from biomcp.domain.design import StudyDesign
+from biomcp.domain.design import STUDY_DESIGN_VALUES
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -240,7 +240,7 @@ NULLABLE_NUMBER: dict[str, Any] = {"anyOf": [{"type": "number"}, {"type": "null"
 QUERY_KEY_MAX_CHARS = 200
 PUBMED_TERM_MAX_CHARS = 8000
 SEARCH_QUERY_MAX_CHARS = 4000
-_STUDY_DESIGN_VALUES = [design.value for design in StudyDesign]
+_STUDY_DESIGN_VALUES = list(STUDY_DESIGN_VALUES)
 DOC_ID_MAX_CHARS = 32
 TIMESTAMP_MAX_CHARS = 64
 #: Ten years of overlap: more is a backfill, which moving the checkpoint does better.
