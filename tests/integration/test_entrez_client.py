@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -112,6 +115,32 @@ def test_requests_without_a_key_send_none(server: FakeEutilsServer) -> None:
 # --- the rate limit ----------------------------------------------------------------------
 
 
+@contextmanager
+def _fake_process() -> Iterator[str]:
+    """`biomcp fake-eutils` (50 synthetic records) in a process of its own; its base URL."""
+    command = [
+        sys.executable,
+        "-c",
+        "from biomcp.entrypoints.cli.main import main; main()",
+        "fake-eutils",
+        "--synthetic",
+        "50",
+        "--port",
+        "0",
+    ]
+    with subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ) as process:
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert " at http://127.0.0.1:" in line, line
+            yield line.split()[-1]
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def _most_within(times: list[float], span: float) -> int:
     """The most of `times` within any half-open interval [t, t + span)."""
     ordered = sorted(times)
@@ -121,16 +150,17 @@ def _most_within(times: list[float], span: float) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize(("api_key", "limit", "calls"), [(None, 3, 20), (SECRET_KEY, 10, 50)])
 def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
-    corpus: FakeCorpus, api_key: str | None, limit: int, calls: int
+    api_key: str | None, limit: int, calls: int
 ) -> None:
     """Tool calls in one event loop and a sync in another thread, through two clients of one
     NCBI identity: the process-wide limiter's own start log never holds N + 1 starts within
     the window and margin (exact: its own clock), and the fake, which logs arrivals, never
     sees N + 1 within NCBI's one second (the margin absorbs the arrival jitter)."""
-    # warm: the search index is built before serving, not by the first burst's requests
-    # (a CPU-bound build in the fake's thread would delay the arrivals it logs).
-    with FakeEutilsServer(corpus, warm=True) as fake:
-        settings = EntrezSettings(base_url=fake.base_url, api_key=api_key)
+    # The fake runs in its own process (warm: its index is built before it serves): in this
+    # process its event loop would share the GIL with the two client loops, stall, and then
+    # stamp the requests queued meanwhile together, a bunching of its own making.
+    with _fake_process() as base_url:
+        settings = EntrezSettings(base_url=base_url, api_key=api_key)
         tools, sync = HttpEntrezClient(settings), HttpEntrezClient(settings)
         assert tools._limiter is sync._limiter  # the production path: one shared limiter
         limiter = tools._limiter
@@ -148,7 +178,7 @@ def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
         asyncio.run(burst(tools, in_thread, calls - in_thread))
         worker.join(timeout=120)
         elapsed = time.monotonic() - started
-        arrivals = [e["t"] for e in fake.log]
+        arrivals = [e["t"] for e in httpx.get(f"{base_url}/_fake/log", timeout=30).json()]
     starts = list(limiter.history())
     assert len(arrivals) == calls
     # Every attempt took its turn: a retried one (a kept-alive connection the fake had just
