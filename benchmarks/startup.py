@@ -141,6 +141,9 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="biomcp-bench-start-") as scratch:
         data = Path(scratch) / "data"
         asyncio.run(_corpus(data, args.chunks))
+        # The first start records the SDK's handshake answers (entrypoints/mcp/prelude.py);
+        # the later ones, like every start of an installed server after its first, replay them.
+        first_start = _serve_once(data)
         serve_runs = [_serve_once(data) for _ in range(args.runs)]
         env = _env(data)
         cli = [_timed([_biomcp(), "search", QUERY, "--json"], env) for _ in range(args.runs)]
@@ -148,6 +151,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     figures: dict[str, Any] = {
         key: round(statistics.median(r[key] for r in serve_runs), 3) for key in serve_runs[0]
     }
+    figures["first_start_ever"] = first_start
     figures["cli_search"] = round(statistics.median(cli), 3)
     figures["import_biomcp"] = round(statistics.median(imports), 3)
     figures["runs"] = {"serve": serve_runs, "cli_search": cli, "import_biomcp": imports}

@@ -155,3 +155,49 @@ def test_the_repository_alembic_ini_upgrades_with_an_x_url(tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     assert current_revision(url) == head_revision()
     assert schema_differences(url) == []
+
+
+def test_the_head_known_without_alembic_is_alembics_head(empty_url: str) -> None:
+    """`SCHEMA_HEAD` lets a start skip Alembic when the database is at head: it must be the
+    head the migrations folder ends at, and the one an upgraded database is stamped with."""
+    from biomcp.adapters.sql.migrate import SCHEMA_HEAD, stamped_revision
+
+    assert head_revision() == SCHEMA_HEAD
+    engine = create_engine(empty_url)
+    try:
+        assert stamped_revision(engine) is None  # no table yet: Alembic decides
+        upgrade(empty_url)
+        assert stamped_revision(engine) == SCHEMA_HEAD
+    finally:
+        engine.dispose()
+
+
+def test_engines_opening_one_fresh_sqlite_file_together_all_connect(tmp_path: Path) -> None:
+    """Switching a new file to WAL takes a lock SQLite does not wait for: four engines
+    connecting to one fresh file at once used to fail now and then ("database is locked",
+    about one fresh file in twenty here); each of 30 fresh files must open for all four."""
+    import threading
+
+    from biomcp.adapters.sql.engine import make_engine
+
+    failures: list[BaseException] = []
+    for index in range(30):
+        engines = [make_engine(f"sqlite:///{tmp_path / f'fresh{index}.sqlite3'}") for _ in range(4)]
+        start = threading.Barrier(len(engines))
+
+        def connect(engine: Any, start: threading.Barrier) -> None:
+            start.wait()
+            try:
+                with engine.connect():
+                    pass
+            except Exception as exc:  # collected: the assertion below names them
+                failures.append(exc)
+
+        threads = [threading.Thread(target=connect, args=(e, start)) for e in engines]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for engine in engines:
+            engine.dispose()
+    assert failures == []

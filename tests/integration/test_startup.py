@@ -27,6 +27,7 @@ HEAVY = (
     "sqlalchemy",
     "httpx",
     "lxml",
+    "rich",  # the SDK would import it to log through; the server logs its own way
 )
 
 PROBE = """
@@ -80,3 +81,30 @@ def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(tmp_path: Path) -
             await services.aclose()
 
     assert asyncio.run(scenario())
+
+
+def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path) -> None:
+    """`biomcp serve` begins the warm-up in a thread when the first message arrives, before its
+    event loop runs; the loop's warm-up then waits for that one instead of building again, and
+    the model's fused graph is kept in the data folder for the next start."""
+    from biomcp.adapters.embeddings.onnx import FUSED_NAME
+
+    settings = Settings(biomcp_data_dir=tmp_path, biomcp_embeddings="onnx")
+    services = build_services(settings)
+    services.begin_warm_up()
+    begun = services._building
+    services.begin_warm_up()  # once only
+    assert begun is not None
+    assert services._building is begun
+
+    async def scenario() -> bool:
+        try:
+            await services.warm_up()
+            assert begun.done()
+            embedder = services.container.embedder()
+            return bool(getattr(embedder, "inner", embedder).loaded)
+        finally:
+            await services.aclose()
+
+    assert asyncio.run(scenario())
+    assert (tmp_path / "cache" / "models" / FUSED_NAME).is_file()

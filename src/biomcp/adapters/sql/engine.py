@@ -9,6 +9,8 @@ read-decide-write sequences cannot interleave.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,6 +104,21 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(database)
 
 
+def _journal_in_wal(cursor: Any) -> None:
+    """`PRAGMA journal_mode = WAL`, retried while another connection holds the lock it needs:
+    switching a new file to WAL takes an exclusive lock without waiting on the busy timeout,
+    so processes opening one fresh database together could fail with "database is locked"."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _setup_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -110,7 +127,7 @@ def _setup_sqlite(engine: Engine) -> None:
         try:
             cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _journal_in_wal(cursor)
         finally:
             cursor.close()
 

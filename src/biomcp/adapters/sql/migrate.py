@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from biomcp.adapters.sql.engine import WRITE_OPTIONS, make_engine, resolve_url
 from biomcp.adapters.sql.errors import unavailable_on_error
@@ -38,6 +39,9 @@ __all__ = [
 ]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+# The newest revision in MIGRATIONS_DIR, so that a database already at head is recognised with
+# one plain query, without importing Alembic (a test checks it against Alembic's own head).
+SCHEMA_HEAD = "0002"
 _MIGRATION_LOCK_KEY = int.from_bytes(
     hashlib.sha256(b"biomcp:alembic-upgrade").digest()[:8], "big", signed=True
 )
@@ -93,9 +97,23 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> None:
             command.upgrade(alembic_config(connection=connection), revision)
 
 
+def stamped_revision(engine: Engine) -> str | None:
+    """The one revision in `alembic_version`, read without Alembic; None when there is no such
+    table or it does not hold exactly one row (Alembic then decides)."""
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+    except SQLAlchemyError:
+        return None
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
 def prepare_schema(engine: Engine, *, migrate: bool) -> None:
     """Make sure the schema is at the packaged head: migrate it when `migrate`, else raise
-    StoreUnavailableError. A schema already at head costs one read, no write lock."""
+    StoreUnavailableError. A schema already at head costs one read, no write lock, and no
+    import of Alembic."""
+    if stamped_revision(engine) == SCHEMA_HEAD:
+        return
     current, head = engine_revision(engine), head_revision()
     if current == head:
         return

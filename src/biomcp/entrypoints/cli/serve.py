@@ -21,9 +21,13 @@ from biomcp.entrypoints.runtime import load_or_exit
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.mcp.prelude import StdioPrelude
     from biomcp.entrypoints.mcp.server import BioMcpServer
+    from biomcp.entrypoints.settings import Settings
 
-__all__ = ["STDIN_GUIDANCE", "register", "run_stdio", "stdin_is_closed"]
+__all__ = ["STDIN_GUIDANCE", "register", "run_stdio", "start_prelude", "stdin_is_closed"]
+
+_log = logging.getLogger("biomcp.server")
 
 STDIN_GUIDANCE = (
     "biomcp serve speaks MCP over stdio: an MCP client (Claude Desktop, Cursor, the MCP "
@@ -108,17 +112,67 @@ class _ClientWatch:
         await self.aclose()
 
 
-async def run_stdio(server: BioMcpServer, services: Services) -> bool:
+class _PreludeLines:
+    """The SDK's stdin: the lines the prelude passes on, read in a worker thread."""
+
+    def __init__(self, prelude: StdioPrelude) -> None:
+        self._prelude = prelude
+
+    def __aiter__(self) -> _PreludeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio.to_thread
+
+        line = await anyio.to_thread.run_sync(self._prelude.next_line, abandon_on_cancel=True)
+        if line is None:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+def start_prelude(settings: Settings) -> StdioPrelude:
+    """Start reading stdin now, answering the handshake from the recorded answers (prelude.py)
+    while the SDK loads."""
+    from biomcp.entrypoints.mcp.prelude import (
+        AnswerBook,
+        StdioPrelude,
+        fingerprint,
+        handshake_versions,
+    )
+
+    book = AnswerBook(
+        settings.biomcp_data_dir / "cache" / "mcp-stdio-answers.json",
+        fingerprint(settings.model_dump_json()),
+    ).load()
+    return StdioPrelude(book, handshake_versions(), stdin=sys.stdin.buffer).start()
+
+
+async def run_stdio(
+    server: BioMcpServer, services: Services, prelude: StdioPrelude | None = None
+) -> bool:
     """Serve MCP on stdin / stdout until stdin ends; True when a client spoke at all. The
-    warm-up starts with the first message and is awaited on the way out."""
+    warm-up starts with the first message and is awaited on the way out. With a `prelude`,
+    stdin is the prelude's (it may have answered the handshake already)."""
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
+    from biomcp.entrypoints.mcp.prelude import DroppingWriter
+
+    stdin: Any = None
+    if prelude is not None:
+        prelude.go_live()
+        stdin = _PreludeLines(prelude)
+        if prelude.early_answers:
+            _log.info(
+                "answered %d handshake requests from the recorded answers while loading",
+                prelude.early_answers,
+            )
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             watch = _ClientWatch(read_stream, services.start_warm_up, SessionMessage)
+            writer = write_stream if prelude is None else DroppingWriter(write_stream, prelude)
             lowlevel = server._lowlevel_server  # run_stdio_async, with the watched read stream
-            await lowlevel.run(watch, write_stream, lowlevel.create_initialization_options())
+            await lowlevel.run(watch, writer, lowlevel.create_initialization_options())
     finally:
         await services.aclose()
     return watch.heard
@@ -129,16 +183,20 @@ def _serve() -> None:
         typer.echo(STDIN_GUIDANCE, err=True)
         raise typer.Exit(code=2)
     settings = load_or_exit()
+    prelude = start_prelude(settings)
 
     from biomcp.entrypoints.container import build_services
-    from biomcp.entrypoints.mcp.server import build_server
 
     services = build_services(settings)
+    prelude.when_heard(services.begin_warm_up)  # before the SDK import, which takes long
+
+    from biomcp.entrypoints.mcp.server import build_server
+
     server = build_server(services)
     _quiet_libraries(settings.mcp_log_level)
     import anyio
 
-    if not anyio.run(run_stdio, server, services):
+    if not anyio.run(run_stdio, server, services, prelude):
         typer.echo(STDIN_GUIDANCE, err=True)
         raise typer.Exit(code=2)
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import server as _sdk_server
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
@@ -51,6 +53,20 @@ __all__ = ["BioMcpServer", "build_server"]
 _log = logging.getLogger("biomcp.server")
 
 
+@contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """`MCPServer.__init__` configures logging with a Rich handler: importing Rich costs about
+    0.2 s of every start, for a handler `logs.configure_logging` replaces once the server is
+    built. While the server is constructed, the SDK's `configure_logging` does nothing."""
+    # (the name the SDK's server module calls, imported there from its logging utilities)
+    original = _sdk_server.configure_logging  # type: ignore[attr-defined]
+    _sdk_server.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        _sdk_server.configure_logging = original  # type: ignore[attr-defined]
+
+
 class BioMcpServer(MCPServer[Any]):
     """`MCPServer` with schema-declared tools. Build it with `build_server`."""
 
@@ -63,15 +79,16 @@ class BioMcpServer(MCPServer[Any]):
         require_write_scope: bool = False,
     ) -> None:
         level = services.settings.mcp_log_level.upper()
-        super().__init__(
-            log_level=level,  # type: ignore[arg-type]  # one of the SDK's level names
-            name="bio-mcp",
-            version=__version__,
-            title="bio-mcp: PubMed evidence",
-            # Generated from the tools exposed in this mode, once they are registered
-            # (`build_server`, `guide`).
-            instructions=None,
-        )
+        with _sdk_logging_left_alone():
+            super().__init__(
+                log_level=level,  # type: ignore[arg-type]  # one of the SDK's level names
+                name="bio-mcp",
+                version=__version__,
+                title="bio-mcp: PubMed evidence",
+                # Generated from the tools exposed in this mode, once they are registered
+                # (`build_server`, `guide`).
+                instructions=None,
+            )
         self.services = services
         self.spec_names = spec_names
         self.read_only = read_only
