@@ -24,6 +24,7 @@ from biomcp.usecases.live.citations import STYLE_KEYS
 from tests.conftest import shared_data_path
 from tests.integration.test_live_tools import FILES, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -38,14 +39,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     folder = shared_data_path("eutils")
     with FakeEutilsServer(FakeCorpus.from_paths([folder / name for name in FILES])) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _run(tmp_path: Path, fake: FakeEutilsServer, body: Any, **overrides: Any) -> None:

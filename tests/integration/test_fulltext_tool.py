@@ -24,6 +24,7 @@ from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.testing.eutils.pmc import pmc_store
 from tests.conftest import shared_data_path
 from tests.support.mcp_inprocess import checked_call, expect_error, expect_ok, serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -53,14 +54,6 @@ def fake() -> Iterator[FakeEutilsServer]:
         store.add_synthetic(*WITHDRAWN, kind="withdrawn")
         store.add_synthetic(*MANUSCRIPT, kind="manuscript")
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:

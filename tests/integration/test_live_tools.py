@@ -29,6 +29,7 @@ from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, article_extras, to_medline
 from tests.conftest import shared_data_path
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -68,14 +69,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     corpus = FakeCorpus.from_paths([folder / name for name in FILES])
     with FakeEutilsServer(corpus, relations=RELATIONS) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:

@@ -29,6 +29,7 @@ from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from tests.conftest import shared_data_path
 from tests.support.mcp_inprocess import checked_call, expect_error, expect_ok, serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -71,14 +72,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     corpus.add(SYNTHETIC, source="<synthetic>")
     with FakeEutilsServer(corpus) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:

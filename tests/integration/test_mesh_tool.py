@@ -23,6 +23,7 @@ from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from tests.support.mcp_inprocess import checked_call, expect_error, expect_ok, serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -37,14 +38,6 @@ TOKEN_ALLOWANCE = 500
 def fake() -> Iterator[FakeEutilsServer]:
     with FakeEutilsServer(FakeCorpus.from_paths([FIXTURE])) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:

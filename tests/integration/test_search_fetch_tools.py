@@ -31,6 +31,7 @@ from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -46,12 +47,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     xml = generate_articles(40, start=today - timedelta(days=60), end=today, seed=3)
     with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> None:
-    fake.faults.clear()
-    fake.clear_log()
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:

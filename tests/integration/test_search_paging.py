@@ -24,6 +24,7 @@ from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.integration.test_live_tools import fails, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
 pytestmark = pytest.mark.integration
 
@@ -47,14 +48,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     )
     with FakeEutilsServer(FakeCorpus.from_xml_bytes(bulk, spread)) as server:
         yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeEutilsServer) -> Iterator[None]:
-    fake.faults.clear()
-    fake.clear_log()
-    yield
-    fake.faults.clear()
 
 
 def _run(tmp_path: Path, fake: FakeEutilsServer, body: Any) -> None:

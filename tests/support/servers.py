@@ -26,6 +26,7 @@ from typing import IO, Any, TextIO
 
 import httpx
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -227,6 +228,16 @@ class HttpServer:
             if self.process.stdout is not None:
                 self.process.stdout.close()
             self._stderr.close()
+
+
+@pytest.fixture(autouse=True)
+def clean_fake(fake: FakeEutilsServer) -> Iterator[None]:
+    """For a module whose tests share one `fake` E-utilities server: imported there, it
+    starts and ends each test with no faults armed and an empty request log."""
+    fake.faults.clear()
+    fake.clear_log()
+    yield
+    fake.faults.clear()
 
 
 @contextmanager

@@ -51,8 +51,7 @@ class _Graph:
     """Producer / consumer lookups over a graph's nodes."""
 
     def __init__(self, graph: Any) -> None:
-        self.graph = graph
-        self.initializers = {init.name for init in graph.initializer}
+        self.initializers = {init.name: init for init in graph.initializer}
         self.producer: dict[str, Any] = {}
         self.consumers: dict[str, list[Any]] = {}
         for node in graph.node:
@@ -86,8 +85,7 @@ class _Graph:
             return None
         from onnx import numpy_helper
 
-        init = next(i for i in self.graph.initializer if i.name == name)
-        value = numpy_helper.to_array(init)
+        value = numpy_helper.to_array(self.initializers[name])
         return float(value) if value.size == 1 else None
 
 
@@ -247,7 +245,7 @@ def fuse_bert(model: Any, *, heads: int = 12, mask_input: str = "attention_mask"
         node = producer[name]
         kept.add(id(node))
         wanted.extend(i for i in node.input if i)
-    available = {i.name for i in graph.input} | g.initializers
+    available = {i.name for i in graph.input} | set(g.initializers)
     ordered = _topological((n for n in everything if id(n) in kept), available)
     used = {name for node in ordered for name in node.input}
     initializers = [init for init in graph.initializer if init.name in used]

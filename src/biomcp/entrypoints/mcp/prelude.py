@@ -85,18 +85,21 @@ def _files(root: Path) -> Iterable[Path]:
 
 
 def handshake_versions() -> tuple[tuple[str, ...], str] | None:
-    """The SDK's handshake protocol versions and its default, read from `mcp_types/version.py`
-    without importing the SDK (that module has no imports of its own); None when unreadable."""
+    """The SDK's handshake protocol versions and its default, from `mcp_types/version.py`
+    loaded on its own (it imports nothing; the `mcp_types` package would build every protocol
+    model); None when it cannot be read."""
     root = _package_dir("mcp_types")
-    if root is None:
+    spec = importlib.util.spec_from_file_location(
+        "_biomcp_sdk_versions", root / "version.py" if root is not None else ""
+    )
+    if root is None or spec is None or spec.loader is None:
         return None
-    namespace: dict[str, Any] = {}
     try:
-        source = (root / "version.py").read_text(encoding="utf-8")
-        exec(compile(source, str(root / "version.py"), "exec"), namespace)  # noqa: S102 - the SDK's own file
-        versions = tuple(str(v) for v in namespace["HANDSHAKE_PROTOCOL_VERSIONS"])
-        latest = str(namespace["LATEST_HANDSHAKE_VERSION"])
-    except (OSError, SyntaxError, KeyError, TypeError, NameError, ImportError) as exc:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        versions = tuple(str(v) for v in module.HANDSHAKE_PROTOCOL_VERSIONS)
+        latest = str(module.LATEST_HANDSHAKE_VERSION)
+    except (OSError, SyntaxError, AttributeError, TypeError, ImportError) as exc:
         _log.debug("no early handshake: cannot read the SDK's protocol versions: %s", exc)
         return None
     return versions, latest
@@ -165,9 +168,6 @@ class AnswerBook:
             _log.warning("cannot save the recorded MCP answers: %s", exc)
 
 
-_EOF = None
-
-
 class StdioPrelude:
     """Reads stdin from process start; answers the handshake early from an `AnswerBook`."""
 
@@ -188,7 +188,7 @@ class StdioPrelude:
         self._live = False  # the SDK serves: everything goes to it
         self._early = book is not None and versions is not None
         self.version: str | None = None  # negotiated by the early initialize
-        self.answered: dict[Any, tuple[str, dict[str, Any]]] = {}  # id -> (method, result)
+        self.answered: dict[str, dict[str, Any]] = {}  # initialize id -> the early result
         self.asked: dict[Any, str] = {}  # id -> method, for requests the SDK answers
         self.early_answers = 0
         self._heard = threading.Event()
@@ -231,7 +231,7 @@ class StdioPrelude:
         except (OSError, ValueError) as exc:  # stdin closed under us
             _log.debug("stdin ended: %s", exc)
         finally:
-            self._lines.put(_EOF)
+            self._lines.put(None)  # the end of stdin
 
     def _first_heard(self) -> None:
         if self._heard.is_set():
@@ -266,7 +266,7 @@ class StdioPrelude:
             self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self.early_answers += 1
             if method == "initialize":
-                self.answered[_key(message["id"])] = (method, result)
+                self.answered[_key(message["id"])] = result
                 return False  # the SDK initializes its session from it too
             return True
 
@@ -348,14 +348,12 @@ class DroppingWriter:
         self._prelude = prelude
 
     async def send(self, item: Any) -> None:
-        message = getattr(getattr(item, "message", None), "root", None) or getattr(
-            item, "message", None
-        )
+        message = getattr(item, "message", None)  # a JSON-RPC request, notification or answer
         ident = getattr(message, "id", None)
         if ident is not None:
             key = _key(ident)
-            early = self._prelude.answered.pop(key, None)
             result = getattr(message, "result", None)
+            early = self._prelude.answered.pop(key, None)
             if early is not None:
                 self._check(early, result)
                 return
@@ -364,14 +362,13 @@ class DroppingWriter:
                 self._record(method, result)
         await self._stream.send(item)
 
-    def _check(self, early: tuple[str, dict[str, Any]], result: Any) -> None:
-        method, answered = early
+    def _check(self, early: dict[str, Any], result: Any) -> None:
+        """The SDK's answer to an initialize the prelude answered: dropped, after comparing."""
         if result is None:
-            _log.error("the SDK refused the %s the prelude had answered", method)
-            return
-        if result != answered:
-            _log.error("the recorded %s answer was stale; it is rewritten", method)
-            self._record(method, result)
+            _log.error("the SDK refused the initialize the prelude had answered")
+        elif result != early:
+            _log.error("the recorded initialize answer was stale; it is rewritten")
+            self._record("initialize", result)
 
     def _record(self, method: str, result: dict[str, Any]) -> None:
         book = self._prelude.book
