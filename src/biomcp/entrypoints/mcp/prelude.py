@@ -48,6 +48,7 @@ __all__ = [
 _log = logging.getLogger("biomcp.server.prelude")
 
 EARLY_METHODS = ("initialize", "tools/list", "prompts/list")
+_EARLY_METHOD_BYTES = tuple(f'"{method}"'.encode() for method in EARLY_METHODS)
 BOOK_FORMAT = 1
 MAX_BOOK_BYTES = 4 << 20
 MAX_LINE_BYTES = 64 << 20  # a longer line is passed on as it is (the SDK refuses it)
@@ -292,7 +293,11 @@ class StdioPrelude:
         return book.answer(self.version, method)
 
     def _note_request(self, line: bytes, message: dict[str, Any] | None = None) -> None:
+        """Remember the id of a request whose answer is to be recorded. Once the SDK serves,
+        this is on every message's path: a line naming none of the methods is not parsed."""
         if self.book is None:
+            return
+        if message is None and not any(method in line for method in _EARLY_METHOD_BYTES):
             return
         message = message if message is not None else _parse(line)
         if message and message.get("method") in EARLY_METHODS and "id" in message:
