@@ -253,6 +253,7 @@ def _settings(
         "ncbi_api_key": "benchmark-key",
         "ncbi_request_delay_ms": 0,
         "biomcp_embeddings": args.embedder,
+        "biomcp_onnx_precision": args.precision,
         "biomcp_embedding_cache": not args.no_embedding_cache,
         "biomcp_sync_batch_size": args.batch_size,
         "biomcp_sync_initial_days": 0,
@@ -490,6 +491,12 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument(
         "--embedder", choices=["deterministic", "onnx", "hf"], default="deterministic"
     )
+    parser.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "int8"],
+        default="auto",
+        help="what --embedder onnx computes in (auto: int8 on a CPU with VNNI / AMX)",
+    )
     parser.add_argument("--batch-size", type=int, default=500, help="records per sync batch")
     parser.add_argument("--no-embedding-cache", action="store_true")
     parser.add_argument("--database-url", default=None, help="PostgreSQL URL (default SQLite)")
@@ -535,6 +542,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             "records": records,
             "term": TERM,
             "embedder": args.embedder,
+            "onnx_precision": args.precision if args.embedder == "onnx" else None,
             "embedding_cache": not args.no_embedding_cache,
             "batch_size": args.batch_size,
             "metadata": "postgresql" if args.database_url else "sqlite",

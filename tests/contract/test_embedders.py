@@ -115,17 +115,30 @@ REFERENCE = Path(__file__).parents[1] / "fixtures/embeddings/minilm_fp32.json"
 SCIFACT = Path(__file__).resolve().parents[3] / "shared/data/scifact"
 
 
-@pytest.fixture(scope="module")
-def onnx_embedder() -> Embedder:
+@pytest.fixture(scope="module", params=["fp32", "int8"])
+def onnx_embedder(request: pytest.FixtureRequest) -> Embedder:
+    """The default local embedder in each precision (`auto` picks one per CPU)."""
     from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
-    embedder = OnnxEmbedder()
+    embedder = OnnxEmbedder(precision=request.param)
     embedder.load()
+    assert embedder.precision == request.param
     return embedder
 
 
+def _floor(embedder: Embedder, fp32: float, int8: float) -> float | None:
+    """The cosine to fp32 vectors the embedder must reach: `fp32` for the fp32 graph, `int8`
+    for int8 on a CPU where `auto` picks it (VNNI / AMX), none for int8 forced elsewhere."""
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder, int8_dot_product_cpu
+
+    if isinstance(embedder, OnnxEmbedder) and embedder.precision == "int8":
+        return int8 if int8_dot_product_cpu() else None
+    return fp32
+
+
 class TestOnnxEmbedder(EmbedderContract):
-    """The default local embedder (fp32 compute over int8-stored weights, fused graph)."""
+    """The default local embedder (the fused graph over the file's int8-stored weights, in fp32
+    and in int8 compute)."""
 
     batch_tolerance = 0.1
     batch_probe = 60
@@ -147,7 +160,12 @@ class TestOnnxEmbedder(EmbedderContract):
         assert reference["model"] == embedder.model_id
         vectors = run_closing(embedder, lambda: embedder.embed(reference["texts"]))
         cosines = [cosine(a, b) for a, b in zip(vectors, reference["vectors"], strict=True)]
-        assert min(cosines) >= 0.995, cosines
+        # int8: 0.99 on SciFact abstracts (below); these synthetic sentences of ~48 tokens
+        # reach 0.9887 at worst
+        floor = _floor(embedder, 0.995, 0.985)
+        assert min(cosines) > 0.9, cosines
+        if floor is not None:
+            assert min(cosines) >= floor, cosines
 
     def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
@@ -208,7 +226,10 @@ def test_onnx_and_torch_fp32_vectors_are_interchangeable(
     onnx_docs = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(texts)))
     fp32_docs = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(texts)))
     cosines = (onnx_docs * fp32_docs).sum(axis=1)
-    assert cosines.min() >= 0.99, float(cosines.min())
+    floor = _floor(onnx_embedder, 0.99, 0.99)
+    if floor is None:
+        pytest.skip("int8 compute without VNNI / AMX is never chosen by `auto` on this CPU")
+    assert cosines.min() >= floor, float(cosines.min())
     onnx_q = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(queries)))
     fp32_q = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(queries)))
     overlap = [

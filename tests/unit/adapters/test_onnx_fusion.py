@@ -12,7 +12,12 @@ import onnx
 import pytest
 
 from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
-from biomcp.adapters.embeddings.onnx_fusion import FusionError, fuse_bert, fused_model_bytes
+from biomcp.adapters.embeddings.onnx_fusion import (
+    FusionError,
+    fuse_bert,
+    fused_model_bytes,
+    int8_compute,
+)
 
 TEXTS = [
     "a",
@@ -50,7 +55,7 @@ def test_every_layer_of_the_packaged_model_is_fused(model_bytes: bytes) -> None:
 
 def test_fused_vectors_are_the_exported_graphs(unfused: OnnxEmbedder) -> None:
     """Same weights, same maths: one batch mixing lengths (so with padding), and each alone."""
-    fused = OnnxEmbedder(threads=1, batch_size=len(TEXTS))
+    fused = OnnxEmbedder(threads=1, batch_size=len(TEXTS), precision="fp32")
     fused.load()
     assert fused.fusion is not None
     assert fused.fusion.attention == 6
@@ -115,23 +120,29 @@ KEPT_PROBE = """
 import sys
 from pathlib import Path
 from biomcp.adapters.embeddings.onnx import OnnxEmbedder
-embedder = OnnxEmbedder(fused_cache=Path(sys.argv[1]), threads=1)
-vector = embedder.embed_sync(["aspirin and stroke"])[0]
+embedder = OnnxEmbedder(fused_cache=Path(sys.argv[1]), threads=1, precision=sys.argv[2])
+vector = embedder.embed_sync(["aspirin and stroke " * 20])[0]
 print(embedder.fusion is not None, "onnx" in sys.modules, round(sum(vector), 6))
 """
 
 
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
-    tmp_path: Path,
+    tmp_path: Path, precision: str
 ) -> None:
     import subprocess
     import sys
 
-    from biomcp.adapters.embeddings.onnx import FUSED_NAME, FUSED_SHA256
+    from biomcp.adapters.embeddings import onnx as module
+
+    name, digest = {
+        "fp32": (module.FUSED_NAME, module.FUSED_SHA256),
+        "int8": (module.INT8_NAME, module.INT8_SHA256),
+    }[precision]
 
     def load() -> list[str]:
         done = subprocess.run(  # noqa: S603 - this interpreter
-            [sys.executable, "-c", KEPT_PROBE, str(tmp_path)],
+            [sys.executable, "-c", KEPT_PROBE, str(tmp_path), precision],
             capture_output=True,
             text=True,
             check=True,
@@ -139,10 +150,10 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
         )
         return done.stdout.split()
 
-    kept = tmp_path / FUSED_NAME
+    kept = tmp_path / name
     first = load()  # rewrites (imports onnx) and keeps the graph
     assert first[:2] == ["True", "True"]
-    assert hashlib.sha256(kept.read_bytes()).hexdigest() == FUSED_SHA256
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == digest
     second = load()  # runs the kept graph: onnx is never imported
     assert second == ["True", "False", first[2]]
     damaged = bytearray(kept.read_bytes())
@@ -150,4 +161,96 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
     kept.write_bytes(bytes(damaged))
     third = load()  # refused, rewritten from the verified model, kept again
     assert third == first
-    assert hashlib.sha256(kept.read_bytes()).hexdigest() == FUSED_SHA256
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == digest
+
+
+# -- int8 compute ---------------------------------------------------------------------------------
+
+
+def test_int8_compute_runs_every_projection_on_the_files_own_int8_weights(
+    model_bytes: bytes,
+) -> None:
+    from biomcp.adapters.embeddings.onnx import INT8_SHA256, PINNED_INT8
+
+    fused, _ = fused_model_bytes(model_bytes)
+    model = onnx.load_model_from_string(fused)
+    report = int8_compute(model)
+    assert report == PINNED_INT8
+    assert hashlib.sha256(model.SerializeToString()).hexdigest() == INT8_SHA256
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("DynamicQuantizeMatMul") == 18
+    assert ops.count("QAttention") == 6
+    assert "MatMul" not in ops
+    assert "Attention" not in ops
+    # the weights are the file's int8 values as stored (not quantized a second time)
+    original = onnx.load_model_from_string(model_bytes)
+    stored = {
+        tuple(onnx.numpy_helper.to_array(i).ravel()[:64])
+        for i in original.graph.initializer
+        if i.data_type == onnx.TensorProto.INT8
+    }
+    inits = {i.name: i for i in model.graph.initializer}
+    weights = [
+        inits[node.input[1]]
+        for node in model.graph.node
+        if node.op_type in ("DynamicQuantizeMatMul", "QAttention")
+    ]
+    assert {w.data_type for w in weights} == {onnx.TensorProto.INT8}
+    matmul_weights = [onnx.numpy_helper.to_array(w) for w in weights if w.dims[1] != 3 * 384]
+    assert len(matmul_weights) == 18
+    assert all(tuple(w.ravel()[:64]) in stored for w in matmul_weights)
+
+
+def test_int8_compute_refuses_a_graph_that_was_not_fused(model_bytes: bytes) -> None:
+    with pytest.raises(FusionError):
+        int8_compute(onnx.load_model_from_string(model_bytes))
+
+
+def test_int8_runs_long_texts_in_int8_and_short_ones_in_fp32(unfused: OnnxEmbedder) -> None:
+    """Long texts within cosine 0.99 of the fp32 graph's vectors; short ones (queries) on the
+    fp32 graph itself; texts of different lengths never share a run (nor activation scales),
+    texts of about one length do."""
+    from biomcp.adapters.embeddings.onnx import SHORT_TOKENS, int8_dot_product_cpu
+
+    embedder = OnnxEmbedder(threads=1, precision="int8", batch_size=len(TEXTS))
+    embedder.load()
+    assert embedder.int8 is None  # not loaded before a long text comes
+    together = np.asarray(embedder.embed_sync(TEXTS))
+    assert embedder.int8 is not None
+    assert embedder.precision == "int8"
+    alone = np.asarray([embedder.embed_sync([text])[0] for text in TEXTS])
+    assert np.array_equal(alone[1:4], together[1:4])
+    cosines = (together * np.asarray(unfused.embed_sync(TEXTS))).sum(axis=1)
+    short, long = [0, 1, 4], [2, 3]
+    assert all(len(TEXTS[i].split()) < SHORT_TOKENS for i in short)
+    assert cosines[short].min() > 0.99999  # fp32
+    assert cosines[long].max() < 0.99999  # int8 ran
+    assert cosines[long].min() >= 0.97, cosines
+    # The floor holds where `auto` picks int8 (VNNI / AMX: exact 32-bit int8 dot products).
+    # Without them int8 runs only when forced, on AVX2 products that may saturate.
+    if int8_dot_product_cpu():
+        assert cosines[long].min() >= 0.99, cosines
+    similar = [TEXTS[2], TEXTS[2].replace("Mice", "Rats"), TEXTS[2].replace("less", "more")]
+    mixed = np.asarray(embedder.embed_sync(similar))
+    assert not np.array_equal(mixed[0], alone[2])
+    assert float(mixed[0] @ alone[2]) >= 0.99
+
+
+def test_auto_precision_follows_the_cpus_int8_dot_products(tmp_path: Path) -> None:
+    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n")
+    assert not int8_dot_product_cpu(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
+    assert int8_dot_product_cpu(cpuinfo)
+    cpuinfo.write_text("flags\t\t: avx2 avx_vnni\n")
+    assert int8_dot_product_cpu(cpuinfo)
+    assert not int8_dot_product_cpu(tmp_path / "absent")
+    expected = "int8" if int8_dot_product_cpu() else "fp32"
+    assert OnnxEmbedder().precision == expected
+    assert OnnxEmbedder(fuse=False).precision == "fp32"
+    with pytest.raises(ValueError, match="precision"):
+        OnnxEmbedder(precision="int4")
+    with pytest.raises(ValueError, match="fused"):
+        OnnxEmbedder(precision="int8", fuse=False)

