@@ -8,6 +8,7 @@ server on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import socket
@@ -160,12 +161,12 @@ class TestOnnxEmbedder(EmbedderContract):
         assert reference["model"] == embedder.model_id
         vectors = run_closing(embedder, lambda: embedder.embed(reference["texts"]))
         cosines = [cosine(a, b) for a, b in zip(vectors, reference["vectors"], strict=True)]
-        # int8: 0.99 on SciFact abstracts (below); these synthetic sentences of ~48 tokens
-        # reach 0.9887 at worst
+        # int8: 0.99 on SciFact abstracts (below); these synthetic sentences reach 0.9887 at
+        # worst, and the empty text (nothing but [CLS] [SEP], never a chunk) 0.978
         floor = _floor(embedder, 0.995, 0.985)
-        assert min(cosines) > 0.9, cosines
+        assert min(cosines) > 0.95, cosines
         if floor is not None:
-            assert min(cosines) >= floor, cosines
+            assert min(c for c, t in zip(cosines, reference["texts"], strict=True) if t) >= floor
 
     def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
@@ -230,7 +231,12 @@ def test_onnx_and_torch_fp32_vectors_are_interchangeable(
     if floor is None:
         pytest.skip("int8 compute without VNNI / AMX is never chosen by `auto` on this CPU")
     assert cosines.min() >= floor, float(cosines.min())
-    onnx_q = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(queries)))
+    # one query per call, as a search embeds it
+    onnx_q = np.array(
+        run_closing(
+            onnx_embedder, lambda: asyncio.gather(*(onnx_embedder.embed([q]) for q in queries))
+        )
+    )[:, 0]
     fp32_q = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(queries)))
     overlap = [
         len(set(np.argsort(-(fp32_docs @ a))[:10]) & set(np.argsort(-(fp32_docs @ b))[:10]))

@@ -121,7 +121,7 @@ import sys
 from pathlib import Path
 from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 embedder = OnnxEmbedder(fused_cache=Path(sys.argv[1]), threads=1, precision=sys.argv[2])
-vector = embedder.embed_sync(["aspirin and stroke " * 20])[0]
+vector = embedder.embed_sync(["aspirin and stroke", "aspirin and stroke."])[0]
 print(embedder.fusion is not None, "onnx" in sys.modules, round(sum(vector), 6))
 """
 
@@ -206,34 +206,38 @@ def test_int8_compute_refuses_a_graph_that_was_not_fused(model_bytes: bytes) -> 
         int8_compute(onnx.load_model_from_string(model_bytes))
 
 
-def test_int8_runs_long_texts_in_int8_and_short_ones_in_fp32(unfused: OnnxEmbedder) -> None:
-    """Long texts within cosine 0.99 of the fp32 graph's vectors; short ones (queries) on the
-    fp32 graph itself; texts of different lengths never share a run (nor activation scales),
-    texts of about one length do."""
-    from biomcp.adapters.embeddings.onnx import SHORT_TOKENS, int8_dot_product_cpu
+def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
+    unfused: OnnxEmbedder,
+) -> None:
+    """Several texts: within cosine 0.99 of the fp32 graph's vectors, texts of different
+    lengths never in one run (nor sharing activation scales), texts of about one length in one.
+    One text (a query): the fp32 graph's vector."""
+    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
 
-    embedder = OnnxEmbedder(threads=1, precision="int8", batch_size=len(TEXTS))
+    embedder = OnnxEmbedder(threads=1, precision="int8")
     embedder.load()
-    assert embedder.int8 is None  # not loaded before a long text comes
+    assert embedder.int8 is None  # loads with the first call of several texts
+    fp32 = np.asarray(unfused.embed_sync(TEXTS))
+    alone = np.asarray([embedder.embed_sync([text])[0] for text in TEXTS])
+    assert embedder.int8 is None
+    assert (alone * fp32).sum(axis=1).min() > 0.99999  # queries: fp32
     together = np.asarray(embedder.embed_sync(TEXTS))
     assert embedder.int8 is not None
     assert embedder.precision == "int8"
-    alone = np.asarray([embedder.embed_sync([text])[0] for text in TEXTS])
-    assert np.array_equal(alone[1:4], together[1:4])
-    cosines = (together * np.asarray(unfused.embed_sync(TEXTS))).sum(axis=1)
-    short, long = [0, 1, 4], [2, 3]
-    assert all(len(TEXTS[i].split()) < SHORT_TOKENS for i in short)
-    assert cosines[short].min() > 0.99999  # fp32
-    assert cosines[long].max() < 0.99999  # int8 ran
-    assert cosines[long].min() >= 0.97, cosines
+    cosines = (together * fp32).sum(axis=1)
+    assert cosines.max() < 0.99999  # int8 ran
+    assert cosines.min() >= 0.97, cosines
     # The floor holds where `auto` picks int8 (VNNI / AMX: exact 32-bit int8 dot products).
     # Without them int8 runs only when forced, on AVX2 products that may saturate.
     if int8_dot_product_cpu():
-        assert cosines[long].min() >= 0.99, cosines
+        assert cosines[1:4].min() >= 0.99, cosines
+    # TEXTS[1:4] differ in length: each ran alone, so with another text it gets the same vector
+    pairs = [np.asarray(embedder.embed_sync([TEXTS[i], TEXTS[4]]))[0] for i in (1, 2, 3)]
+    assert np.array_equal(np.asarray(pairs), together[1:4])
     similar = [TEXTS[2], TEXTS[2].replace("Mice", "Rats"), TEXTS[2].replace("less", "more")]
     mixed = np.asarray(embedder.embed_sync(similar))
-    assert not np.array_equal(mixed[0], alone[2])
-    assert float(mixed[0] @ alone[2]) >= 0.99
+    assert not np.array_equal(mixed[0], together[2])  # shared a run: its scales
+    assert float(mixed[0] @ together[2]) >= 0.99
 
 
 def test_auto_precision_follows_the_cpus_int8_dot_products(tmp_path: Path) -> None:

