@@ -67,20 +67,26 @@ def test_building_the_mcp_server_opens_no_store_and_no_model(tmp_path: Path) -> 
     assert not (tmp_path / "vectors").exists()  # and nothing was created on disk
 
 
-def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(tmp_path: Path) -> None:
-    settings = Settings(biomcp_data_dir=tmp_path, biomcp_embeddings="onnx")
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(
+    tmp_path: Path, precision: str
+) -> None:
+    """The warm-up loads the graph queries run on (fp32); the int8 one waits for a sync."""
+    settings = Settings(
+        biomcp_data_dir=tmp_path, biomcp_embeddings="onnx", biomcp_onnx_precision=precision
+    )
     services = build_services(settings)
 
-    async def scenario() -> bool:
+    async def scenario() -> tuple[bool, str, bool]:
         try:
             await services.warm_up()  # no corpus yet: logged, not raised
             embedder = services.container.embedder()
             inner = getattr(embedder, "inner", embedder)
-            return bool(inner.loaded)
+            return bool(inner.loaded), inner.precision, inner.int8 is not None
         finally:
             await services.aclose()
 
-    assert asyncio.run(scenario())
+    assert asyncio.run(scenario()) == (True, precision, False)
 
 
 def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path) -> None:
