@@ -235,7 +235,14 @@ class LexicalIndex:
 
     def _writer_(self) -> tantivy.IndexWriter:
         if self._writer is None:
-            self._writer = self._live().writer(self._heap, self._threads)
+            writer = self._live().writer(self._heap, self._threads)
+            # A writer killed inside tantivy's commit leaves the files it wrote before
+            # publishing them (a segment's deletes, new segments); replaying the same
+            # operations needs the same names, which tantivy refuses to overwrite
+            # (FileAlreadyExists). Its garbage collection removes the files no published
+            # commit uses (a reader in another process keeps its open files).
+            writer.garbage_collect_files()
+            self._writer = writer
         return self._writer
 
     def _live(self) -> tantivy.Index:
