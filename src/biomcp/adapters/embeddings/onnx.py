@@ -28,12 +28,12 @@
   texts (what a sync, a rebuild or `store_chunks` embeds) through a second rewrite that also
   quantizes each projection's input at run time (`onnx_fusion.int8_compute`: the file's own
   int8 weights, unchanged, and its per-column scales), so the products run on the CPU's int8
-  dot-product instructions: about twice the fp32 graph's speed on a CPU with VNNI, at cosine
-  0.995 to the fp32 vectors on average and above 0.99 at worst on abstracts (the floor that
-  makes vectors the same model's; figures in benchmarks/README.md). A call of one text (a
-  search's query) stays on the fp32 graph: it costs little either way, and a query's vector
-  is then exactly the fp32 one. The activation scales are the run's, so a text's int8 vector
-  depends a little on the texts run with it; a run holds only texts of about one length.
+  dot-product instructions: much faster on a CPU with VNNI, and within cosine 0.99 of the
+  fp32 vectors on abstracts (the floor that makes vectors the same model's; figures in
+  benchmarks/README.md). A call of one text (a search's query) stays on the fp32 graph: it
+  costs little either way, and a query's vector is then the fp32 graph's. The activation
+  scales are the run's, so a text's int8 vector depends a little on the texts run with it; a
+  run holds only texts of about one length.
   `auto` (the default) takes int8 where the CPU has VNNI or AMX (`int8_dot_product_cpu`) and
   fp32 elsewhere: without them int8 gains little and AVX2's int8 products can saturate.
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
@@ -89,9 +89,9 @@ INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
 INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
 PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
 PRECISIONS = ("auto", "fp32", "int8")
-# A run (one ONNX Runtime call) holds at most this many tokens, padding included: enough texts
-# to keep the products large (short texts: 2x faster in runs of 16-32 than of 8), few enough
-# that padding stays small (long texts run at the same speed in runs of 2 to 16).
+# A run (one ONNX Runtime call) holds at most this many tokens, padding included: enough short
+# texts to keep the products large, few enough long ones that padding stays small (measured:
+# benchmarks/README.md, "int8 compute where the CPU has VNNI").
 RUN_TOKENS = 1024
 # CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.

@@ -19,6 +19,9 @@ the vectors of real tokens are the same to float rounding (cosine > 0.99999 to t
 graph; tested). The `IsNaN` guard goes with the attention: it only matters for a row whose
 every key is masked, and every input here keeps at least its `[CLS]` token.
 
+`int8_compute` then rewrites the fused graph once more, for int8 compute on the file's own int8
+weights (see there).
+
 A pattern that does not match exactly raises `FusionError`: the caller then runs the graph as
 exported. The rewrite needs the `onnx` package (the protobuf model); its cost at load is a few
 tens of milliseconds. Speed figures: benchmarks/README.md (issue 15).
@@ -311,7 +314,8 @@ def int8_compute(model: Any) -> Int8Report:
     The weights are the file's own int8 values and per-column scales, unchanged; what is new is
     that each projection's input is quantized too (uint8, one scale per run, chosen from that
     run's values), so the products run on the CPU's int8 dot-product instructions. The vectors
-    then depend, slightly, on the other texts of a run: run one text at a time.
+    then depend, slightly, on the other texts of a run (the embedder runs texts of about one
+    length together).
 
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
