@@ -169,7 +169,8 @@ class TestOnnxEmbedder(EmbedderContract):
             assert min(c for c, t in zip(cosines, reference["texts"], strict=True) if t) >= floor
 
     def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
-        from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
+        from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+        from biomcp.adapters.embeddings.onnx_graphs import packaged_model_path
 
         model = packaged_model_path()
         assert model is not None
@@ -194,7 +195,8 @@ class TestOnnxEmbedder(EmbedderContract):
 
 def test_a_model_file_that_fails_its_checksum_is_never_run(tmp_path: Path) -> None:
     """Same size, one byte flipped: refused before ONNX Runtime sees it."""
-    from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder
+    from biomcp.adapters.embeddings.onnx_graphs import packaged_model_path
 
     model = packaged_model_path()
     assert model is not None
@@ -227,10 +229,10 @@ def test_onnx_and_torch_fp32_vectors_are_interchangeable(
     onnx_docs = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(texts)))
     fp32_docs = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(texts)))
     cosines = (onnx_docs * fp32_docs).sum(axis=1)
+    # Without VNNI / AMX, int8 runs only when forced (`auto` picks fp32): no floor there, but
+    # the queries below (one per call: fp32) are checked on every CPU.
     floor = _floor(onnx_embedder, 0.99, 0.99)
-    if floor is None:
-        pytest.skip("int8 compute without VNNI / AMX is never chosen by `auto` on this CPU")
-    assert cosines.min() >= floor, float(cosines.min())
+    assert cosines.min() >= (0.95 if floor is None else floor), float(cosines.min())
     # one query per call, as a search embeds it
     onnx_q = np.array(
         run_closing(

