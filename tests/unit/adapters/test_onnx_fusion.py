@@ -259,3 +259,24 @@ def test_auto_precision_follows_the_cpus_int8_dot_products(tmp_path: Path) -> No
         OnnxEmbedder(precision="int4")
     with pytest.raises(ValueError, match="fused"):
         OnnxEmbedder(precision="int8", fuse=False)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_sessions_keep_the_residual_add_and_layer_norm_apart(
+    model_bytes: bytes, tmp_path: Path, precision: str
+) -> None:
+    """ONNX Runtime would merge each residual Add + LayerNormalization into its slower
+    SkipLayerNormalization: the embedder's sessions run the two operators as they are."""
+    import onnxruntime as ort
+
+    from biomcp.adapters.embeddings.onnx import open_session
+
+    fused, _ = fused_model_bytes(model_bytes)
+    model = onnx.load_model_from_string(fused)
+    if precision == "int8":
+        int8_compute(model)
+    saved = tmp_path / "optimized.onnx"
+    open_session(ort, model.SerializeToString(), 1, optimized_path=saved)
+    ops = [node.op_type for node in onnx.load(str(saved)).graph.node]
+    assert "SkipLayerNormalization" not in ops
+    assert ops.count("LayerNormalization") == 13  # the embeddings' and two per layer

@@ -61,6 +61,7 @@ __all__ = [
     "OnnxEmbedder",
     "default_threads",
     "int8_dot_product_cpu",
+    "open_session",
 ]
 
 _log = logging.getLogger("biomcp.embeddings.onnx")
@@ -74,6 +75,11 @@ PRECISIONS = ("auto", "fp32", "int8")
 # texts to keep the products large, few enough long ones that padding stays small (measured:
 # benchmarks/README.md, "int8 compute where the CPU has VNNI").
 RUN_TOKENS = 1024
+# ONNX Runtime graph rewrites this model runs faster without. `SkipLayerNormFusion` merges each
+# residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel is
+# several times slower than the two operators it replaces (benchmarks/README.md, "sync with
+# the local model"); the vectors are the same to float rounding either way.
+DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 # CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
 _INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
@@ -99,6 +105,26 @@ def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     except OSError:
         return False
     return False
+
+
+def open_session(ort: Any, graph: bytes, threads: int, optimized_path: Path | None = None) -> Any:
+    """An ONNX Runtime CPU session of `graph` on `threads` intra-op threads, with the graph
+    rewrites of `DISABLED_OPTIMIZERS` off; `optimized_path` saves the graph as optimized."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only: no warnings on a server's stderr
+    # Idle worker threads sleep instead of spinning: on two shared cores a spinning pool takes
+    # CPU from the processes searching the corpus, for no measurable gain.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if optimized_path is not None:
+        options.optimized_model_filepath = str(optimized_path)
+    return ort.InferenceSession(
+        graph,
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(DISABLED_OPTIMIZERS),
+    )
 
 
 class OnnxEmbedder:
@@ -342,14 +368,7 @@ class OnnxEmbedder:
         return self._sessions.get("int8")
 
     def _session(self, ort: Any, graph: bytes) -> Any:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # errors only: no warnings on a server's stderr
-        # Idle worker threads sleep instead of spinning: on two shared cores a spinning
-        # pool takes CPU from the processes searching the corpus, for no measurable gain.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        return open_session(ort, graph, self.threads)
 
     def __repr__(self) -> str:
         return (
