@@ -320,15 +320,19 @@ async def _measure(
         figures["warm_up_s"] = round(time.perf_counter() - began, 3)
 
         embedder.calls = embedder.texts = 0
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         report = await sync.run(KEY, TERM, 0)
         wall = time.perf_counter() - began
+        cpu = time.process_time() - cpu
         embed = report.timings.get("embed", 0.0)
         figures["sync"] = {
             "records": report.pmids_processed,
             "inserted": report.inserted,
             "chunks": report.chunks_written,
             "wall_s": round(wall, 3),
+            # CPU of this process (every thread) over the sync, and the cores that kept busy
+            "cpu_s": round(cpu, 3),
+            "cores_busy": round(cpu / wall, 2),
             "records_per_s": round(report.pmids_processed / wall, 1),
             "records_per_s_excluding_embedding": round(report.pmids_processed / (wall - embed), 1),
             "embedding_calls": embedder.calls,

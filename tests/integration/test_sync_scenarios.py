@@ -8,6 +8,7 @@ failed under CI). What a term should match is computed from the parsed records (
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -32,6 +33,7 @@ from tests.support.sync_harness import (
     embedder,
     entrez_client,
     expected_chunk_total,
+    expected_distinct_texts,
     make_corpus,
     make_sync,
     matching,
@@ -106,7 +108,9 @@ def test_first_sync_stores_every_match_and_an_immediate_replay_writes_nothing(
             assert (await metadata.get_checkpoint(KEY)).last_edat == max_edat
 
             chunks = expected_chunk_total(records, sync.chunking)
-            assert first.texts_embedded == counting.texts == chunks
+            assert first.texts_embedded == chunks
+            # each distinct text embedded once (the synthetic corpus repeats a few)
+            assert counting.texts == expected_distinct_texts(records, sync.chunking) < chunks
             assert first.chunks_written == vectors.chunks_upserted == chunks
             assert await vectors.count(backend.collection) == chunks
             assert await metadata.count_documents() == len(expected)
@@ -182,7 +186,9 @@ def test_revised_and_rewritten_records_are_updated_rechunked_and_reembedded(
             _check_report_payload(report)
             assert (report.inserted, report.updated) == (0, 3)
             assert report.skipped == len(expected) - 3
-            assert report.texts_embedded == counting.texts == changed_chunks
+            assert report.texts_embedded == changed_chunks
+            changed_records = [record_of(corpus, p) for p in changed]
+            assert counting.texts == expected_distinct_texts(changed_records, chunking)
             assert report.chunks_written == changed_chunks
             assert report.chunks_deleted == len(old_uuids)
 
@@ -261,8 +267,8 @@ def test_a_later_window_picks_up_only_the_new_records(
             assert (later.inserted, later.updated) == (len(new), 0)
             assert later.skipped == len(overlap)
             assert later.pmids_processed == len(new) + len(overlap)
-            assert later.texts_embedded == counting.texts
-            assert counting.texts == expected_chunk_total(new_records, sync.chunking)
+            assert later.texts_embedded == expected_chunk_total(new_records, sync.chunking)
+            assert counting.texts == expected_distinct_texts(new_records, sync.chunking)
             newest = max(r.edat for r in new_records if r.edat is not None)
             assert later.checkpoint == newest
             assert later.checkpoint_advanced
@@ -384,11 +390,14 @@ def test_a_corpus_of_another_model_is_refused_naming_the_command_that_re_embeds(
     run(scenario())
 
 
-def test_the_next_batch_is_fetched_while_this_one_is_embedded(
+def test_a_batch_is_embedded_while_the_next_is_stored_and_the_previous_written(
     tmp_path: Path, fake: FakeEutilsServer
 ) -> None:
-    """EFetch of batch k+1 starts before batch k is embedded (the network wait hides behind
-    the embedding), and the result is exactly that of a sync without the overlap."""
+    """The sync's stages overlap: batch k is embedded while batch k+1 is fetched and stored,
+    and written while batch k+1 is embedded. Each batch's embedding here waits until the next
+    batch's records are being stored, and each batch's vector write until the next batch's
+    embedding has begun: a sync whose stages ran one after the other would wait forever (and
+    fail at the guard's timeout). The result is exactly that of a sync without the overlap."""
     from collections.abc import Sequence
 
     from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
@@ -397,25 +406,55 @@ def test_the_next_batch_is_fetched_while_this_one_is_embedded(
     from tests.support.sync_harness import FAST_RETRIES
 
     events: list[str] = []
+    counts = {"fetch": 0, "store": 0, "embed": 0, "write": 0}
+    changed = asyncio.Condition()
+
+    async def happened(event: str) -> int:
+        async with changed:
+            counts[event] += 1
+            events.append(f"{event} {counts[event]}")
+            changed.notify_all()
+            return counts[event]
+
+    async def until(event: str, count: int, last: int) -> None:
+        # The last batch has no next one to wait for.
+        async with changed:
+            await asyncio.wait_for(
+                changed.wait_for(lambda: counts[event] >= min(count, last)), timeout=30
+            )
 
     class Recording(HttpEntrezClient):
         async def efetch(self, pmids: Sequence[str]) -> FetchResult:
-            events.append("fetch")
+            await happened("fetch")
             return await super().efetch(pmids)
 
-    class Embedding:
+    class Passing:
         def __init__(self, inner: Any) -> None:
             self.inner = inner
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self.inner, name)
 
+    expected = matching(fake.corpus, MESH)
+    batches = -(-len(expected) // 40)
+    assert batches >= 3
+
+    class Storing(Passing):
+        async def upsert_documents(self, docs: Sequence[Any]) -> Any:
+            await happened("store")
+            return await self.inner.upsert_documents(docs)
+
+    class Embedding(Passing):
         async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-            if not events or events[-1] != "embed":
-                events.append("embed")
+            k = await happened("embed")  # one call per batch: 40 records, < 256 chunks
+            await until("store", k + 1, batches)
             return list(await self.inner.embed(texts))
 
-    expected = matching(fake.corpus, MESH)
+    class Writing(Passing):
+        async def upsert_chunks(self, collection: str, chunks: Sequence[Any]) -> Any:
+            k = await happened("write")
+            await until("embed", k + 1, batches)
+            return await self.inner.upsert_chunks(collection, chunks)
 
     async def scenario() -> None:
         clock = SteppingClock(NOW)
@@ -424,18 +463,20 @@ def test_the_next_batch_is_fetched_while_this_one_is_embedded(
         with backend_spec("sqlite-embedded", tmp_path) as backend:
             async with backend.stores(clock) as (metadata, vectors):
                 sync = make_sync(
-                    entrez, metadata, vectors, Embedding(embedder()), clock,
+                    entrez, Storing(metadata), Writing(vectors), Embedding(embedder()), clock,
                     backend.collection, batch_size=40,
                 )  # fmt: skip
                 report = await sync.run(KEY, TERM)
                 assert report.pmids_processed == report.inserted == len(expected)
                 assert report.checkpoint_advanced
+                assert report.chunks_written == await vectors.count(backend.collection)
+                documents = await metadata.get_documents(expected)
+                assert {(d.version, d.indexed_version) for d in documents.values()} == {(1, 1)}
         await entrez.aclose()
 
     run(scenario())
-    batches = -(-len(expected) // 40)
-    assert batches >= 3
-    # This batch's fetch and the next one's before the first embedding; then each batch's
-    # embedding follows the start of the next batch's fetch. (The last batch has no next one,
-    # so its embedding merges with the one before in this log.)
-    assert events == ["fetch", *(["fetch", "embed"] * (batches - 1))], events
+    assert counts == {"fetch": batches, "store": batches, "embed": batches, "write": batches}
+    # batch k+1 was fetched and stored before batch k's embedding ended, and embedded before
+    # batch k was written
+    for k in range(1, batches):
+        assert events.index(f"store {k + 1}") < events.index(f"write {k}"), events

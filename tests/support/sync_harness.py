@@ -481,5 +481,10 @@ def expected_chunk_total(records: Iterable[PubMedRecord], chunking: ChunkingConf
     return sum(len(chunk_record(record, chunking)) for record in records)
 
 
+def expected_distinct_texts(records: Iterable[PubMedRecord], chunking: ChunkingConfig) -> int:
+    """How many texts a sync of `records` embeds: each distinct chunk text once."""
+    return len({chunk.text for record in records for chunk in chunk_record(record, chunking)})
+
+
 def utc_noon(day: date) -> datetime:
     return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)

@@ -21,7 +21,14 @@ from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
 from biomcp.usecases.payloads import iso_utc
 
-__all__ = ["DESIGN_FACET", "STUDY_DESIGN", "ChunkIndexer", "IndexOutcome", "chunk_record_of"]
+__all__ = [
+    "DESIGN_FACET",
+    "STUDY_DESIGN",
+    "ChunkIndexer",
+    "IndexOutcome",
+    "PreparedChunks",
+    "chunk_record_of",
+]
 
 #: The facet key a corpus chunk's study design is filtered by, and its metadata key in hits.
 DESIGN_FACET = "design"
@@ -39,6 +46,31 @@ class IndexOutcome:
     refused: dict[str, str] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class PreparedChunks:
+    """Documents chunked, and their chunk texts embedded, ahead of `ChunkIndexer.index` (which
+    a sync runs under its index lock: the preparation runs outside it, beside the previous
+    batch's writes). `index` takes a document's chunks from here when it is the same version
+    of the same content, and a chunk's vector when its text was embedded here; anything else
+    it chunks and embeds itself. `timings` are seconds per stage (chunk, embed)."""
+
+    chunks: dict[tuple[str, int, str], tuple[Chunk, ...]] = field(default_factory=dict)
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def chunks_of(self, doc: StoredDocument) -> tuple[Chunk, ...] | None:
+        return self.chunks.get(_version_key(doc))
+
+    @property
+    def texts(self) -> list[str]:
+        """The distinct chunk texts, in document order."""
+        return list(dict.fromkeys(c.text for chunks in self.chunks.values() for c in chunks))
+
+
+def _version_key(doc: StoredDocument) -> tuple[str, int, str]:
+    return (doc.record.pmid, doc.version, doc.content_hash)
 
 
 class ChunkIndexer:
@@ -80,9 +112,37 @@ class ChunkIndexer:
             )
             self._schema_ready = True
 
-    async def index(self, docs: Sequence[StoredDocument]) -> IndexOutcome:
+    def prepare(self, docs: Sequence[StoredDocument]) -> PreparedChunks:
+        """`docs` chunked under the chunking in force (no embedding, no write)."""
+        began = time.perf_counter()
+        chunking = self.chunking
+        prepared = PreparedChunks(
+            chunks={_version_key(doc): chunk_record(doc.record, chunking) for doc in docs}
+        )
+        prepared.timings["chunk"] = time.perf_counter() - began
+        return prepared
+
+    async def embed_prepared(self, prepared: PreparedChunks) -> int:
+        """Embed the prepared texts that have no vector yet (each distinct text once); return
+        how many texts were sent to the embedder.
+
+        Raises:
+            EmbeddingError: from the embedder (nothing is written either way).
+        """
+        began = time.perf_counter()
+        texts = [t for t in prepared.texts if t not in prepared.vectors]
+        prepared.vectors.update(zip(texts, await self._embed(texts), strict=True))
+        prepared.timings["embed"] = prepared.timings.get("embed", 0.0) + (
+            time.perf_counter() - began
+        )
+        return len(texts)
+
+    async def index(
+        self, docs: Sequence[StoredDocument], prepared: PreparedChunks | None = None
+    ) -> IndexOutcome:
         """Chunk, embed and write `docs`; delete the chunks that documents indexed before no
-        longer have (unless one of their chunks was refused).
+        longer have (unless one of their chunks was refused). What `prepared` holds for these
+        versions of the documents (their chunks, the vectors of their texts) is used as is.
 
         Raises:
             EmbeddingError, VectorStoreError: from the adapters (nothing is half-recorded: the
@@ -90,16 +150,25 @@ class ChunkIndexer:
         """
         outcome = IndexOutcome()
         await self.ensure_schema()
+        prepared = prepared or PreparedChunks()
 
         began = time.perf_counter()
         chunking = self.chunking
-        pieces: list[tuple[StoredDocument, Chunk]] = [
-            (doc, chunk) for doc in docs for chunk in chunk_record(doc.record, chunking)
-        ]
+        pieces: list[tuple[StoredDocument, Chunk]] = []
+        for doc in docs:
+            chunks = prepared.chunks_of(doc)
+            if chunks is None:
+                chunks = chunk_record(doc.record, chunking)
+            pieces.extend((doc, chunk) for chunk in chunks)
         outcome.timings["chunk"] = time.perf_counter() - began
 
         began = time.perf_counter()
-        vectors = await self._embed([chunk.text for _, chunk in pieces])
+        known = prepared.vectors
+        missing = list(dict.fromkeys(c.text for _, c in pieces if c.text not in known))
+        fresh = dict(zip(missing, await self._embed(missing), strict=True)) if missing else {}
+        vectors = [
+            known[chunk.text] if chunk.text in known else fresh[chunk.text] for _, chunk in pieces
+        ]
         outcome.timings["embed"] = time.perf_counter() - began
         outcome.texts_embedded = len(pieces)
 

@@ -10,7 +10,10 @@
 5. Chunk the documents whose indexed version is behind, embed the chunk texts, upsert the
    chunks by their stable uuid, delete the chunks a new version no longer has, and record the
    indexed version. A replay of an unchanged window finds nothing behind: no embedding call
-   and no vector write.
+   and no vector write. Steps 4 and 5 are a pipeline of three stages, each on its own batch
+   (`_pipeline`): fetch + store + chunk, embed, then write under the index lock (which reads
+   what is behind again, so the chunks prepared outside it are used only for the version
+   still behind).
 6. Re-check the stored PMIDs outside the window for retractions since their sync (one ESearch
    per batch, `usecases.retractions`), and re-fetch, store and index those PubMed now lists
    as retracted, so their flag and notice are current. A failed re-check is a warning: it
@@ -47,7 +50,7 @@ from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument,
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.indexing import ChunkIndexer
+from biomcp.usecases.indexing import ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
@@ -203,6 +206,31 @@ class _Run:
             self.skipped,
             self.max_edat_seen,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """A fetched batch, stored, with the chunks (and, once embedded, the vectors) of its
+    documents that were behind."""
+
+    fetched: FetchResult
+    prepared: PreparedChunks
+
+
+async def _together(*stages: Awaitable[None]) -> None:
+    """Run `stages` side by side until all end. The first to fail cancels the others and its
+    error is raised once they have stopped; cancelling this cancels them all."""
+    tasks = [asyncio.ensure_future(stage) for stage in stages]
+    done: set[asyncio.Future[None]] = set()
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        if task in done and not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
 
 def _later(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -366,26 +394,7 @@ class SyncDelta:
 
         size = self.config.batch_size
         batches = [found.pmids[o : o + size] for o in range(0, len(found.pmids), size)]
-        # EFetch of the next batch runs while this one is derived, stored, embedded and
-        # indexed: the network wait hides behind the embedding. A fetch writes nothing, so a
-        # prefetch dropped by an error or a cancellation loses nothing.
-        ahead: asyncio.Task[FetchResult] | None = None
-        try:
-            for index, batch in enumerate(batches):
-                fetching = ahead or asyncio.ensure_future(self._fetch(run, batch))
-                fetched = await fetching
-                ahead = (
-                    asyncio.ensure_future(self._fetch(run, batches[index + 1]))
-                    if index + 1 < len(batches)
-                    else None
-                )
-                await self._batch(run, fetched)
-                await _notify(progress, run)
-        finally:
-            if ahead is not None and not ahead.done():
-                ahead.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await ahead
+        await self._pipeline(run, batches, progress)
 
         if self.config.recheck_retractions:
             await self._recheck_retractions(run, frozenset(found.pmids))
@@ -479,7 +488,62 @@ class SyncDelta:
         run.timed("fetch", began)  # overlaps the previous batch's indexing: not on the path
         return fetched
 
+    async def _pipeline(
+        self, run: _Run, batches: Sequence[Sequence[str]], progress: ProgressCallback | None
+    ) -> None:
+        """The batches through three stages that run side by side, each on its own batch, in
+        order (see `_store`, `_embed_ahead` and `_write`): while batch k is written under the
+        index lock, batch k+1 is embedded and batch k+2 fetched, derived and stored. Embedding
+        is the slow stage; the others run beside it. Stages hand batches on through queues of
+        one, so at most a few batches are in flight. The first stage that fails stops the
+        others (nothing half-written: a stored batch not yet written is indexed by the next
+        sync) and its error is raised; a cancellation stops all three."""
+        stored: asyncio.Queue[_Batch | None] = asyncio.Queue(maxsize=1)
+        embedded: asyncio.Queue[_Batch | None] = asyncio.Queue(maxsize=1)
+
+        async def store() -> None:
+            # EFetch of the next batch runs while this one is derived and stored. A fetch
+            # writes nothing, so a prefetch dropped by an error or a cancellation loses nothing.
+            ahead: asyncio.Task[FetchResult] | None = None
+            try:
+                for index, pmids in enumerate(batches):
+                    fetching = ahead or asyncio.ensure_future(self._fetch(run, pmids))
+                    fetched = await fetching
+                    ahead = (
+                        asyncio.ensure_future(self._fetch(run, batches[index + 1]))
+                        if index + 1 < len(batches)
+                        else None
+                    )
+                    await stored.put(await self._store(run, fetched))
+            finally:
+                if ahead is not None and not ahead.done():
+                    ahead.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await ahead
+            await stored.put(None)
+
+        async def embed() -> None:
+            while (batch := await stored.get()) is not None:
+                await self._embed_ahead(run, batch)
+                await embedded.put(batch)
+            await embedded.put(None)
+
+        async def write() -> None:
+            while (batch := await embedded.get()) is not None:
+                await self._write(run, batch)
+                await _notify(progress, run)
+
+        await _together(store(), embed(), write())
+
     async def _batch(self, run: _Run, fetched: FetchResult) -> None:
+        """One fetched batch through the three stages, one after the other."""
+        batch = await self._store(run, fetched)
+        await self._embed_ahead(run, batch)
+        await self._write(run, batch)
+
+    async def _store(self, run: _Run, fetched: FetchResult) -> _Batch:
+        """Stage 1: derive and store the fetched records, then chunk those whose indexed
+        version is behind (read outside the index lock: `_write` reads it again inside)."""
         if fetched.missing:
             run.complete = False
             run.warnings.append(
@@ -499,24 +563,39 @@ class SyncDelta:
 
         began = time.perf_counter()
         summary = await self._metadata.upsert_documents(docs)
-        run.timed("store", began)
         run.inserted += summary.inserted
         run.updated += summary.updated
         run.skipped += summary.skipped
         run.processed += len(docs)
         run.max_edat_seen = _later(run.max_edat_seen, summary.max_edat_seen)
+        behind = await self._metadata.documents_to_index([r.pmid for r in fetched.records])
+        run.timed("store", began)
 
-        # Syncs of different keys may share documents. Indexing runs under one store-wide
-        # lock and re-reads what is behind inside it, so a sync never writes the chunks of a
-        # version another sync has already replaced (nor deletes the newer version's chunks).
-        pmids = [r.pmid for r in fetched.records]
+        prepared = self.indexer.prepare(behind)
+        run.timings["chunk"] = run.timings.get("chunk", 0.0) + prepared.timings["chunk"]
+        return _Batch(fetched, prepared)
+
+    async def _embed_ahead(self, run: _Run, batch: _Batch) -> None:
+        """Stage 2: embed the chunks of the batch (no lock held, nothing written)."""
+        await self.indexer.embed_prepared(batch.prepared)
+        run.timings["embed"] = run.timings.get("embed", 0.0) + batch.prepared.timings["embed"]
+
+    async def _write(self, run: _Run, batch: _Batch) -> None:
+        """Stage 3, under the index lock: what is behind, read again, is written (with the
+        chunks and vectors prepared for it) and recorded as indexed.
+
+        Syncs of different keys may share documents. Indexing runs under one store-wide lock
+        and re-reads what is behind inside it, so a sync never writes the chunks of a version
+        another sync has already replaced (nor deletes the newer version's chunks)."""
+        records = batch.fetched.records
+        pmids = [r.pmid for r in records]
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self.config.lock_timeout_s):
             began = time.perf_counter()
             behind = await self._metadata.documents_to_index(pmids)
             run.timed("store", began)
-            behind += await self._lost(run, fetched.records, behind)
-            failed = await self._index(run, behind) if behind else set()
-        for record in fetched.records:
+            behind += await self._lost(run, records, behind)
+            failed = await self._index(run, behind, batch.prepared) if behind else set()
+        for record in records:
             if record.pmid not in failed:
                 run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
 
@@ -546,9 +625,12 @@ class SyncDelta:
         """`record` derived today under this sync's rules (what a sync would store)."""
         return self._derive(record, self._clock.now().date())
 
-    async def _index(self, run: _Run, docs: Sequence[StoredDocument]) -> set[str]:
-        """Chunk, embed and write `docs`; return the PMIDs whose chunks were refused."""
-        outcome = await self.indexer.index(docs)
+    async def _index(
+        self, run: _Run, docs: Sequence[StoredDocument], prepared: PreparedChunks
+    ) -> set[str]:
+        """Write `docs` (chunked and embedded ahead in `prepared`, or here for what it lacks);
+        return the PMIDs whose chunks were refused."""
+        outcome = await self.indexer.index(docs, prepared)
         for stage, seconds in outcome.timings.items():
             run.timings[stage] = run.timings.get(stage, 0.0) + seconds
         run.texts_embedded += outcome.texts_embedded

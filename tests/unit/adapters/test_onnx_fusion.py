@@ -241,6 +241,21 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     assert float(mixed[0] @ together[2]) >= 0.99
 
 
+def test_int8_runs_spread_over_threads_give_each_text_its_own_vector() -> None:
+    """A call of several texts runs its int8 runs side by side on `threads` threads: every
+    vector is the one a single thread computes, in input order."""
+    texts = [f"{word} " * n for n in (1, 3, 9, 27, 81) for word in ("trial", "cohort", "mice")]
+    texts += [t.upper() for t in texts]  # 30 texts, runs of several lengths
+    one = OnnxEmbedder(threads=1, precision="int8")
+    two = OnnxEmbedder(threads=2, precision="int8")
+    assert len(one._batches([len(t.split()) for t in texts], True)) > 2
+    single = np.asarray(one.embed_sync(texts))
+    spread = np.asarray(two.embed_sync(texts))
+    assert two.int8 is not None
+    assert np.array_equal(single, spread)
+    assert np.array_equal(spread, np.asarray(two.embed_sync(texts[::-1]))[::-1])
+
+
 def test_auto_precision_follows_the_cpus_int8_dot_products(tmp_path: Path) -> None:
     from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
 

