@@ -79,8 +79,8 @@ PRECISIONS = ("auto", "fp32", "int8")
 RUN_TOKENS = 1024
 # ONNX Runtime graph rewrites this model runs faster without. `SkipLayerNormFusion` merges each
 # residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel is
-# several times slower than the two operators it replaces (benchmarks/README.md, "sync with
-# the local model"); the vectors are the same to float rounding either way.
+# several times slower than the two operators it replaces (benchmarks/README.md, "ONNX
+# Runtime's SkipLayerNormFusion off"); the vectors are the same to float rounding either way.
 DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 # CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
