@@ -29,7 +29,7 @@ COLLECTION = "PubMedChunk"
 
 
 async def _measure(data: Path, base_url: str) -> dict[str, Any]:
-    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.services import build_services
     from biomcp.entrypoints.settings import Settings
 
     settings = Settings(

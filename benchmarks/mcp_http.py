@@ -151,7 +151,7 @@ def _apply_variant(flags: str) -> None:
     if unknown:
         raise SystemExit(f"unknown variant flags: {sorted(unknown)}")
     if "sql_via_thread" in wanted:
-        from biomcp.entrypoints.container import build_services
+        from biomcp.entrypoints.services import build_services
         from biomcp.entrypoints.settings import Settings
 
         # The class of the metadata store the container builds (it connects lazily).
@@ -754,7 +754,7 @@ async def direct_calls(data_dir: Path, embedder: str, pmids: list[int], n: int) 
     """The use cases behind the tools, called in this process on the server's data dir (after
     the server stopped): what the MCP + HTTP layers add on top."""
     from benchmarks.sync import questions
-    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.services import build_services
     from biomcp.entrypoints.settings import Settings
 
     services = build_services(Settings(biomcp_data_dir=data_dir, biomcp_embeddings=embedder))

@@ -324,8 +324,8 @@ async def _measure(
 ) -> dict[str, Any]:
     from mcp import Client
 
-    from biomcp.entrypoints.container import build_services
     from biomcp.entrypoints.mcp.server import build_server
+    from biomcp.entrypoints.services import build_services
 
     services = build_services(_settings(args, data_dir, base_url, database_url))
     figures: dict[str, Any] = {}
@@ -460,7 +460,7 @@ def _inline_threads() -> Iterator[None]:
 async def _profile(
     args: argparse.Namespace, base_url: str, data_dir: Path, database_url: str | None
 ) -> dict[str, Any]:
-    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.services import build_services
 
     services = build_services(_settings(args, data_dir, base_url, database_url))
     try:

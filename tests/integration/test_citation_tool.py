@@ -15,10 +15,10 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.domain.citations import format_citation
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.citation_tools import CITATION_INPUT, CITATION_OUTPUT
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.usecases.live.citations import STYLE_KEYS
 from tests.conftest import shared_data_path

@@ -19,7 +19,6 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from pydantic import ValidationError
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import (
     ERROR_CODES,
     SPEC_ERROR_CODES,
@@ -29,6 +28,7 @@ from biomcp.entrypoints.mcp.schemas import (
     contract_payload,
 )
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings, format_settings_error
 from biomcp.testing.eutils import FakeEutilsServer
 from tests.integration.test_mcp_server import PORTABLE, call, spec_schemas

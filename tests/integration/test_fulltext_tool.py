@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_INPUT, FULLTEXT_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.testing.eutils.pmc import pmc_store

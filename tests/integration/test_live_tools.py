@@ -21,10 +21,10 @@ from lxml import etree
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.live_schemas import LIVE_INPUTS, LIVE_OUTPUTS, PORTABLE_NAMES
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, article_extras, to_medline
 from tests.conftest import shared_data_path

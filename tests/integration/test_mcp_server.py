@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import (
     ERROR_ENVELOPE,
     SPEC_INPUTS,
@@ -33,6 +32,7 @@ from biomcp.entrypoints.mcp.schemas import (
     V11_OUTPUTS,
 )
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.conftest import REPO_ROOT, skip_without_shared

@@ -20,9 +20,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, PromptReference, TextContent
 
 from biomcp.domain.pico import pico_query
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.guide import skill_sources
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration

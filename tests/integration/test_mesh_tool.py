@@ -17,9 +17,9 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.domain.queries import TopicTerms, tier_a_query
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.mesh_tools import MESH_INPUT, MESH_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from tests.support.mcp_inprocess import checked_call, expect_error, expect_ok, serve, test_settings

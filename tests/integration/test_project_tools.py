@@ -12,9 +12,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from tests.integration.test_mcp_server import assert_envelope, call
 from tests.support.mcp_inprocess import serve, test_settings
 

@@ -19,7 +19,6 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.search_fetch_tools import (
     FETCH_INPUT,
@@ -28,6 +27,7 @@ from biomcp.entrypoints.mcp.search_fetch_tools import (
     SEARCH_OUTPUT,
 )
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.mcp_inprocess import serve, test_settings

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.integration.test_live_tools import fails, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings

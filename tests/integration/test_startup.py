@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from biomcp.entrypoints.container import build_services
+from biomcp.entrypoints.services import build_services
 from biomcp.entrypoints.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -59,7 +59,7 @@ def test_import_biomcp_loads_nothing_heavy(tmp_path: Path) -> None:
 def test_building_the_mcp_server_opens_no_store_and_no_model(tmp_path: Path) -> None:
     """What `biomcp serve` does before it answers `initialize` and `tools/list`."""
     body = (
-        "from biomcp.entrypoints.container import build_services\n"
+        "from biomcp.entrypoints.services import build_services\n"
         "from biomcp.entrypoints.mcp.server import build_server\n"
         "build_server(build_services())\n"
     )

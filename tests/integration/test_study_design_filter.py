@@ -19,9 +19,9 @@ import pytest
 from mcp import Client
 
 from biomcp.domain.design import StudyDesign, classify_design
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.ports.metadata import DocumentUpsert
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.errors import InvalidRequestError

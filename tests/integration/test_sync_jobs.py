@@ -15,9 +15,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, SYNC_STATUS_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
 from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import serve, test_settings
@@ -149,7 +149,7 @@ def test_a_server_shutting_down_records_its_running_job_as_interrupted(
     serve(settings, body)  # closing the services stops the job
 
     async def check() -> None:
-        from biomcp.entrypoints.container import build_services
+        from biomcp.entrypoints.services import build_services
 
         services = build_services(settings)
         try:

@@ -29,9 +29,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.schemas import SPEC_INPUTS, SPEC_OUTPUTS, TOOL_INPUTS, V10_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from tests.integration.test_mcp_server import spec_schemas
 from tests.support.mcp_inprocess import serve, test_settings
 

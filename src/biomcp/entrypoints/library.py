@@ -31,7 +31,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from biomcp.entrypoints.container import Services, build_services
+from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc

@@ -262,7 +262,7 @@ def _replace(model: Any, g: _Graph, added: list[Any], renamed: dict[str, str]) -
         node = producer[name]
         kept.add(id(node))
         wanted.extend(i for i in node.input if i)
-    initial = [*graph.initializer, *(i for i in g.added_initializers)]
+    initial = [*graph.initializer, *g.added_initializers]
     available = {i.name for i in graph.input} | {i.name for i in initial}
     ordered = _topological((n for n in everything if id(n) in kept), available)
     used = {name for node in ordered for name in node.input}

@@ -21,7 +21,7 @@ from biomcp.entrypoints.runtime import load_or_exit
 from biomcp.entrypoints.settings import Settings, format_settings_error, load_settings
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = [
     "EXIT_FAILURE",
@@ -92,7 +92,7 @@ def execute(
     settings: Settings, work: Callable[[Services], Awaitable[T]], *, json_output: bool
 ) -> T:
     """Run `work` on the services of `settings`, closing them whatever happens."""
-    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.services import build_services
 
     async def main() -> T:
         services = build_services(settings)

@@ -27,7 +27,7 @@ from biomcp.entrypoints.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
     from biomcp.usecases.search import SearchHit
 
 __all__ = ["register"]

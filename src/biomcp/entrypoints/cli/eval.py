@@ -27,7 +27,7 @@ from biomcp.entrypoints.cli.common import JsonOption, cli_settings, emit_json, e
 from biomcp.eval.report import METRICS, bar_chart_svg, beir_markdown, gold_markdown
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
     from biomcp.eval.gold import GoldReport
 
 __all__ = ["register"]

@@ -23,7 +23,7 @@ from biomcp.entrypoints.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["register"]
 

@@ -26,7 +26,7 @@ from biomcp.entrypoints.cli.common import (
 from biomcp.entrypoints.cli.pubmed_lookups import register_lookups
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["register"]
 

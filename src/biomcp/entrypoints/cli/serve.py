@@ -20,9 +20,9 @@ from biomcp.entrypoints.logs import configure_logging
 from biomcp.entrypoints.runtime import load_or_exit
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
     from biomcp.entrypoints.mcp.prelude import StdioPrelude
     from biomcp.entrypoints.mcp.server import BioMcpServer
+    from biomcp.entrypoints.services import Services
     from biomcp.entrypoints.settings import Settings
 
 __all__ = ["STDIN_GUIDANCE", "register", "run_stdio", "start_prelude", "stdin_is_closed"]
@@ -185,7 +185,7 @@ def _serve() -> None:
     settings = load_or_exit()
     prelude = start_prelude(settings)
 
-    from biomcp.entrypoints.container import build_services
+    from biomcp.entrypoints.services import build_services
 
     services = build_services(settings)
     prelude.when_heard(services.begin_warm_up)  # before the SDK import, which takes long
@@ -274,7 +274,7 @@ def register(app: typer.Typer) -> None:
                 err=True,
             )
 
-        from biomcp.entrypoints.container import build_services
+        from biomcp.entrypoints.services import build_services
 
         services = build_services(settings)
         try:

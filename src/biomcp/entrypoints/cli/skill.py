@@ -24,8 +24,8 @@ __all__ = ["register"]
 def _guide() -> Guide:
     """The guide of the server this configuration would serve (builds it; connects to
     nothing)."""
-    from biomcp.entrypoints.container import build_services
     from biomcp.entrypoints.mcp.server import build_server
+    from biomcp.entrypoints.services import build_services
 
     return build_server(build_services(load_or_exit())).guide
 

@@ -21,7 +21,7 @@ from biomcp.entrypoints.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
     from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = ["register"]

@@ -27,7 +27,6 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.http.auth import RequireBearer
 from biomcp.entrypoints.http.events import RETRY_INTERVAL_MS, BoundedEventStore, StreamScopes
 from biomcp.entrypoints.http.gate import (
@@ -41,6 +40,7 @@ from biomcp.entrypoints.http.gate import (
 from biomcp.entrypoints.http.oauth import configured_auth, metadata_routes
 from biomcp.entrypoints.http.probes import probe_routes
 from biomcp.entrypoints.mcp.server import build_server
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 
 __all__ = ["MCP_PATH", "build_http_app"]

@@ -17,9 +17,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp import __version__
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.mcp.policy import READ_SCOPE, WRITE_SCOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 
 __all__ = ["READINESS_TIMEOUT_S", "probe_routes"]

@@ -17,7 +17,7 @@ from biomcp.entrypoints.mcp.tools import ToolSpec
 from biomcp.usecases.live.citations import MAX_CITATION_PMIDS, STYLE_KEYS
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = [
     "CITATION_INPUT",

@@ -28,7 +28,7 @@ from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["corpus_tool_specs"]
 

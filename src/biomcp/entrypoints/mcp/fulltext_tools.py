@@ -25,7 +25,7 @@ from biomcp.usecases.live.fulltext import (
 )
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["FULLTEXT_INPUT", "FULLTEXT_OUTPUT", "FULLTEXT_PORTABLE_NAMES", "fulltext_tool_specs"]
 

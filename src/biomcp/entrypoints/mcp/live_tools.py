@@ -24,7 +24,7 @@ from biomcp.entrypoints.mcp.mesh_tools import mesh_tool_specs
 from biomcp.entrypoints.mcp.tools import ToolSpec
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["live_tool_specs"]
 

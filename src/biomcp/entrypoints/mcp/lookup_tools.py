@@ -22,7 +22,7 @@ from biomcp.entrypoints.mcp.schemas import NULLABLE_STRING
 from biomcp.entrypoints.mcp.tools import ToolSpec
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["LOOKUP_INPUTS", "LOOKUP_NAMES", "LOOKUP_OUTPUTS", "lookup_tool_specs"]
 

@@ -17,7 +17,7 @@ from biomcp.entrypoints.mcp.tools import ToolSpec
 from biomcp.usecases.live.mesh import MAX_MESH_RESULTS, MAX_MESH_TERM_CHARS
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["MESH_INPUT", "MESH_OUTPUT", "MESH_PORTABLE_NAMES", "mesh_tool_specs"]
 

@@ -12,7 +12,7 @@ from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS, project_inpu
 from biomcp.entrypoints.mcp.tools import ToolSpec
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
     from biomcp.usecases.projects import ProjectCollections
 
 __all__ = ["project_tool_specs"]

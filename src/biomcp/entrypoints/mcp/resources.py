@@ -27,7 +27,7 @@ from biomcp.entrypoints.mcp.guide import (
 from biomcp.entrypoints.mcp.schemas import contract_payload
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = [
     "HELP_URI",

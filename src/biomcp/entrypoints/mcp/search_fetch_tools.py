@@ -25,7 +25,7 @@ from biomcp.entrypoints.mcp.tools import ToolSpec
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 
 if TYPE_CHECKING:
-    from biomcp.entrypoints.container import Services
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["FETCH_INPUT", "FETCH_OUTPUT", "SEARCH_INPUT", "SEARCH_OUTPUT", "search_fetch_specs"]
 

@@ -36,7 +36,6 @@ from mcp_types import (
 from mcp_types import Tool as MCPTool
 
 from biomcp import __version__
-from biomcp.entrypoints.container import Services
 from biomcp.entrypoints.errors import ToolCallError, envelope
 from biomcp.entrypoints.mcp.corpus_tools import corpus_tool_specs
 from biomcp.entrypoints.mcp.guide import Guide
@@ -47,6 +46,7 @@ from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
 from biomcp.entrypoints.mcp.resources import not_found, register_resources
 from biomcp.entrypoints.mcp.search_fetch_tools import search_fetch_specs
 from biomcp.entrypoints.mcp.tools import ToolSpec, checked_arguments, preview, with_defaults
+from biomcp.entrypoints.services import Services
 
 __all__ = ["BioMcpServer", "build_server"]
 
