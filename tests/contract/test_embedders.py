@@ -24,6 +24,7 @@ from biomcp.ports.embeddings import (
     EmbeddingInputError,
     EmbeddingUnavailableError,
 )
+from tests.conftest import shared_data_path
 from tests.contract.embedder_contract import EmbedderContract, ErrorCase, cosine, run_closing
 
 pytestmark = pytest.mark.contract
@@ -113,7 +114,6 @@ class TestCachingEmbedder(EmbedderContract):
 # --------------------------------------------------------------------------- ONNX (the default)
 
 REFERENCE = Path(__file__).parents[1] / "fixtures/embeddings/minilm_fp32.json"
-SCIFACT = Path(__file__).resolve().parents[3] / "shared/data/scifact"
 
 
 @pytest.fixture(scope="module", params=["fp32", "int8"])
@@ -127,13 +127,13 @@ def onnx_embedder(request: pytest.FixtureRequest) -> Embedder:
     return embedder
 
 
-def _floor(embedder: Embedder, fp32: float, int8: float) -> float | None:
+def _floor(embedder: Embedder, fp32: float, int8: float) -> float:
     """The cosine to fp32 vectors the embedder must reach: `fp32` for the fp32 graph, `int8`
-    for int8 on a CPU where `auto` picks it (VNNI / AMX), none for int8 forced elsewhere."""
-    from biomcp.adapters.embeddings.onnx import OnnxEmbedder, int8_dot_product_cpu
+    for int8 (exact int8 products on every CPU: the same vectors everywhere)."""
+    from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
     if isinstance(embedder, OnnxEmbedder) and embedder.precision == "int8":
-        return int8 if int8_dot_product_cpu() else None
+        return int8
     return fp32
 
 
@@ -165,8 +165,7 @@ class TestOnnxEmbedder(EmbedderContract):
         # worst, and the empty text (nothing but [CLS] [SEP], never a chunk) 0.978
         floor = _floor(embedder, 0.995, 0.985)
         assert min(cosines) > 0.95, cosines
-        if floor is not None:
-            assert min(c for c, t in zip(cosines, reference["texts"], strict=True) if t) >= floor
+        assert min(c for c, t in zip(cosines, reference["texts"], strict=True) if t) >= floor
 
     def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder
@@ -219,20 +218,17 @@ def test_onnx_and_torch_fp32_vectors_are_interchangeable(
 
     import numpy as np
 
-    if not (SCIFACT / "corpus.jsonl").is_file():
-        pytest.skip("../shared/data/scifact is absent")
-    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+    scifact = shared_data_path("scifact", "corpus.jsonl").parent  # skips (fails under CI)
+    with (scifact / "corpus.jsonl").open(encoding="utf-8") as fh:
         docs = [json.loads(line) for _, line in zip(range(100), fh, strict=False)]
-    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as fh:
+    with (scifact / "queries.jsonl").open(encoding="utf-8") as fh:
         queries = [json.loads(line)["text"] for _, line in zip(range(40), fh, strict=False)]
     texts = [f"{d['title']} {d['text']}" for d in docs]
     onnx_docs = np.array(run_closing(onnx_embedder, lambda: onnx_embedder.embed(texts)))
     fp32_docs = np.array(run_closing(hf_embedder, lambda: hf_embedder.embed(texts)))
     cosines = (onnx_docs * fp32_docs).sum(axis=1)
-    # Without VNNI / AMX, int8 runs only when forced (`auto` picks fp32): no floor there, but
-    # the queries below (one per call: fp32) are checked on every CPU.
     floor = _floor(onnx_embedder, 0.99, 0.99)
-    assert cosines.min() >= (0.95 if floor is None else floor), float(cosines.min())
+    assert cosines.min() >= floor, float(cosines.min())
     # one query per call, as a search embeds it
     onnx_q = np.array(
         run_closing(

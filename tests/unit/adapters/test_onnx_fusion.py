@@ -121,15 +121,20 @@ KEPT_PROBE = """
 import sys
 from pathlib import Path
 from biomcp.adapters.embeddings.onnx import OnnxEmbedder
-embedder = OnnxEmbedder(fused_cache=Path(sys.argv[1]), threads=1, precision=sys.argv[2])
+uint8 = sys.argv[3] == "uint8"
+embedder = OnnxEmbedder(
+    fused_cache=Path(sys.argv[1]), threads=1, precision=sys.argv[2], uint8_weights=uint8
+)
 vector = embedder.embed_sync(["aspirin and stroke", "aspirin and stroke."])[0]
 print(embedder.fusion is not None, "onnx" in sys.modules, round(sum(vector), 6))
 """
 
 
-@pytest.mark.parametrize("precision", ["fp32", "int8"])
+@pytest.mark.parametrize(
+    ("precision", "weights"), [("fp32", "-"), ("int8", "int8"), ("int8", "uint8")]
+)
 def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
-    tmp_path: Path, precision: str
+    tmp_path: Path, precision: str, weights: str
 ) -> None:
     import subprocess
     import sys
@@ -137,13 +142,14 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
     from biomcp.adapters.embeddings import onnx_graphs as module
 
     name, digest = {
-        "fp32": (module.FUSED_NAME, module.FUSED_SHA256),
+        "-": (module.FUSED_NAME, module.FUSED_SHA256),
         "int8": (module.INT8_NAME, module.INT8_SHA256),
-    }[precision]
+        "uint8": (module.INT8_UINT8_NAME, module.INT8_UINT8_SHA256),
+    }[weights]
 
     def load() -> list[str]:
         done = subprocess.run(  # noqa: S603 - this interpreter
-            [sys.executable, "-c", KEPT_PROBE, str(tmp_path), precision],
+            [sys.executable, "-c", KEPT_PROBE, str(tmp_path), precision, weights],
             capture_output=True,
             text=True,
             check=True,
@@ -202,6 +208,47 @@ def test_int8_compute_runs_every_projection_on_the_files_own_int8_weights(
     assert all(tuple(w.ravel()[:64]) in stored for w in matmul_weights)
 
 
+def test_uint8_weights_are_the_same_weights_and_give_the_same_vectors(
+    model_bytes: bytes, unfused: OnnxEmbedder
+) -> None:
+    """Shifted to uint8 (zero point 128), the file's int8 weights are the same numbers; their
+    products cannot saturate on any CPU, so the vectors are the signed graph's wherever that
+    one is exact (VNNI), and within the int8 floor of fp32 everywhere."""
+    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
+    from biomcp.adapters.embeddings.onnx_graphs import INT8_UINT8_SHA256, PINNED_INT8
+
+    fused, _ = fused_model_bytes(model_bytes)
+    signed, unsigned = onnx.load_model_from_string(fused), onnx.load_model_from_string(fused)
+    int8_compute(signed)
+    assert int8_compute(unsigned, unsigned=True) == PINNED_INT8
+    assert hashlib.sha256(unsigned.SerializeToString()).hexdigest() == INT8_UINT8_SHA256
+    before = {i.name: onnx.numpy_helper.to_array(i) for i in signed.graph.initializer}
+    after = {i.name: onnx.numpy_helper.to_array(i) for i in unsigned.graph.initializer}
+    products = [
+        n for n in unsigned.graph.node if n.op_type in ("DynamicQuantizeMatMul", "QAttention")
+    ]
+    assert len(products) == 24
+    for node in products:
+        weight, zero = (
+            node.input[1],
+            node.input[3 if node.op_type == "DynamicQuantizeMatMul" else 7],
+        )
+        assert after[weight].dtype == np.uint8
+        assert np.array_equal(after[weight].astype(np.int16) - 128, before[weight])
+        assert np.array_equal(after[zero], np.full(before[weight].shape[1], 128, np.uint8))
+
+    texts = [*TEXTS[1:4], TEXTS[2].replace("Mice", "Rats"), TEXTS[1].upper()]
+    vectors = {}
+    for uint8 in (False, True):
+        embedder = OnnxEmbedder(threads=1, precision="int8", uint8_weights=uint8)
+        vectors[uint8] = np.asarray(embedder.embed_sync(texts))
+        assert embedder.int8 == PINNED_INT8
+    fp32 = np.asarray(unfused.embed_sync(texts))
+    assert (vectors[True] * fp32).sum(axis=1).min() >= 0.99
+    if int8_dot_product_cpu():
+        assert np.allclose(vectors[True], vectors[False], atol=1e-6)
+
+
 def test_int8_compute_refuses_a_graph_that_was_not_fused(model_bytes: bytes) -> None:
     with pytest.raises(FusionError):
         int8_compute(onnx.load_model_from_string(model_bytes))
@@ -228,10 +275,9 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     cosines = (together * fp32).sum(axis=1)
     assert cosines.max() < 0.99999  # int8 ran
     assert cosines.min() >= 0.97, cosines
-    # The floor holds where `auto` picks int8 (VNNI / AMX: exact 32-bit int8 dot products).
-    # Without them int8 runs only when forced, on AVX2 products that may saturate.
-    if int8_dot_product_cpu():
-        assert cosines[1:4].min() >= 0.99, cosines
+    # int8 products are exact on every CPU (signed weights only where they cannot saturate)
+    assert embedder.unsigned_int8 is not int8_dot_product_cpu()
+    assert cosines[1:4].min() >= 0.99, cosines
     # TEXTS[1:4] differ in length: each ran alone, so with another text it gets the same vector
     pairs = [np.asarray(embedder.embed_sync([TEXTS[i], TEXTS[4]]))[0] for i in (1, 2, 3)]
     assert np.array_equal(np.asarray(pairs), together[1:4])
@@ -256,19 +302,28 @@ def test_int8_runs_spread_over_threads_give_each_text_its_own_vector() -> None:
     assert np.array_equal(spread, np.asarray(two.embed_sync(texts[::-1]))[::-1])
 
 
-def test_auto_precision_follows_the_cpus_int8_dot_products(tmp_path: Path) -> None:
-    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
+def test_auto_precision_follows_the_cpus_int8_products(tmp_path: Path) -> None:
+    from biomcp.adapters.embeddings.onnx import cpu_flags, int8_dot_product_cpu, int8_plan
 
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n")
     assert not int8_dot_product_cpu(cpuinfo)
-    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
+    assert int8_plan(cpu_flags(cpuinfo)) == (False, True)  # AVX2 alone: fp32 (int8 as uint8)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512bw avx512_vnni\n")
     assert int8_dot_product_cpu(cpuinfo)
+    assert int8_plan(cpu_flags(cpuinfo)) == (True, False)  # VNNI: int8, signed weights
     cpuinfo.write_text("flags\t\t: avx2 avx_vnni\n")
     assert int8_dot_product_cpu(cpuinfo)
+    assert int8_plan(cpu_flags(cpuinfo)) == (True, False)
+    cpuinfo.write_text("flags\t\t: avx2 avx512f avx512bw\n")
+    assert not int8_dot_product_cpu(cpuinfo)
+    assert int8_plan(cpu_flags(cpuinfo)) == (True, True)  # AVX-512 without VNNI: uint8
     assert not int8_dot_product_cpu(tmp_path / "absent")
-    expected = "int8" if int8_dot_product_cpu() else "fp32"
-    assert OnnxEmbedder().precision == expected
+    assert cpu_flags(tmp_path / "absent") == frozenset()
+    assert int8_plan(frozenset()) == (False, True)  # unknown CPU: fp32
+    fast, unsigned = int8_plan(cpu_flags())
+    assert OnnxEmbedder().precision == ("int8" if fast else "fp32")
+    assert OnnxEmbedder(precision="int8").unsigned_int8 is unsigned
     assert OnnxEmbedder(fuse=False).precision == "fp32"
     with pytest.raises(ValueError, match="precision"):
         OnnxEmbedder(precision="int4")

@@ -35,8 +35,14 @@
   costs little either way, and a query's vector is then the fp32 graph's. The activation
   scales are the run's, so a text's int8 vector depends a little on the texts run with it; a
   run holds only texts of about one length.
-  `auto` (the default) takes int8 where the CPU has VNNI or AMX (`int8_dot_product_cpu`) and
-  fp32 elsewhere: without them int8 gains little and AVX2's int8 products can saturate.
+  The int8 products are exact on every CPU: the file's signed weights run only where the CPU
+  multiplies them without saturating (VNNI, AMX); elsewhere (AVX2's and plain AVX-512's
+  `vpmaddubsw` saturates its 16-bit sums) the same weights run shifted to uint8, whose products
+  ONNX Runtime computes in 16-bit lanes that cannot saturate, so a vector is the same on every
+  CPU (`int8_plan`; tested on an emulated AVX2 CPU, tests/integration/test_int8_without_vnni.py).
+  `auto` (the default) takes int8 where that is measured faster than fp32: VNNI / AMX, and
+  AVX-512 without VNNI (uint8 weights); fp32 elsewhere (AVX2 alone: not measured here, where
+  the uint8 products run at half the width; `precision="int8"` takes them).
 * Every failure to import, verify, load or run the model is an `EmbeddingUnavailableError`.
 """
 
@@ -61,8 +67,10 @@ __all__ = [
     "PRECISIONS",
     "TOKENIZER_SHA256",
     "OnnxEmbedder",
+    "cpu_flags",
     "default_threads",
     "int8_dot_product_cpu",
+    "int8_plan",
     "open_session",
 ]
 
@@ -85,6 +93,11 @@ DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 # CPU flags of int8 dot-product instructions that accumulate into 32 bits (no intermediate
 # 16-bit saturation, unlike AVX2's vpmaddubsw): where int8 compute is both fast and exact.
 _INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+# AVX-512 without those: ONNX Runtime multiplies uint8 by uint8 in 16-bit lanes (vpmaddwd), which
+# cannot saturate, and faster than fp32 (measured: benchmarks/README.md, "Exact int8 on every
+# CPU"). AVX2 has the same instructions at half the width; not measured there, so `auto` keeps
+# fp32 on AVX2.
+_INT8_WIDE_FLAGS = frozenset({"avx512bw"})
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 
 
@@ -96,17 +109,31 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """True when the CPU has VNNI (or AMX) int8 dot products; False when it has not or when
-    that cannot be read (not Linux)."""
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The x86 feature flags of the CPU; empty when they cannot be read (not Linux, not x86)."""
     try:
         with cpuinfo.open(encoding="ascii", errors="replace") as fh:
             for line in fh:
                 if line.startswith("flags"):
-                    return not _INT8_DOT_FLAGS.isdisjoint(line.partition(":")[2].split())
+                    return frozenset(line.partition(":")[2].split())
     except OSError:
-        return False
-    return False
+        pass
+    return frozenset()
+
+
+def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """True when the CPU has VNNI (or AMX) int8 dot products; False when it has not or when
+    that cannot be read (not Linux)."""
+    return not _INT8_DOT_FLAGS.isdisjoint(cpu_flags(cpuinfo))
+
+
+def int8_plan(flags: frozenset[str]) -> tuple[bool, bool]:
+    """(whether `auto` computes in int8, whether the int8 weights run as uint8) on a CPU with
+    these flags. Signed int8 weights only where the CPU's int8 products cannot saturate (VNNI,
+    AMX); everywhere else the same weights shifted to uint8, whose products are exact on every
+    CPU ONNX Runtime knows (the vectors are the same either way)."""
+    signed = not _INT8_DOT_FLAGS.isdisjoint(flags)
+    return signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed
 
 
 def open_session(ort: Any, graph: bytes, threads: int, optimized_path: Path | None = None) -> Any:
@@ -142,6 +169,8 @@ class OnnxEmbedder:
         precision: `auto`, `fp32` or `int8` (see above; int8 needs `fuse`).
         fused_cache: a folder to keep the rewritten pinned model in (checked against its
             pinned digest whenever it is read); None rewrites it at every load.
+        uint8_weights: run the int8 weights as uint8 (True) or as stored (False); None: as
+            this CPU needs for exact products (`int8_plan`).
         model_sha256 / tokenizer_sha256: the digests the files must have.
     """
 
@@ -155,6 +184,7 @@ class OnnxEmbedder:
         fuse: bool = True,
         precision: str = "auto",
         fused_cache: Path | None = None,
+        uint8_weights: bool | None = None,
         model_sha256: str = MODEL_SHA256,
         tokenizer_sha256: str = TOKENIZER_SHA256,
     ) -> None:
@@ -167,8 +197,11 @@ class OnnxEmbedder:
         self._tokenizer_path = tokenizer_path or TOKENIZER_PATH
         self.threads = threads or default_threads()
         self.fuse = fuse
+        fast, unsigned = int8_plan(cpu_flags())
         if precision == "auto":
-            precision = "int8" if fuse and int8_dot_product_cpu() else "fp32"
+            precision = "int8" if fuse and fast else "fp32"
+        #: int8 weights as uint8 (exact products on a CPU without VNNI; see `int8_plan`)
+        self.unsigned_int8 = unsigned if uint8_weights is None else uint8_weights
         if precision == "int8" and not fuse:
             raise ValueError("precision int8 needs the fused graph (fuse=True)")
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
@@ -359,7 +392,7 @@ class OnnxEmbedder:
             MODEL_ID,
             self.threads,
             "fused graph" if self.fusion else "graph as exported",
-            self.precision,
+            f"{self.precision}{' (uint8 weights)' if self._runs_uint8 else ''}",
         )
         self._ort, self._tokenizer, self._np = ort, tokenizer, np
         self._sessions["fp32"] = session
@@ -373,7 +406,8 @@ class OnnxEmbedder:
             if "int8" not in self._sessions and self.precision == "int8":
                 try:
                     # one thread per call: `embed_sync` runs several calls side by side
-                    self._sessions["int8"] = open_session(self._ort, self._graphs.int8(), 1)
+                    graph = self._graphs.int8(unsigned=self.unsigned_int8)
+                    self._sessions["int8"] = open_session(self._ort, graph, 1)
                 except Exception as exc:  # FusionError, onnx / onnxruntime errors
                     _log.warning("the embedding model runs in fp32 only: %s", exc)
                     self.precision = "fp32"
@@ -382,8 +416,12 @@ class OnnxEmbedder:
     def _session(self, ort: Any, graph: bytes) -> Any:
         return open_session(ort, graph, self.threads)
 
+    @property
+    def _runs_uint8(self) -> bool:
+        return self.precision == "int8" and self.unsigned_int8
+
     def __repr__(self) -> str:
         return (
             f"OnnxEmbedder(threads={self.threads}, batch_size={self.batch_size}, "
-            f"precision={self.precision})"
+            f"precision={self.precision}{', uint8 weights' if self._runs_uint8 else ''})"
         )

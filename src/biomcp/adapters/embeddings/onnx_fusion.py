@@ -304,7 +304,24 @@ def _int8_weight(g: _Graph, name: str) -> tuple[Any, Any]:
     return q, s
 
 
-def int8_compute(model: Any) -> Int8Report:
+def _weight_inputs(g: _Graph, stem: str, q: Any, s: Any, unsigned: bool) -> list[str]:
+    """The initializers a quantized product reads its weight from: [weight, scales], or, for
+    `unsigned`, [weight + 128 as uint8, scales, zero points of 128] (the same values)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    if not unsigned:
+        g.add(numpy_helper.from_array(q, f"{stem}_w"), numpy_helper.from_array(s, f"{stem}_s"))
+        return [f"{stem}_w", f"{stem}_s"]
+    g.add(
+        numpy_helper.from_array((q.astype(np.int16) + 128).astype(np.uint8), f"{stem}_w"),
+        numpy_helper.from_array(s, f"{stem}_s"),
+        numpy_helper.from_array(np.full(q.shape[1], 128, dtype=np.uint8), f"{stem}_z"),
+    )
+    return [f"{stem}_w", f"{stem}_s", f"{stem}_z"]
+
+
+def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     """Rewrite a fused model (`fuse_bert`) in place so that its projections compute in int8:
 
     * `MatMul(x, Mul(Cast(q), s))` -> `com.microsoft.DynamicQuantizeMatMul(x, q, s)`;
@@ -321,7 +338,7 @@ def int8_compute(model: Any) -> Int8Report:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
     """
     import numpy as np
-    from onnx import helper, numpy_helper
+    from onnx import helper
 
     graph = model.graph
     g = _Graph(graph)
@@ -332,11 +349,11 @@ def int8_compute(model: Any) -> Int8Report:
         if node.op_type == "MatMul" and g.constant(node.input[1]):
             q, s = _int8_weight(g, node.input[1])
             stem = f"int8_{node.output[0]}"
-            g.add(numpy_helper.from_array(q, f"{stem}_w"), numpy_helper.from_array(s, f"{stem}_s"))
+            weight = _weight_inputs(g, stem, q, s, unsigned)
             added.append(
                 helper.make_node(
                     "DynamicQuantizeMatMul",
-                    [node.input[0], f"{stem}_w", f"{stem}_s"],
+                    [node.input[0], *weight],
                     [f"{stem}_out"],
                     domain=_MS,
                     name=stem,
@@ -350,7 +367,7 @@ def int8_compute(model: Any) -> Int8Report:
             q = np.concatenate([p[0] for p in parts], axis=1)
             s = np.concatenate([p[1] for p in parts])
             stem = f"int8_{node.output[0]}"
-            g.add(numpy_helper.from_array(q, f"{stem}_w"), numpy_helper.from_array(s, f"{stem}_s"))
+            weight = _weight_inputs(g, stem, q, s, unsigned)
             x = node.input[0]
             quantized = [f"{stem}_x", f"{stem}_x_scale", f"{stem}_x_zero"]
             added += [
@@ -359,12 +376,13 @@ def int8_compute(model: Any) -> Int8Report:
                     "QAttention",
                     [
                         quantized[0],
-                        f"{stem}_w",
+                        weight[0],
                         node.input[2],
                         quantized[1],
-                        f"{stem}_s",
+                        weight[1],
                         node.input[3],
                         quantized[2],
+                        *weight[2:],
                     ],
                     [f"{stem}_out"],
                     domain=_MS,

