@@ -129,7 +129,7 @@ def onnx_embedder(request: pytest.FixtureRequest) -> Embedder:
 
 def _floor(embedder: Embedder, fp32: float, int8: float) -> float:
     """The cosine to fp32 vectors the embedder must reach: `fp32` for the fp32 graph, `int8`
-    for int8 (exact int8 products on every CPU: the same vectors everywhere)."""
+    for int8 (int8 products that cannot saturate, on every CPU)."""
     from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
     if isinstance(embedder, OnnxEmbedder) and embedder.precision == "int8":

@@ -5,7 +5,9 @@ kernels.
 The file's signed int8 weights meet AVX2's `vpmaddubsw`, whose 16-bit sums saturate: their
 vectors drift from the exact ones. The same weights shifted to uint8 (what the embedder runs
 on such a CPU, `int8_plan`) are multiplied in 16-bit lanes that cannot saturate: their vectors
-are the ones a VNNI CPU computes.
+are the native ones but for float rounding around the products (which can move a value across
+a quantization step a layer later: on long abstracts the two agree to cosine 0.998,
+benchmarks/README.md), and as close to fp32.
 
 Needs `qemu-x86_64` (Debian's `qemu-user`): skipped without it, failed under CI (which
 installs it).
@@ -77,7 +79,9 @@ def test_uint8_weights_are_exact_where_avx2_saturates_signed_ones(tmp_path: Path
     assert len(list(tmp_path.glob("*.onnx"))) == 3
     native = vectors([], tmp_path)
     emulated = vectors([emulator, "-cpu", CPU], tmp_path)
-    # uint8: the same integers on both CPUs (float rounding aside)
+    # uint8: the same integer products on both CPUs, float rounding aside
     assert (native["uint8"] * emulated["uint8"]).sum(axis=1).min() > 0.99999
+    fp32 = np.asarray(OnnxEmbedder(threads=1, precision="fp32").embed_sync(TEXTS))
+    assert (emulated["uint8"] * fp32).sum(axis=1).min() >= 0.99
     if int8_dot_product_cpu():  # natively exact: the emulated AVX2 products saturated
         assert (native["int8"] * emulated["int8"]).sum(axis=1).min() < 0.9999

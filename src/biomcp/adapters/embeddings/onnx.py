@@ -38,8 +38,10 @@
   The int8 products are exact on every CPU: the file's signed weights run only where the CPU
   multiplies them without saturating (VNNI, AMX); elsewhere (AVX2's and plain AVX-512's
   `vpmaddubsw` saturates its 16-bit sums) the same weights run shifted to uint8, whose products
-  ONNX Runtime computes in 16-bit lanes that cannot saturate, so a vector is the same on every
-  CPU (`int8_plan`; tested on an emulated AVX2 CPU, tests/integration/test_int8_without_vnni.py).
+  ONNX Runtime computes in 16-bit lanes that cannot saturate (`int8_plan`; run on an emulated
+  AVX2 CPU in tests/integration/test_int8_without_vnni.py). The vectors are then as close to
+  fp32 on every CPU; they are not bit for bit the same across CPUs, whose float kernels round
+  differently around the products.
   `auto` (the default) takes int8 where that is measured faster than fp32: VNNI / AMX, and
   AVX-512 without VNNI (uint8 weights); fp32 elsewhere (AVX2 alone: not measured here, where
   the uint8 products run at half the width; `precision="int8"` takes them).
@@ -131,7 +133,7 @@ def int8_plan(flags: frozenset[str]) -> tuple[bool, bool]:
     """(whether `auto` computes in int8, whether the int8 weights run as uint8) on a CPU with
     these flags. Signed int8 weights only where the CPU's int8 products cannot saturate (VNNI,
     AMX); everywhere else the same weights shifted to uint8, whose products are exact on every
-    CPU ONNX Runtime knows (the vectors are the same either way)."""
+    CPU ONNX Runtime knows (on one CPU, both give the same vectors)."""
     signed = not _INT8_DOT_FLAGS.isdisjoint(flags)
     return signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed
 
