@@ -334,6 +334,10 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     then depend, slightly, on the other texts of a run (the embedder runs texts of about one
     length together).
 
+    `unsigned` stores each weight as its value + 128 in uint8, with zero points of 128: the same
+    numbers, multiplied by ONNX Runtime's uint8 x uint8 kernels, which cannot saturate on a CPU
+    without VNNI (where uint8 x int8 products are summed in saturating 16-bit lanes).
+
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
     """

@@ -4,7 +4,8 @@
   built and checked against its pinned sha256 before anything is done with it.
 * `fp32()`: the graph rewritten into ONNX Runtime's fused operators (`onnx_fusion.fuse_bert`),
   or the graph as exported when that rewrite cannot be done (`fusion` is then None).
-* `int8()`: the fused graph rewritten once more for int8 compute (`onnx_fusion.int8_compute`).
+* `int8()`: the fused graph rewritten once more for int8 compute (`onnx_fusion.int8_compute`),
+  its weights as stored or, `unsigned`, shifted to uint8.
 * The rewrites of the pinned model are kept in a folder (`cache`), each under a name carrying
   its pinned digest, and read back only when they still have it: a later process skips
   importing onnx and rewriting. A rewrite that does not give the pinned bytes (another onnx
