@@ -130,12 +130,11 @@ class ChunkIndexer:
             EmbeddingError: from the embedder (nothing is written either way).
         """
         began = time.perf_counter()
-        texts = [t for t in prepared.texts if t not in prepared.vectors]
-        prepared.vectors.update(zip(texts, await self._embed(texts), strict=True))
+        sent = await self._embed_missing(prepared.texts, prepared.vectors)
         prepared.timings["embed"] = prepared.timings.get("embed", 0.0) + (
             time.perf_counter() - began
         )
-        return len(texts)
+        return sent
 
     async def index(
         self, docs: Sequence[StoredDocument], prepared: PreparedChunks | None = None
@@ -164,11 +163,8 @@ class ChunkIndexer:
 
         began = time.perf_counter()
         known = prepared.vectors
-        missing = list(dict.fromkeys(c.text for _, c in pieces if c.text not in known))
-        fresh = dict(zip(missing, await self._embed(missing), strict=True)) if missing else {}
-        vectors = [
-            known[chunk.text] if chunk.text in known else fresh[chunk.text] for _, chunk in pieces
-        ]
+        await self._embed_missing([chunk.text for _, chunk in pieces], known)
+        vectors = [known[chunk.text] for _, chunk in pieces]
         outcome.timings["embed"] = time.perf_counter() - began
         outcome.texts_embedded = len(pieces)
 
@@ -223,6 +219,14 @@ class ChunkIndexer:
             present = set()
         missing = {p: [u for u in uuids if u not in present] for p, uuids in wanted.items()}
         return {p: uuids for p, uuids in missing.items() if uuids}
+
+    async def _embed_missing(self, texts: Sequence[str], vectors: dict[str, list[float]]) -> int:
+        """Embed the distinct `texts` that `vectors` lacks, each once, into `vectors`; return
+        how many were sent to the embedder."""
+        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if missing:
+            vectors.update(zip(missing, await self._embed(missing), strict=True))
+        return len(missing)
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         size = self._embed_batch_size

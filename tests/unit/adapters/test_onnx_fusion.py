@@ -276,7 +276,7 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     assert cosines.max() < 0.99999  # int8 ran
     assert cosines.min() >= 0.97, cosines
     # int8 products are exact on every CPU (signed weights only where they cannot saturate)
-    assert embedder.unsigned_int8 is not int8_dot_product_cpu()
+    assert embedder.uint8_weights is not int8_dot_product_cpu()
     assert cosines[1:4].min() >= 0.99, cosines
     # TEXTS[1:4] differ in length: each ran alone, so with another text it gets the same vector
     pairs = [np.asarray(embedder.embed_sync([TEXTS[i], TEXTS[4]]))[0] for i in (1, 2, 3)]
@@ -323,7 +323,7 @@ def test_auto_precision_follows_the_cpus_int8_products(tmp_path: Path) -> None:
     assert int8_plan(frozenset()) == (False, True)  # unknown CPU: fp32
     fast, unsigned = int8_plan(cpu_flags())
     assert OnnxEmbedder().precision == ("int8" if fast else "fp32")
-    assert OnnxEmbedder(precision="int8").unsigned_int8 is unsigned
+    assert OnnxEmbedder(precision="int8").uint8_weights is unsigned
     assert OnnxEmbedder(fuse=False).precision == "fp32"
     with pytest.raises(ValueError, match="precision"):
         OnnxEmbedder(precision="int4")

@@ -203,7 +203,7 @@ class OnnxEmbedder:
         if precision == "auto":
             precision = "int8" if fuse and fast else "fp32"
         #: int8 weights as uint8 (exact products on a CPU without VNNI; see `int8_plan`)
-        self.unsigned_int8 = unsigned if uint8_weights is None else uint8_weights
+        self.uint8_weights = unsigned if uint8_weights is None else uint8_weights
         if precision == "int8" and not fuse:
             raise ValueError("precision int8 needs the fused graph (fuse=True)")
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
@@ -408,7 +408,7 @@ class OnnxEmbedder:
             if "int8" not in self._sessions and self.precision == "int8":
                 try:
                     # one thread per call: `embed_sync` runs several calls side by side
-                    graph = self._graphs.int8(unsigned=self.unsigned_int8)
+                    graph = self._graphs.int8(unsigned=self.uint8_weights)
                     self._sessions["int8"] = open_session(self._ort, graph, 1)
                 except Exception as exc:  # FusionError, onnx / onnxruntime errors
                     _log.warning("the embedding model runs in fp32 only: %s", exc)
@@ -420,7 +420,7 @@ class OnnxEmbedder:
 
     @property
     def _runs_uint8(self) -> bool:
-        return self.precision == "int8" and self.unsigned_int8
+        return self.precision == "int8" and self.uint8_weights
 
     def __repr__(self) -> str:
         return (
