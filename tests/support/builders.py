@@ -1,12 +1,18 @@
-"""A tiny builder of `PubMedRecord`s for tests: sensible defaults, any field overridable."""
+"""Tiny builders of `PubMedRecord`s (sensible defaults, any field overridable) and of the
+`StoredDocument`s a store would hold for them."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from typing import Any
 
+from biomcp.domain.evidence import classify_evidence
+from biomcp.domain.quality import score_quality
 from biomcp.domain.records import AbstractSection, Journal, MeshHeading, PubDate, PubMedRecord
+from biomcp.domain.versioning import content_hash
+from biomcp.ports.metadata import StoredDocument
 
-__all__ = ["abstract", "make_record", "mesh"]
+__all__ = ["abstract", "make_record", "mesh", "stored_document"]
 
 
 def abstract(*texts: str) -> tuple[AbstractSection, ...]:
@@ -36,3 +42,19 @@ def make_record(**overrides: Any) -> PubMedRecord:
         overrides["mesh"] = mesh(*overrides.pop("mesh_terms"))
     fields.update(overrides)
     return PubMedRecord(**fields)
+
+
+def stored_document(
+    record: PubMedRecord, *, indexed_version: int = 1, today: date = date(2026, 11, 22)
+) -> StoredDocument:
+    """`record` as stored at version 1: its evidence tier and quality score derived `today`."""
+    evidence = classify_evidence(record)
+    return StoredDocument(
+        record=record,
+        evidence=evidence,
+        quality=score_quality(record, today, evidence=evidence),
+        content_hash=content_hash(record),
+        version=1,
+        indexed_version=indexed_version,
+        last_seen_at=datetime.combine(today, datetime.min.time(), UTC),
+    )

@@ -36,7 +36,7 @@ from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.errors import IndexingError, InvalidRequestError
-from biomcp.usecases.indexing import ChunkIndexer
+from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.search import SearchConfig, SearchCorpus, SearchHit
 
 __all__ = [
@@ -363,7 +363,7 @@ class BeirEvaluation:
         chunking: ChunkingConfig | None = None,
         search: SearchConfig | None = None,
         depth: int = 200,
-        embed_batch_size: int = 256,
+        embed_batch_size: int = EMBED_BATCH,
         index_batch: int = 1000,
         title_every_chunk: bool | None = None,
     ) -> None:

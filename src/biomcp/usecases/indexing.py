@@ -23,6 +23,7 @@ from biomcp.usecases.payloads import iso_utc
 
 __all__ = [
     "DESIGN_FACET",
+    "EMBED_BATCH",
     "STUDY_DESIGN",
     "ChunkIndexer",
     "IndexOutcome",
@@ -69,6 +70,12 @@ class PreparedChunks:
         return list(dict.fromkeys(c.text for chunks in self.chunks.values() for c in chunks))
 
 
+#: The most texts sent to the embedder in one call: a sync batch's chunks (500 records, about 750
+#: texts) go in one. The local embedder groups a call's texts by length into runs, so a larger
+#: call makes fuller runs (benchmarks/README.md); the remote ones cut requests to the API limits.
+EMBED_BATCH = 1024
+
+
 def _version_key(doc: StoredDocument) -> tuple[str, int, str]:
     return (doc.record.pmid, doc.version, doc.content_hash)
 
@@ -84,7 +91,7 @@ class ChunkIndexer:
         *,
         collection: str,
         chunking: ChunkingConfig | None = None,
-        embed_batch_size: int = 256,
+        embed_batch_size: int = EMBED_BATCH,
     ) -> None:
         if embed_batch_size < 1:
             raise ValueError("embed_batch_size must be >= 1")

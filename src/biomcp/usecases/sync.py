@@ -50,7 +50,7 @@ from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument,
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.indexing import ChunkIndexer, PreparedChunks
+from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
@@ -78,7 +78,7 @@ class SyncConfig:
     collection: str = "PubMedChunk"
     initial_days: int | None = None
     batch_size: int = 500
-    embed_batch_size: int = 256
+    embed_batch_size: int = EMBED_BATCH
     lock_timeout_s: float = 600.0
     chunking: ChunkingConfig | None = None
     quality: QualityConfig = field(default_factory=QualityConfig)

@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-
 import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.domain.design import StudyDesign
-from biomcp.domain.evidence import classify_evidence
-from biomcp.domain.quality import score_quality
-from biomcp.domain.records import PubMedRecord
-from biomcp.domain.versioning import content_hash
 from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS, contract_payload
 from biomcp.ports.metadata import StoredDocument
 from biomcp.usecases.payloads import document_payload
-from tests.support.builders import make_record
+from tests.support.builders import make_record, stored_document
 
 pytestmark = pytest.mark.unit
-
-
-def _stored(record: PubMedRecord) -> StoredDocument:
-    evidence = classify_evidence(record)
-    return StoredDocument(
-        record=record,
-        evidence=evidence,
-        quality=score_quality(record, date(2026, 11, 22), evidence=evidence),
-        content_hash=content_hash(record),
-        version=1,
-        indexed_version=1,
-        last_seen_at=datetime(2026, 11, 22, tzinfo=UTC),
-    )
 
 
 def test_rag_get_shows_the_design_its_rule_and_what_was_read() -> None:
@@ -38,7 +19,7 @@ def test_rag_get_shows_the_design_its_rule_and_what_was_read() -> None:
         "We retrospectively studied one hundred and forty-one patients. A total of 232,878 "
         "examinations were reviewed."
     )
-    payload = document_payload(_stored(make_record(text=text)))
+    payload = document_payload(stored_document(make_record(text=text)))
     Draft202012Validator(V11_OUTPUTS["rag.get"]).validate(payload)
     assert (payload["study_design"], payload["design_rule"]) == (
         "observational",
@@ -55,7 +36,7 @@ def test_rag_get_shows_the_design_its_rule_and_what_was_read() -> None:
 
 
 def test_a_stale_stored_n_hides_the_phrase_rather_than_misexplain_it() -> None:
-    doc = _stored(make_record(text="We studied 412 patients."))
+    doc = stored_document(make_record(text="We studied 412 patients."))
     stale = StoredDocument(
         doc.record,
         doc.evidence,
@@ -74,7 +55,7 @@ def test_the_schema_lists_every_design() -> None:
 
 
 def test_the_v1_0_contract_cuts_the_design_fields() -> None:
-    payload = document_payload(_stored(make_record(publication_types=("Case Reports",))))
+    payload = document_payload(stored_document(make_record(publication_types=("Case Reports",))))
     cut = contract_payload("rag.get", payload, "1.0")
     assert "study_design" not in cut
     assert "design_rule" not in cut
