@@ -30,7 +30,6 @@ from array import array
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal, Self, cast
 
 from starlette.applications import Starlette
@@ -39,7 +38,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
-from biomcp.testing.serving import BackgroundServer
+from biomcp.testing.serving import BackgroundServer, ServerLifecycle
 
 __all__ = [
     "FAKE_MODELS",
@@ -395,7 +394,7 @@ def create_app(state: FakeOpenAIState) -> Starlette:
     return app
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(ServerLifecycle):
     """The fake OpenAI embeddings API served by uvicorn on `host`:`port` (0: a free port, bound
     here so the port is known before serving starts), in a background thread.
 
@@ -441,28 +440,6 @@ class FakeOpenAIServer:
     def stop(self) -> None:
         """Stop serving and release the thread and the socket (idempotent)."""
         self._serving.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        return await asyncio.to_thread(self.start)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await asyncio.to_thread(self.stop)
 
     @property
     def api_key(self) -> str:

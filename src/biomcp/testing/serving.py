@@ -7,14 +7,16 @@ stall sits between a response's head and body.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import uvicorn
 
-__all__ = ["BackgroundServer"]
+__all__ = ["BackgroundServer", "ServerLifecycle"]
 
 _START_TIMEOUT_S = 15.0
 
@@ -97,3 +99,36 @@ class BackgroundServer:
             thread.join(timeout=10)
         if sock is not None:
             sock.close()
+
+
+class ServerLifecycle:
+    """`with` and `async with` for a fake server: entering starts it (in a worker thread under
+    `async with`), leaving stops it. Subclasses define `start` and `stop`."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)

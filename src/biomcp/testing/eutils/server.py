@@ -11,17 +11,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, Self
 
 from biomcp.testing.eutils.app import create_app
 from biomcp.testing.eutils.corpus import FakeCorpus
 from biomcp.testing.eutils.faults import FaultInjector
 from biomcp.testing.eutils.state import ServerState
-from biomcp.testing.serving import BackgroundServer
+from biomcp.testing.serving import BackgroundServer, ServerLifecycle
 
 __all__ = ["FakeEutilsServer", "is_loopback"]
 
@@ -38,7 +36,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class FakeEutilsServer:
+class FakeEutilsServer(ServerLifecycle):
     """The fake E-utilities served by uvicorn on `host`:`port` (0: a free port, bound here so
     the port is known before serving starts).
 
@@ -90,28 +88,6 @@ class FakeEutilsServer:
         """Stop serving and release the thread and the socket (idempotent)."""
         self._serving.stop()
         self.state.close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        return await asyncio.to_thread(self.start)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await asyncio.to_thread(self.stop)
 
     # -- access ------------------------------------------------------------------------------
 
