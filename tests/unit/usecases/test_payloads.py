@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.domain.design import StudyDesign
 from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS, contract_payload
-from biomcp.ports.metadata import StoredDocument
 from biomcp.usecases.payloads import document_payload
 from tests.support.builders import make_record, stored_document
 
@@ -37,15 +38,7 @@ def test_rag_get_shows_the_design_its_rule_and_what_was_read() -> None:
 
 def test_a_stale_stored_n_hides_the_phrase_rather_than_misexplain_it() -> None:
     doc = stored_document(make_record(text="We studied 412 patients."))
-    stale = StoredDocument(
-        doc.record,
-        doc.evidence,
-        type(doc.quality)(**{**doc.quality.as_dict(), "sample_size_n": 9}),
-        doc.content_hash,
-        doc.version,
-        doc.indexed_version,
-        doc.last_seen_at,
-    )
+    stale = replace(doc, quality=replace(doc.quality, sample_size_n=9))
     assert document_payload(stale)["quality_breakdown"]["sample_size_text"] is None
 
 
