@@ -214,7 +214,7 @@ def test_uint8_weights_are_the_same_weights_and_give_the_same_vectors(
     """Shifted to uint8 (zero point 128), the file's int8 weights are the same numbers; their
     products cannot saturate on any CPU, so the vectors are the signed graph's wherever that
     one is exact (VNNI), and within the int8 floor of fp32 everywhere."""
-    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
+    from biomcp.adapters.embeddings.onnx import cpu_flags, int8_plan
     from biomcp.adapters.embeddings.onnx_graphs import INT8_UINT8_SHA256, PINNED_INT8
 
     fused, _ = fused_model_bytes(model_bytes)
@@ -245,7 +245,7 @@ def test_uint8_weights_are_the_same_weights_and_give_the_same_vectors(
         assert embedder.int8 == PINNED_INT8
     fp32 = np.asarray(unfused.embed_sync(texts))
     assert (vectors[True] * fp32).sum(axis=1).min() >= 0.99
-    if int8_dot_product_cpu():
+    if not int8_plan(cpu_flags()).uint8_weights:
         assert np.allclose(vectors[True], vectors[False], atol=1e-6)
 
 
@@ -260,7 +260,7 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     """Several texts: within cosine 0.99 of the fp32 graph's vectors, texts of different
     lengths never in one run (nor sharing activation scales), texts of about one length in one.
     One text (a query): the fp32 graph's vector."""
-    from biomcp.adapters.embeddings.onnx import int8_dot_product_cpu
+    from biomcp.adapters.embeddings.onnx import cpu_flags, int8_plan
 
     embedder = OnnxEmbedder(threads=1, precision="int8")
     embedder.load()
@@ -276,7 +276,7 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     assert cosines.max() < 0.99999  # int8 ran
     assert cosines.min() >= 0.97, cosines
     # int8 products are exact on every CPU (signed weights only where they cannot saturate)
-    assert embedder.uint8_weights is not int8_dot_product_cpu()
+    assert embedder.uint8_weights is int8_plan(cpu_flags()).uint8_weights
     assert cosines[1:4].min() >= 0.99, cosines
     # TEXTS[1:4] differ in length: each ran alone, so with another text it gets the same vector
     pairs = [np.asarray(embedder.embed_sync([TEXTS[i], TEXTS[4]]))[0] for i in (1, 2, 3)]
@@ -303,24 +303,24 @@ def test_int8_runs_spread_over_threads_give_each_text_its_own_vector() -> None:
 
 
 def test_auto_precision_follows_the_cpus_int8_products(tmp_path: Path) -> None:
-    from biomcp.adapters.embeddings.onnx import cpu_flags, int8_dot_product_cpu, int8_plan
+    from biomcp.adapters.embeddings.onnx import Int8Plan, cpu_flags, int8_plan
+
+    def plan(flags: str) -> Int8Plan:
+        cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+        return int8_plan(cpu_flags(cpuinfo))
 
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n")
-    assert not int8_dot_product_cpu(cpuinfo)
-    assert int8_plan(cpu_flags(cpuinfo)) == (False, True)  # AVX2 alone: fp32 (int8 as uint8)
-    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512bw avx512_vnni\n")
-    assert int8_dot_product_cpu(cpuinfo)
-    assert int8_plan(cpu_flags(cpuinfo)) == (True, False)  # VNNI: int8, signed weights
-    cpuinfo.write_text("flags\t\t: avx2 avx_vnni\n")
-    assert int8_dot_product_cpu(cpuinfo)
-    assert int8_plan(cpu_flags(cpuinfo)) == (True, False)
-    cpuinfo.write_text("flags\t\t: avx2 avx512f avx512bw\n")
-    assert not int8_dot_product_cpu(cpuinfo)
-    assert int8_plan(cpu_flags(cpuinfo)) == (True, True)  # AVX-512 without VNNI: uint8
-    assert not int8_dot_product_cpu(tmp_path / "absent")
+    # AVX2 alone: fp32 (a forced int8 as uint8)
+    assert plan("fpu sse2 avx2 fma") == Int8Plan(auto=False, uint8_weights=True)
+    # VNNI (AVX-512 or AVX): int8, signed weights
+    assert plan("fpu avx2 avx512f avx512bw avx512_vnni") == Int8Plan(auto=True, uint8_weights=False)
+    assert plan("avx2 avx_vnni") == Int8Plan(auto=True, uint8_weights=False)
+    # AVX-512 without VNNI: int8, uint8 weights
+    assert plan("avx2 avx512f avx512bw") == Int8Plan(auto=True, uint8_weights=True)
+    # unknown CPU: fp32
     assert cpu_flags(tmp_path / "absent") == frozenset()
-    assert int8_plan(frozenset()) == (False, True)  # unknown CPU: fp32
+    assert int8_plan(cpu_flags(tmp_path / "absent")) == Int8Plan(auto=False, uint8_weights=True)
+    assert int8_plan(frozenset()) == (False, True)
     fast, unsigned = int8_plan(cpu_flags())
     assert OnnxEmbedder().precision == ("int8" if fast else "fp32")
     assert OnnxEmbedder(precision="int8").uint8_weights is unsigned

@@ -57,7 +57,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from biomcp.adapters.embeddings.local import embed_in_worker
 from biomcp.adapters.embeddings.onnx_fusion import FusionReport, Int8Report
@@ -68,10 +68,10 @@ __all__ = [
     "MODEL_ID",
     "PRECISIONS",
     "TOKENIZER_SHA256",
+    "Int8Plan",
     "OnnxEmbedder",
     "cpu_flags",
     "default_threads",
-    "int8_dot_product_cpu",
     "int8_plan",
     "open_session",
 ]
@@ -123,19 +123,22 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
     return frozenset()
 
 
-def int8_dot_product_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """True when the CPU has VNNI (or AMX) int8 dot products; False when it has not or when
-    that cannot be read (not Linux)."""
-    return not _INT8_DOT_FLAGS.isdisjoint(cpu_flags(cpuinfo))
+class Int8Plan(NamedTuple):
+    """How int8 runs on a CPU (`int8_plan`)."""
+
+    #: `auto` computes in int8 (where that is measured faster than fp32)
+    auto: bool
+    #: the int8 weights run shifted to uint8: the CPU's signed int8 products could saturate
+    uint8_weights: bool
 
 
-def int8_plan(flags: frozenset[str]) -> tuple[bool, bool]:
-    """(whether `auto` computes in int8, whether the int8 weights run as uint8) on a CPU with
-    these flags. Signed int8 weights only where the CPU's int8 products cannot saturate (VNNI,
-    AMX); everywhere else the same weights shifted to uint8, whose products are exact on every
-    CPU ONNX Runtime knows (on one CPU, both give the same vectors)."""
+def int8_plan(flags: frozenset[str]) -> Int8Plan:
+    """How int8 runs on a CPU with these flags. Signed int8 weights only where the CPU's int8
+    products cannot saturate (VNNI, AMX); everywhere else the same weights shifted to uint8,
+    whose products are exact on every CPU ONNX Runtime knows (on one CPU, both give the same
+    vectors)."""
     signed = not _INT8_DOT_FLAGS.isdisjoint(flags)
-    return signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed
+    return Int8Plan(signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed)
 
 
 def open_session(ort: Any, graph: bytes, threads: int, optimized_path: Path | None = None) -> Any:
@@ -199,11 +202,11 @@ class OnnxEmbedder:
         self._tokenizer_path = tokenizer_path or TOKENIZER_PATH
         self.threads = threads or default_threads()
         self.fuse = fuse
-        fast, unsigned = int8_plan(cpu_flags())
+        plan = int8_plan(cpu_flags())
         if precision == "auto":
-            precision = "int8" if fuse and fast else "fp32"
+            precision = "int8" if fuse and plan.auto else "fp32"
         #: int8 weights as uint8 (exact products on a CPU without VNNI; see `int8_plan`)
-        self.uint8_weights = unsigned if uint8_weights is None else uint8_weights
+        self.uint8_weights = plan.uint8_weights if uint8_weights is None else uint8_weights
         if precision == "int8" and not fuse:
             raise ValueError("precision int8 needs the fused graph (fuse=True)")
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
