@@ -16,6 +16,9 @@ and use cases come from `build_services(Settings(...))` exactly as the server bu
 2. Replay: the checkpoint is set back so that the window holds ~1,000 already-synced,
    unchanged records (`--replay`), and the sync is replayed (overlap 0) three times: wall time,
    embedding calls (counted by a pass-through wrapper) and vector writes (must both be 0).
+   Each replay also re-checks the stored records outside its window for retractions; the
+   fake lists `RETRACTED` retracted articles (the oldest, retracted before the first sync), as
+   PubMed always lists some, so the re-check runs as it would against NCBI.
 3. `rag_search` through the MCP server (`build_server` + an in-process `mcp.Client`): N calls
    (`--searches`) over a rotating set of questions, p50 / p95 / mean; the same queries through
    `SearchCorpus` directly show what the MCP layer adds.
@@ -57,6 +60,8 @@ from typing import Any
 from benchmarks.machine import describe, goal
 
 TERM = "Journal Article[pt]"
+#: Articles of the fake's corpus retracted before the first sync.
+RETRACTED = 3
 KEY = "bench_all"
 RATE_PER_S_WITH_KEY = 10.0
 CONDITIONS = [
@@ -191,6 +196,19 @@ def fake_eutils(corpus_file: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+
+
+def _retract(base_url: str, pmids: Sequence[str]) -> None:
+    """Retract `pmids` in the fake E-utilities (its admin route), as PubMed would."""
+    import httpx
+
+    for number, pmid in enumerate(pmids):
+        answer = httpx.post(
+            f"{base_url}/_fake/retract",
+            json={"pmid": pmid, "notice_pmid": str(39_000_001 + number)},
+            timeout=30,
+        )
+        answer.raise_for_status()
 
 
 @contextlib.contextmanager
@@ -380,6 +398,8 @@ async def _measure(
                     "skipped": replay.skipped,
                     "embedding_calls": embedder.calls,
                     "vector_writes": vectors.writes,
+                    "retractions_rechecked": replay.retractions_rechecked,
+                    "newly_retracted": len(replay.newly_retracted),
                     "stages_s": dict(replay.timings),
                 }
             )
@@ -537,13 +557,18 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
 
     end = date.today() - timedelta(days=1)
     body = generate_articles(records, start=end - timedelta(days=399), end=end, seed=2024)
-    edats = [e.fields.edat for e in FakeCorpus.from_xml_bytes(body) if e.fields.edat]
+    entries = [e for e in FakeCorpus.from_xml_bytes(body) if e.fields.edat]
+    edats = [e.fields.edat for e in entries]
+    # PubMed always lists retracted publications: the oldest few are retracted before the
+    # first sync (so the re-check of every later sync finds them, flagged already).
+    retracted = [e.pmid for e in sorted(entries, key=lambda e: e.fields.edat)][:RETRACTED]
     load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="biomcp-bench-sync-"))
     try:
         corpus_file = work / "corpus.xml"
         corpus_file.write_bytes(body)
         with fake_eutils(corpus_file) as base_url:
+            _retract(base_url, retracted)
             with _database(args.database_url) as database_url:
                 figures = asyncio.run(_measure(args, base_url, work / "data", database_url, edats))
             if args.profile:

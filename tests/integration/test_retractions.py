@@ -32,8 +32,15 @@ from biomcp.entrypoints.services import Services
 from biomcp.ports.entrez import EntrezUnavailableError, SearchResult
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.testing.eutils.retractions import retracted_article_xml
+from biomcp.usecases import retractions
 from biomcp.usecases.documents import GetDocument
-from biomcp.usecases.retractions import RETRACTED_TERM, retraction_term
+from biomcp.usecases.retractions import (
+    RECHECK_BATCH,
+    RETRACTED_TERM,
+    RetractionCheck,
+    find_retracted,
+    retraction_term,
+)
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import serve, test_settings
@@ -320,6 +327,115 @@ def test_a_record_already_retracted_when_synced_is_stored_flagged(
         await entrez.aclose()
 
     run(scenario())
+
+
+def _efetched(fake: FakeEutilsServer) -> list[str]:
+    """Every PMID the fake was asked to EFetch since its log was cleared."""
+    return [
+        pmid
+        for entry in fake.log
+        if entry["endpoint"] == "efetch"
+        for pmid in str(entry["params"].get("id", "")).split(",")
+        if pmid
+    ]
+
+
+def test_when_pubmed_lists_no_retracted_publication_the_recheck_refetches_nothing(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    # PubMed leaves a publication type it has no record of out of the query (and says so),
+    # so the by-PMID re-check's answer is then every PMID asked about: none of them is retracted.
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        async with backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            await sync.run(KEY, TERM)
+            for batch in (RECHECK_BATCH, 10):  # by PMID in one batch; counted first
+                sync = make_sync(
+                    entrez,
+                    metadata,
+                    vectors,
+                    embedder(),
+                    clock,
+                    backend.collection,
+                    recheck_batch_size=batch,
+                )
+                clock.advance(timedelta(days=2))
+                fake.clear_log()
+                report = await sync.run(KEY, TERM)
+                assert report.retractions_rechecked > 10
+                assert (report.updated, report.newly_retracted, report.warnings) == (0, (), ())
+                assert len(_efetched(fake)) == report.pmids_found  # the window's, nothing more
+                assert len(_recheck_searches(fake)) == 1
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def test_a_store_of_many_batches_is_rechecked_against_every_retracted_publication(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    targets = _old_matches(fake.corpus, 3)
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        async with backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(
+                entrez, metadata, vectors, embedder(), clock, backend.collection,
+                recheck_batch_size=10,
+            )  # fmt: skip
+            await sync.run(KEY, TERM)
+            for pmid in targets:
+                _retract_over_http(fake, pmid)
+            clock.advance(timedelta(days=2))
+            fake.clear_log()
+            report = await sync.run(KEY, TERM)
+            assert report.retractions_rechecked > 20  # three batches or more by PMID
+            assert report.newly_retracted == tuple(sorted(targets))
+            # One count, one enumeration: no term lists PMIDs.
+            assert _recheck_searches(fake) == [RETRACTED_TERM, RETRACTED_TERM]
+            # The window's records, and the three re-fetched to be stored flagged.
+            assert set(targets) <= set(_efetched(fake))
+            assert len(_efetched(fake)) == report.pmids_found + len(targets)
+            for pmid in targets:
+                stored = await metadata.get_document(pmid)
+                assert stored is not None
+                assert stored.record.is_retracted
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def test_the_recheck_asks_by_pmid_when_that_takes_fewer_requests(
+    fake: FakeEutilsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = fake.corpus
+    pmids = sorted(corpus.pmids())
+    targets = pmids[5], pmids[70], pmids[71]
+    for pmid in targets:
+        corpus.retract(pmid, NOTICE, source=NOTICE_SOURCE)
+    # Three retracted publications over a cap of two: enumerating them is estimated at ten
+    # requests (the real cap is 9,999 ids; the enumeration itself still takes one here).
+    monkeypatch.setattr(retractions, "ESEARCH_ID_CAP", 2)
+
+    async def scenario() -> None:
+        entrez = entrez_client(fake.base_url)
+        by_pmid = await find_retracted(entrez, pmids, today=NOW.date(), batch=60)
+        assert (by_pmid.checked, by_pmid.retracted, by_pmid.requests) == (N, targets, 1 + 2)
+        every = await find_retracted(entrez, pmids, today=NOW.date(), batch=10)
+        assert (every.retracted, every.requests) == (targets, 1 + 1)
+        one = await find_retracted(entrez, pmids[:60], today=NOW.date(), batch=60)
+        assert (one.retracted, one.requests) == (targets[:1], 1)  # one batch: no count first
+        assert await find_retracted(entrez, [], today=NOW.date()) == RetractionCheck(0, (), 0)
+        await entrez.aclose()
+
+    run(scenario())
+    terms = _recheck_searches(fake)
+    by_pmid = [retraction_term(pmids[:60]), retraction_term(pmids[60:])]
+    assert terms[:5] == [RETRACTED_TERM, *by_pmid, RETRACTED_TERM, RETRACTED_TERM]
+    assert terms[5:] == [retraction_term(pmids[:60])]
 
 
 class _RecheckFails(HttpEntrezClient):

@@ -4,12 +4,23 @@ A record is retracted when PubMed gives it the publication type "Retracted Publi
 `RetractionIn` comment (`PubMedRecord.is_retracted`); both arrive with the record, so a record
 already retracted when it is synced is stored flagged. A paper retracted *after* its sync keeps
 its old stored copy until something fetches it again: each sync therefore re-checks the stored
-PMIDs with one ESearch per batch,
+PMIDs, and the sync re-fetches and stores those whose stored copy is not flagged yet (or not
+indexed yet), so the flag and the notice become current. The re-check asks PubMed one of two
+ways, whichever takes fewer requests (`find_retracted`):
 
-    (30000001[uid] OR 30000002[uid] OR ...) AND "Retracted Publication"[pt]
+* by PMID, one ESearch per batch of stored PMIDs (sent by POST once the term is long):
 
-(sent by POST once the term is long), and the sync re-fetches and stores those whose stored
-copy is not flagged yet (or not indexed yet), so the flag and the notice become current.
+      (30000001[uid] OR 30000002[uid] OR ...) AND "Retracted Publication"[pt]
+
+  what a small store costs least with;
+* every retracted publication PubMed lists (`"Retracted Publication"[pt]`, enumerated by
+  Entrez date past the ESearch cap), intersected here with the stored PMIDs: a number of
+  requests that does not grow with the store, so a store of 50,000 records costs a handful of
+  requests instead of 250.
+
+When PubMed lists no retracted publication at all it leaves the publication type out of the
+query and says so (`QuotedPhraseNotFound`); the re-check then finds nothing retracted (it does
+not take the rest of the query's answer, every PMID asked about, for retractions).
 
 The documents table does not record which query key brought a document in (syncs of different
 keys share documents), so every stored PMID is re-checked, not only the key's.
@@ -19,12 +30,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from biomcp.domain.records import NoticeKind, PubMedRecord
-from biomcp.ports.entrez import EntrezClient
+from biomcp.ports.entrez import ESEARCH_ID_CAP, EntrezClient, SearchResult
 from biomcp.ports.metadata import MetadataStore
 
 __all__ = [
+    "EPOCH",
     "RECHECK_BATCH",
     "RETRACTED_TERM",
     "RetractionCheck",
@@ -38,6 +51,12 @@ __all__ = [
 RECHECK_BATCH = 200
 #: The publication type PubMed gives a retracted paper.
 RETRACTED_TERM = '"Retracted Publication"[pt]'
+#: The first Entrez date the enumeration of every retracted publication searches from.
+EPOCH = date(1800, 1, 1)
+#: ESearch requests per ESearch cap of ids when the retracted publications outnumber the cap
+#: and are enumerated by splitting the dates (an estimate: the splits follow the calendar,
+#: the retractions crowd into recent years).
+_REQUESTS_PER_CAP = 5
 _PAGE = 5000
 
 
@@ -74,22 +93,58 @@ async def stored_pmids(
 
 
 async def find_retracted(
-    entrez: EntrezClient, pmids: Sequence[str], *, batch: int = RECHECK_BATCH
+    entrez: EntrezClient, pmids: Sequence[str], *, today: date, batch: int = RECHECK_BATCH
 ) -> RetractionCheck:
-    """Those of `pmids` PubMed lists as retracted publications, one ESearch per `batch`.
+    """Those of `pmids` PubMed lists as retracted publications (in the order of `pmids`), asked
+    by PMID (one ESearch per `batch`) or through every retracted publication PubMed lists
+    (Entrez dates `EPOCH` to `today`), whichever takes fewer requests: when `pmids` fill more
+    than one batch, one ESearch first counts the retracted publications to decide.
 
     Raises:
         EntrezError: an ESearch failed (the caller reports it as a warning).
     """
-    retracted: list[str] = []
+    if not pmids:
+        return RetractionCheck(0, (), 0)
+    by_pmid = -(-len(pmids) // batch)
     requests = 0
+    if by_pmid > 1:
+        listed = await entrez.esearch(RETRACTED_TERM, retmax=0)
+        requests += 1
+        if listed.count == 0 or _none_listed(listed):
+            return RetractionCheck(len(pmids), (), requests)
+        if _enumeration_requests(listed.count) < by_pmid:
+            every = await entrez.esearch_delta(RETRACTED_TERM, EPOCH, today)
+            requests += every.requests
+            if every.complete:
+                retracted = frozenset(every.pmids)
+                return RetractionCheck(
+                    len(pmids), tuple(p for p in pmids if p in retracted), requests
+                )
+            # A day held more than the cap and some ids were left out: ask by PMID instead.
+    found: list[str] = []
     for start in range(0, len(pmids), batch):
         part = pmids[start : start + batch]
         result = await entrez.esearch(retraction_term(part), retmax=len(part))
         requests += 1
-        asked = set(part)
-        retracted.extend(p for p in result.pmids if p in asked)
-    return RetractionCheck(len(pmids), tuple(retracted), requests)
+        if _none_listed(result):
+            break  # the answer is the PMIDs asked about, the publication type left out
+        answered = frozenset(result.pmids)
+        found.extend(p for p in part if p in answered)
+    return RetractionCheck(len(pmids), tuple(found), requests)
+
+
+def _none_listed(result: SearchResult) -> bool:
+    """PubMed said it has no "Retracted Publication" (and searched without that term)."""
+    return any(
+        warning.kind in ("QuotedPhraseNotFound", "PhraseNotFound")
+        and "retracted publication" in warning.message.lower()
+        for warning in result.warnings
+    )
+
+
+def _enumeration_requests(count: int) -> int:
+    """About the ESearch requests that enumerating `count` ids by Entrez date takes."""
+    return 1 if count <= ESEARCH_ID_CAP else _REQUESTS_PER_CAP * -(-count // ESEARCH_ID_CAP)
 
 
 def retraction_notice(record: PubMedRecord) -> dict[str, str | None] | None:

@@ -14,9 +14,10 @@
    (`_pipeline`): fetch + store + chunk, embed, then write under the index lock (which reads
    what is behind again, so the chunks prepared outside it are used only for the version
    still behind).
-6. Re-check the stored PMIDs outside the window for retractions since their sync (one ESearch
-   per batch, `usecases.retractions`), and re-fetch, store and index those PubMed now lists
-   as retracted, so their flag and notice are current. A failed re-check is a warning: it
+6. Re-check the stored PMIDs outside the window for retractions since their sync (by PMID,
+   one ESearch per batch, or against every retracted publication PubMed lists, whichever
+   takes fewer requests: `usecases.retractions`), and re-fetch, store and index those PubMed
+   now lists as retracted, so their flag and notice are current. A failed re-check is a warning: it
    neither fails the sync nor holds the checkpoint (the next sync re-checks again).
 7. Only when every record of the window is stored and indexed, advance the checkpoint
    (monotonic) to the largest EDAT among them. A failure anywhere leaves the checkpoint where
@@ -441,7 +442,12 @@ class SyncDelta:
             pmids = await stored_pmids(self._metadata, exclude=window)
             if not pmids:
                 return
-            check = await find_retracted(self._entrez, pmids, batch=self.config.recheck_batch_size)
+            check = await find_retracted(
+                self._entrez,
+                pmids,
+                today=self._clock.now().date(),
+                batch=self.config.recheck_batch_size,
+            )
             run.rechecked = check.checked
             stored = await self._metadata.get_documents(list(check.retracted))
             stale = [
