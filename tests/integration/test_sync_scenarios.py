@@ -142,6 +142,37 @@ def test_first_sync_stores_every_match_and_an_immediate_replay_writes_nothing(
     run(scenario())
 
 
+def test_a_part_of_the_term_pubmed_finds_nowhere_is_a_warning_of_the_widened_window(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    # PubMed leaves such a part out and searches the rest: ANDed, the window holds more than
+    # the saved query asks for, and the report says so.
+    expected = matching(fake.corpus, MESH)
+
+    async def scenario() -> None:
+        entrez = entrez_client(fake.base_url)
+        with backend_spec("sqlite-embedded", tmp_path) as backend:
+            async with backend.stores(SteppingClock(NOW)) as (metadata, vectors):
+                for term, missing in (
+                    (f"{TERM} AND zzqxnotaword", "PhraseNotFound"),
+                    (f'{TERM} AND "zzqx notaphrase"', "QuotedPhraseNotFound"),
+                ):
+                    sync = make_sync(
+                        entrez, metadata, vectors, embedder(), SteppingClock(NOW),
+                        backend.collection,
+                    )  # fmt: skip
+                    report = await sync.run(f"widened_{missing}", term)
+                    assert report.pmids_found == len(expected)
+                    (warning,) = report.warnings
+                    assert missing in warning
+                    assert "zzqx" in warning
+                    assert "searched without it" in warning
+                    _check_report_payload(report)
+        await entrez.aclose()
+
+    run(scenario())
+
+
 def test_revised_and_rewritten_records_are_updated_rechunked_and_reembedded(
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:

@@ -116,7 +116,9 @@ class SearchResult:
 class WindowEnumeration:
     """Every PMID matching a term in a date window, found by splitting the window until each
     part fits under the ESearch cap. `complete` is False only when a single day still held more
-    than the cap (then `warnings` says which day and how many ids were left out)."""
+    than the cap (then `warnings` says which day and how many ids were left out). `warnings`
+    also holds what NCBI said of the term (each message once), such as a part of it PubMed
+    found nowhere and searched without (`PhraseNotFound`, `QuotedPhraseNotFound`)."""
 
     pmids: tuple[str, ...]
     count: int

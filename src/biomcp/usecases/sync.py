@@ -46,7 +46,7 @@ from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import EntrezClient, FetchResult
+from biomcp.ports.entrez import EntrezClient, EntrezWarning, FetchResult
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import new_query_key
@@ -384,7 +384,7 @@ class SyncDelta:
         found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
         run.timed("search", began)
         run.total = len(found.pmids)
-        run.warnings.extend(str(w) for w in found.warnings)
+        run.warnings.extend(_term_warning(w) for w in found.warnings)
         if not found.complete:
             run.complete = False
             run.warnings.append(
@@ -655,6 +655,18 @@ class SyncDelta:
         )
         run.timed("index", began)
         return outcome.failed
+
+
+def _term_warning(warning: EntrezWarning) -> str:
+    """What NCBI said of the sync's term, for the report: a part of the query PubMed found
+    nowhere is left out of the search, which widens a query that ANDs it."""
+    if warning.kind in ("PhraseNotFound", "QuotedPhraseNotFound"):
+        return (
+            f"PubMed found nothing for {warning.message} and searched without it "
+            f"({warning.kind}): the window holds what the rest of the query matches; "
+            "check the saved query's term"
+        )
+    return str(warning)
 
 
 def derive_document(record: PubMedRecord, today: date, quality: QualityConfig) -> DocumentUpsert:

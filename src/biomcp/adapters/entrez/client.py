@@ -492,7 +492,7 @@ class HttpEntrezClient:
 
         async def visit(lo: date, hi: date) -> None:
             result = await search(term, lo, hi)
-            warnings.extend(w for w in result.warnings if w.kind != "PhraseNotFound")
+            warnings.extend(result.warnings)  # on the term as given (a part PubMed dropped...)
             if result.count <= ESEARCH_ID_CAP:
                 found.update(dict.fromkeys(result.pmids))
                 return
