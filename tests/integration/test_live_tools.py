@@ -264,6 +264,50 @@ def test_date_range_and_publication_types_are_folded_into_the_term(
     serve(_settings(tmp_path, fake), body)
 
 
+def test_a_publication_type_pubmed_does_not_know_is_refused_or_named_never_dropped(
+    tmp_path: Path, fake: FakeEutilsServer
+) -> None:
+    # PubMed leaves a type it finds nowhere out of the term: alone, the search would come
+    # back unfiltered under a filter the agent believes in.
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        reviews = await ok(
+            client,
+            "pubmed_search_articles",
+            {"queryTerm": "humans[mh]", "filterByPublicationTypes": ["Review"]},
+        )
+        assert reviews["totalFound"] > 0
+        unfiltered = await ok(client, "pubmed_search_articles", {"queryTerm": "humans[mh]"})
+        assert reviews["totalFound"] < unfiltered["totalFound"]  # the filter filters
+
+        answer = await fails(
+            client,
+            "pubmed_search_articles",
+            {
+                "queryTerm": "humans[mh]",
+                "filterByPublicationTypes": ["Randomised  Controlled Trial"],
+            },
+            "VALIDATION",
+        )
+        assert "no publication type 'Randomised Controlled Trial'" in answer["error"]["message"]
+        assert answer["error"]["details"]["field"] == "filterByPublicationTypes"
+
+        mixed = await ok(
+            client,
+            "pubmed_search_articles",
+            {
+                "queryTerm": "humans[mh]",
+                "filterByPublicationTypes": ["Review", "Randomised Controlled Trial"],
+            },
+        )
+        assert mixed["pmids"] == reviews["pmids"]
+        assert any(
+            "no publication type 'Randomised Controlled Trial'" in w for w in mixed["warnings"]
+        )
+        await still_serving(client)
+
+    serve(_settings(tmp_path, fake), body)
+
+
 def test_an_esearch_errorlist_is_an_error_when_nothing_was_found_else_a_warning(
     tmp_path: Path, fake: FakeEutilsServer
 ) -> None:

@@ -146,6 +146,7 @@ class SearchMixin(PagingMixin):
                         spelling["corrected"], window=window, publication_types=types
                     )
                     errors = [w for w in result.warnings if w.source == "ErrorList"]
+            warnings += _unread_types(types, result.warnings)
             if result.count == 0 and errors:
                 hint = (
                     f" (ESpell suggests {spelling['corrected']!r})" if spelling is not None else ""
@@ -280,3 +281,39 @@ class SearchMixin(PagingMixin):
             docs = await self._call(self._entrez.esummary(ids))
             params = [("version", "2.0"), ("id", ",".join(ids))]
         return [_brief(doc) for doc in docs[:wanted]], self._url("esummary", params)
+
+
+def _unread_types(types: Sequence[str], warnings: Sequence[EntrezWarning]) -> list[str]:
+    """Warnings for the publication types PubMed found nowhere (`QuotedPhraseNotFound`): it
+    leaves them out of the term, so when it knows none of them the search is not filtered at
+    all, which is refused here.
+
+    Raises:
+        InvalidRequestError: PubMed knows none of `types`.
+    """
+    if not types:
+        return []
+    wanted = {" ".join(t.split()).casefold(): " ".join(t.split()) for t in types}
+    unread = {
+        _phrase(w.message) for w in warnings if w.kind in ("QuotedPhraseNotFound", "PhraseNotFound")
+    }
+    unknown = [name for key, name in wanted.items() if key in unread]
+    if not unknown:
+        return []
+    names = ", ".join(repr(name) for name in unknown)
+    if len(unknown) == len(wanted):
+        raise InvalidRequestError(
+            f"PubMed has no publication type {names}, so the search would not be filtered by "
+            "type; give PubMed's names, e.g. Review, Systematic Review, Meta-Analysis, "
+            "Randomized Controlled Trial, Clinical Trial, Observational Study",
+            details={"field": "filterByPublicationTypes", "unknown": unknown},
+        )
+    return [f"PubMed has no publication type {names}; the other types filter the search"]
+
+
+def _phrase(message: str) -> str:
+    """`"Randomised Controlled Trial"[Publication Type]` -> `randomised controlled trial`."""
+    text = message.strip()
+    if text.endswith("]") and "[" in text:
+        text = text[: text.rindex("[")]
+    return " ".join(text.strip().strip('"').split()).casefold()
