@@ -93,6 +93,18 @@ class EntrezWarning:
     message: str
     source: Literal["ErrorList", "WarningList", "client"] = "WarningList"
 
+    @property
+    def dropped(self) -> str | None:
+        """The part of the term PubMed found nowhere and searched without (`PhraseNotFound`,
+        `QuotedPhraseNotFound`), without its quotes and field tag, case-folded
+        (`"Retracted Publication"[pt]` -> `retracted publication`); None for other messages."""
+        if self.kind not in ("PhraseNotFound", "QuotedPhraseNotFound"):
+            return None
+        text = self.message.strip()
+        if text.endswith("]") and "[" in text:
+            text = text[: text.rindex("[")]
+        return " ".join(text.strip().strip('"').split()).casefold()
+
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
 

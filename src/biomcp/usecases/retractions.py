@@ -51,6 +51,7 @@ __all__ = [
 RECHECK_BATCH = 200
 #: The publication type PubMed gives a retracted paper.
 RETRACTED_TERM = '"Retracted Publication"[pt]'
+_DROPPED = "retracted publication"  # the type as `EntrezWarning.dropped` names it
 #: The first Entrez date the enumeration of every retracted publication searches from.
 EPOCH = date(1800, 1, 1)
 #: ESearch requests per ESearch cap of ids when the retracted publications outnumber the cap
@@ -135,11 +136,7 @@ async def find_retracted(
 
 def _none_listed(result: SearchResult) -> bool:
     """PubMed said it has no "Retracted Publication" (and searched without that term)."""
-    return any(
-        warning.kind in ("QuotedPhraseNotFound", "PhraseNotFound")
-        and "retracted publication" in warning.message.lower()
-        for warning in result.warnings
-    )
+    return any(warning.dropped == _DROPPED for warning in result.warnings)
 
 
 def _enumeration_requests(count: int) -> int:

@@ -17,8 +17,8 @@
 6. Re-check the stored PMIDs outside the window for retractions since their sync (by PMID,
    one ESearch per batch, or against every retracted publication PubMed lists, whichever
    takes fewer requests: `usecases.retractions`), and re-fetch, store and index those PubMed
-   now lists as retracted, so their flag and notice are current. A failed re-check is a warning: it
-   neither fails the sync nor holds the checkpoint (the next sync re-checks again).
+   now lists as retracted, so their flag and notice are current. A failed re-check is a
+   warning: it neither fails the sync nor holds the checkpoint (the next sync re-checks again).
 7. Only when every record of the window is stored and indexed, advance the checkpoint
    (monotonic) to the largest EDAT among them. A failure anywhere leaves the checkpoint where
    it was, and the next run redoes what is missing (documents stay "behind" until indexed).
@@ -660,7 +660,7 @@ class SyncDelta:
 def _term_warning(warning: EntrezWarning) -> str:
     """What NCBI said of the sync's term, for the report: a part of the query PubMed found
     nowhere is left out of the search, which widens a query that ANDs it."""
-    if warning.kind in ("PhraseNotFound", "QuotedPhraseNotFound"):
+    if warning.dropped is not None:
         return (
             f"PubMed found nothing for {warning.message} and searched without it "
             f"({warning.kind}): the window holds what the rest of the query matches; "

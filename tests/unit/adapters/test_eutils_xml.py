@@ -160,6 +160,16 @@ def test_phrase_not_found_is_a_warning_while_the_rest_of_the_term_still_matched(
     assert result.warnings == (
         EntrezWarning("PhraseNotFound", "fleegle[MeSH Terms]", source="ErrorList"),
     )
+    assert result.warnings[0].dropped == "fleegle"
+
+
+def test_a_warning_names_the_part_of_the_term_pubmed_dropped() -> None:
+    quoted = EntrezWarning("QuotedPhraseNotFound", ' "Retracted  Publication"[pt] ')
+    assert quoted.dropped == "retracted publication"
+    assert EntrezWarning("QuotedPhraseNotFound", '"Randomised Trial"').dropped == "randomised trial"
+    assert EntrezWarning("PhraseNotFound", "abcXYZ", source="ErrorList").dropped == "abcxyz"
+    assert EntrezWarning("OutputMessage", "No items found.").dropped is None
+    assert EntrezWarning("FieldNotFound", "xyz", source="ErrorList").dropped is None
 
 
 def test_esearch_count_only_answer_defaults_retstart_and_retmax_to_zero() -> None:

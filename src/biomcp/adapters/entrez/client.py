@@ -492,7 +492,7 @@ class HttpEntrezClient:
 
         async def visit(lo: date, hi: date) -> None:
             result = await search(term, lo, hi)
-            warnings.extend(result.warnings)  # on the term as given (a part PubMed dropped...)
+            warnings.extend(result.warnings)  # NCBI's on the term, e.g. a part it dropped
             if result.count <= ESEARCH_ID_CAP:
                 found.update(dict.fromkeys(result.pmids))
                 return

@@ -294,9 +294,7 @@ def _unread_types(types: Sequence[str], warnings: Sequence[EntrezWarning]) -> li
     if not types:
         return []
     wanted = {" ".join(t.split()).casefold(): " ".join(t.split()) for t in types}
-    unread = {
-        _phrase(w.message) for w in warnings if w.kind in ("QuotedPhraseNotFound", "PhraseNotFound")
-    }
+    unread = {w.dropped for w in warnings}
     unknown = [name for key, name in wanted.items() if key in unread]
     if not unknown:
         return []
@@ -309,11 +307,3 @@ def _unread_types(types: Sequence[str], warnings: Sequence[EntrezWarning]) -> li
             details={"field": "filterByPublicationTypes", "unknown": unknown},
         )
     return [f"PubMed has no publication type {names}; the other types filter the search"]
-
-
-def _phrase(message: str) -> str:
-    """`"Randomised Controlled Trial"[Publication Type]` -> `randomised controlled trial`."""
-    text = message.strip()
-    if text.endswith("]") and "[" in text:
-        text = text[: text.rindex("[")]
-    return " ".join(text.strip().strip('"').split()).casefold()
