@@ -35,6 +35,7 @@ from biomcp.ports.metadata import (
     LockTimeoutError,
     MetadataStore,
     MetadataStoreError,
+    PendingPmid,
     SyncJob,
     UpsertOutcome,
 )
@@ -426,6 +427,57 @@ class MetadataStoreContract:
     def test_naive_datetimes_are_refused_with_a_store_error(self, store: MetadataStore) -> None:
         with pytest.raises(MetadataStoreError):
             run(store.advance_checkpoint(_key(), datetime(2025, 1, 1), utc(2025, 1, 1)))
+
+    # -- PMIDs pending a retry --------------------------------------------------------------
+
+    def test_a_missed_pmid_is_pending_counts_its_misses_and_goes_once_arrived(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        first, second, third = utc(2025, 3, 1), utc(2025, 3, 2), utc(2025, 3, 3)
+        assert run(store.pending_pmids(key)) == []
+
+        now = run(store.settle_pending(key, missed=["30000002", "30000001"], arrived=[], at=first))
+        assert now == [
+            PendingPmid("30000001", first, first, 1),
+            PendingPmid("30000002", first, first, 1),
+        ]
+        run(store.settle_pending(other, missed=["30000001"], arrived=[], at=first))
+
+        # One more miss of 30000002, a new one (30000003), and 30000001 arrives; a PMID
+        # arriving that was never pending changes nothing.
+        now = run(
+            store.settle_pending(
+                key, missed=["30000003", "30000002", "30000002"],
+                arrived=["30000001", "39999999"], at=second,
+            )
+        )  # fmt: skip
+        assert now == [
+            PendingPmid("30000002", first, second, 2),
+            PendingPmid("30000003", second, second, 1),
+        ]
+        assert run(store.pending_pmids(key)) == now
+
+        # Missed and arrived in one call (two batches of one sync): it stays pending.
+        now = run(store.settle_pending(key, missed=["30000003"], arrived=["30000003"], at=third))
+        assert [(p.pmid, p.misses) for p in now] == [("30000002", 2), ("30000003", 2)]
+        now = run(store.settle_pending(key, missed=[], arrived=["30000002", "30000003"], at=third))
+        assert now == []
+
+        # Another key's pending PMIDs are its own.
+        assert run(store.pending_pmids(other)) == [PendingPmid("30000001", first, first, 1)]
+
+    def test_many_pending_pmids_are_recorded_and_settled_in_one_call(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        pmids = [str(31_000_000 + i) for i in range(1_500)]
+        at = utc(2025, 4, 1)
+
+        assert len(run(store.settle_pending(key, missed=pmids, arrived=[], at=at))) == 1_500
+        left = run(store.settle_pending(key, missed=[], arrived=pmids[:1_499], at=at))
+
+        assert left == [PendingPmid(pmids[-1], at, at, 1)]
 
     # -- jobs -------------------------------------------------------------------------------
 

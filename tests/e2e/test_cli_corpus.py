@@ -193,6 +193,7 @@ def test_backfill_after_moving_a_checkpoint_back(
     assert cli.json("checkpoint", "get", key) == {
         "query_key": key,
         "last_edat": "2020-01-01T00:00:00Z",
+        "pending": [],
     }
 
     again = cli.json("sync", "-k", key, "-t", TERM, "--overlap-days", "0", "-q")
@@ -352,7 +353,11 @@ def test_checkpoint_get_after_sync(
     cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
 ) -> None:
     assert first_sync.returncode == 0
-    assert cli.json("checkpoint", "get", KEY) == {"query_key": KEY, "last_edat": expected.max_edat}
+    assert cli.json("checkpoint", "get", KEY) == {
+        "query_key": KEY,
+        "last_edat": expected.max_edat,
+        "pending": [],
+    }
     done = cli("checkpoint", "get", KEY)
     assert done.returncode == 0
     assert done.stdout.startswith(f"{KEY}: {expected.max_edat} (last scan ")
@@ -360,6 +365,33 @@ def test_checkpoint_get_after_sync(
     assert {"query_key": KEY, "last_edat": expected.max_edat}.items() <= next(
         c for c in listed if c["query_key"] == KEY
     ).items()
+
+
+def test_a_pmid_efetch_does_not_return_is_shown_pending_until_it_arrives(
+    cli: Cli, fake: FakeEutilsServer, expected: Expected
+) -> None:
+    key = "asthma_pending"
+    lost = sorted(expected.pmids)[len(expected.pmids) // 2]
+    fake.withhold([lost])
+    try:
+        report = cli.json("sync", "-k", key, "-t", TERM, "-q")
+        shown = cli("checkpoint", "get", key)
+        listed = cli.json("checkpoint", "get", key)
+    finally:
+        fake.withhold([])
+    assert (report["pending"], report["pending_arrived"]) == ([lost], [])
+    assert any(lost in w and "kept pending" in w for w in report["warnings"])
+    assert report["checkpoint"] == expected.max_edat  # the checkpoint moved on
+    assert [(p["pmid"], p["misses"]) for p in listed["pending"]] == [(lost, 1)]
+    assert listed["pending"][0]["first_missed_at"].endswith("Z")
+    assert shown.returncode == 0
+    assert "1 PMIDs pending" in shown.stdout
+    assert f"  {lost}  since " in shown.stdout
+
+    arrived = cli("sync", "-k", key, "-t", TERM)
+    assert arrived.returncode == 0, arrived.stderr
+    assert "pending    0 PMIDs not returned by EFetch yet; 1 arrived" in arrived.stdout
+    assert cli.json("checkpoint", "get", key)["pending"] == []
 
 
 def test_checkpoint_set_forward_then_backward(cli: Cli) -> None:

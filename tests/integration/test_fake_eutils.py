@@ -690,6 +690,29 @@ def test_fault_admin_endpoints(http: httpx.Client, fake: FakeEutilsServer) -> No
     assert http.get("/einfo.fcgi").status_code == 200
 
 
+def test_withheld_pmids_are_found_by_esearch_and_left_out_by_efetch(
+    http: httpx.Client, fake: FakeEutilsServer
+) -> None:
+    wanted = ["30000003", "30000001", "30000002"]
+    term = " OR ".join(f"{p}[uid]" for p in wanted)
+    try:
+        answer = http.post("/_fake/withhold", json={"pmids": ["30000001", 30000002]})
+        assert answer.json() == {"withheld": ["30000001", "30000002"]}
+        found = xml(http.get("/esearch.fcgi", params={"db": "pubmed", "term": term}))
+        assert sorted(i.text or "" for i in found.iter("Id")) == sorted(wanted)
+        fetched = http.post("/efetch.fcgi", data={"db": "pubmed", "id": ",".join(wanted)})
+        assert [r.pmid for r in parse_pubmed_articles(fetched.content).records] == ["30000003"]
+        assert http.post("/_fake/withhold", json={"pmid": []}).status_code == 400
+        assert http.post("/_fake/withhold", json={"pmids": "30000001"}).status_code == 400
+        assert fake.state.withheld == {"30000001", "30000002"}
+
+        assert http.post("/_fake/withhold", json={"pmids": []}).json() == {"withheld": []}
+        fetched = http.post("/efetch.fcgi", data={"db": "pubmed", "id": ",".join(wanted)})
+        assert [r.pmid for r in parse_pubmed_articles(fetched.content).records] == wanted
+    finally:
+        fake.withhold([])
+
+
 # --------------------------------------------------------------------------- lifecycle
 
 

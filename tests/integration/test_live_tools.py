@@ -1211,6 +1211,23 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert query["lastEdat"].endswith("Z")
         assert query["lastSync"]["status"] == "succeeded"
         assert query["lastSync"]["inserted"] == 1
+        assert query["pendingPmids"] == 0
+
+        # A second key whose record EFetch does not return yet: one PMID pending for it.
+        [pmid] = await services.metadata.document_pmids()
+        fake.withhold([pmid])
+        try:
+            pending = await client.call_tool(
+                "pubmed_sync_delta", {"query_key": "asthma_v2", "term": "asthma[mh]"}
+            )
+        finally:
+            fake.withhold([])
+        assert not pending.is_error, pending.content
+        queries = {q["queryKey"]: q for q in (await read(client))["corpus"]["queries"]}
+        assert (queries["asthma_v1"]["pendingPmids"], queries["asthma_v2"]["pendingPmids"]) == (
+            0,
+            1,
+        )
 
     async def ok_sync(client: Client) -> Any:
         result = await client.call_tool(

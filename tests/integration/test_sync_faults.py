@@ -435,7 +435,7 @@ def test_two_concurrent_syncs_of_one_key_from_two_processes_never_interleave(
 # --- answers that are incomplete -------------------------------------------------------------
 
 
-def test_missing_efetch_records_an_incomplete_enumeration_or_refused_chunks_hold_the_checkpoint(
+def test_an_incomplete_enumeration_or_refused_chunks_hold_the_checkpoint(
     sqlite_backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
     corpus = fake.corpus
@@ -455,27 +455,16 @@ def test_missing_efetch_records_an_incomplete_enumeration_or_refused_chunks_hold
             new = [p for p in matching(corpus, MESH) if p in set(added)]
             clock.advance(timedelta(days=21))
 
-            # 1. EFetch does not return a PMID that ESearch found.
-            lost = new[-1]  # the newest: advancing past it would skip it for good
-            entrez.drop_from_fetch = {lost}
-            report = await sync.run(KEY, TERM)
-            assert report.inserted == len(new) - 1
-            assert any("not returned by EFetch" in w and lost in w for w in report.warnings)
-            assert not report.checkpoint_advanced
-            assert (await metadata.get_checkpoint(KEY)).last_edat == checkpoint
-            assert await metadata.get_document(lost) is None
-            assert (await metadata.list_jobs(KEY))[0].status == "succeeded"
-
-            # 2. The enumeration is incomplete: what was found is stored, the watermark stays.
-            entrez.drop_from_fetch = set()
+            # 1. The enumeration is incomplete: what was found is stored, the watermark stays.
             entrez.incomplete = True
             report = await sync.run(KEY, TERM)
-            assert report.inserted == 1
+            assert report.inserted == len(new)
             assert any("enumerated completely" in w for w in report.warnings)
             assert not report.checkpoint_advanced
             assert (await metadata.get_checkpoint(KEY)).last_edat == checkpoint
+            assert (await metadata.list_jobs(KEY))[0].status == "succeeded"
 
-            # 3. The vector store refuses the chunks of a revised document.
+            # 2. The vector store refuses the chunks of a revised document.
             entrez.incomplete = False
             refused = new[0]
             lr = record_of(corpus, refused).lr
@@ -491,7 +480,7 @@ def test_missing_efetch_records_an_incomplete_enumeration_or_refused_chunks_hold
             assert doc is not None
             assert (doc.version, doc.indexed_version) == (2, 1)
 
-            # 4. All is well again: everything indexed, the watermark moves to the newest.
+            # 3. All is well again: everything indexed, the watermark moves to the newest.
             vectors.refuse_docs = set()
             report = await sync.run(KEY, TERM)
             assert report.warnings == ()
@@ -504,6 +493,149 @@ def test_missing_efetch_records_an_incomplete_enumeration_or_refused_chunks_hold
             records = [record_of(corpus, p) for p in everything]
             total = expected_chunk_total(records, sync.chunking)
             assert await vectors.count(spec.collection) == total
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def _fetched(fake: FakeEutilsServer) -> set[str]:
+    """Every PMID the fake's EFetch was asked for since its log was last cleared."""
+    asked: set[str] = set()
+    for entry in fake.log:
+        if entry["endpoint"] == "efetch":
+            ids = entry["params"].get("id", "")
+            for part in ids if isinstance(ids, list) else [ids]:
+                asked.update(p for p in part.split(",") if p)
+    return asked
+
+
+def test_a_pmid_efetch_does_not_return_is_kept_pending_and_fetched_until_it_arrives(
+    sqlite_backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    """PubMed now and then finds a PMID by ESearch that EFetch does not return yet. The sync
+    keeps it pending and lets the checkpoint move on: holding the checkpoint for it made every
+    later sync fetch a window that only grew."""
+    corpus = fake.corpus
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        spec = sqlite_backend
+        async with spec.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
+            await sync.run(KEY, TERM)
+            added = add_articles(
+                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
+            )
+            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            early, lost = new[0], new[-1]  # the oldest and the newest of the new ones
+            received = [p for p in new if p not in (early, lost)]
+            clock.advance(timedelta(days=21))
+
+            # 1. EFetch returns neither: the rest is stored, both are pending, the checkpoint
+            #    moves to the newest record that arrived.
+            fake.withhold({early, lost})
+            report = await sync.run(KEY, TERM)
+            assert report.inserted == len(new) - 2
+            assert report.pending == tuple(sorted((early, lost)))
+            [warning] = [w for w in report.warnings if "not returned by EFetch" in w]
+            assert early in warning
+            assert lost in warning
+            assert "kept pending" in warning
+            assert report.checkpoint_advanced
+            assert report.checkpoint == _edats(fake, received)
+            first = clock.now()
+            pending = await metadata.pending_pmids(KEY)
+            assert [(p.pmid, p.misses, p.first_missed_at) for p in pending] == [
+                (early, 1, pending[0].first_missed_at),
+                (lost, 1, pending[1].first_missed_at),
+            ]
+            assert all(p.first_missed_at <= first for p in pending)
+            assert await metadata.get_document(early) is None
+
+            # 2. A week later the oldest arrives. It lies before the new window (which starts
+            #    5 days before the checkpoint): the sync asked for it because it was pending.
+            clock.advance(timedelta(days=7))
+            fake.withhold({lost})
+            fake.clear_log()
+            report = await sync.run(KEY, TERM)
+            assert report.inserted == 1
+            assert report.window_start is not None
+            early_edat = record_of(corpus, early).edat
+            assert early_edat is not None
+            assert early_edat < report.window_start
+            assert early in _fetched(fake)
+            assert report.pending_arrived == (early,)
+            assert report.pending == (lost,)
+            [warning] = [w for w in report.warnings if "EFetch" in w]
+            assert "1 pending PMIDs are still not returned" in warning
+            assert lost in warning
+            assert "missed by up to 2 syncs" in warning
+            stored = await metadata.get_document(early)
+            assert stored is not None
+            assert stored.indexed_version == stored.version == 1
+            [still] = await metadata.pending_pmids(KEY)
+            assert (still.pmid, still.misses) == (lost, 2)
+
+            # 3. The newest arrives too: nothing pending, no warning, the watermark catches up.
+            fake.withhold([])
+            report = await sync.run(KEY, TERM)
+            assert report.inserted == 1
+            assert report.warnings == ()
+            assert (report.pending, report.pending_arrived) == ((), (lost,))
+            assert await metadata.pending_pmids(KEY) == []
+            assert report.checkpoint == _edats(fake, new)
+            everything = matching(corpus, MESH)
+            assert await metadata.documents_to_index(everything) == []
+            records = [record_of(corpus, p) for p in everything]
+            assert await vectors.count(spec.collection) == expected_chunk_total(
+                records, sync.chunking
+            )
+
+            # 4. A replay fetches the window only: nothing pending is asked for.
+            fake.clear_log()
+            report = await sync.run(KEY, TERM)
+            assert (report.inserted, report.updated, report.texts_embedded) == (0, 0, 0)
+            assert early not in _fetched(fake)
+        await entrez.aclose()
+
+    run(scenario())
+
+
+def test_past_the_pending_limit_the_checkpoint_is_held_for_the_newly_missed(
+    sqlite_backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    corpus = fake.corpus
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        spec = sqlite_backend
+        async with spec.stores(clock) as (metadata, vectors):
+            sync = make_sync(
+                entrez, metadata, vectors, embedder(), clock, spec.collection, max_pending=1
+            )
+            checkpoint = (await sync.run(KEY, TERM)).checkpoint
+            added = add_articles(
+                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
+            )
+            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            clock.advance(timedelta(days=21))
+
+            fake.withhold(new[:2])
+            report = await sync.run(KEY, TERM)
+            assert report.inserted == len(new) - 2
+            [warning] = [w for w in report.warnings if "EFetch" in w]
+            assert "more than the 1 a query key keeps pending" in warning
+            assert not report.checkpoint_advanced
+            assert report.checkpoint == checkpoint
+            assert await metadata.pending_pmids(KEY) == []
+
+            fake.withhold([])
+            report = await sync.run(KEY, TERM)
+            assert report.inserted == 2
+            assert report.warnings == ()
+            assert report.checkpoint == _edats(fake, new)
         await entrez.aclose()
 
     run(scenario())

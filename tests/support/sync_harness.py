@@ -50,7 +50,7 @@ from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.domain.chunking import ChunkingConfig, chunk_record
 from biomcp.domain.records import PubMedRecord
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import DateType, FetchResult, WindowEnumeration
+from biomcp.ports.entrez import DateType, WindowEnumeration
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import (
     ChunkRecord,
@@ -282,14 +282,13 @@ class CountingVectorStore:
 
 
 class FlakyEntrezClient(HttpEntrezClient):
-    """The real HTTP client, with two scriptable lapses on top of what the server sends:
-    `drop_from_fetch` PMIDs vanish from EFetch answers (reported as `missing`, as when PubMed
-    does not return a record ESearch found), and `incomplete=True` marks every enumeration
-    incomplete (as when a day holds more ids than the ESearch cap allows)."""
+    """The real HTTP client, with one scriptable lapse on top of what the server sends:
+    `incomplete=True` marks every enumeration incomplete (as when a day holds more ids than the
+    ESearch cap allows). A record EFetch does not return is the fake server's own
+    (`FakeEutilsServer.withhold`)."""
 
     def __init__(self, settings: EntrezSettings, *, limiter: RateLimiter | None = None) -> None:
         super().__init__(settings, limiter=limiter)
-        self.drop_from_fetch: set[str] = set()
         self.incomplete = False
 
     async def esearch_delta(
@@ -297,14 +296,6 @@ class FlakyEntrezClient(HttpEntrezClient):
     ) -> WindowEnumeration:
         found = await super().esearch_delta(term, mindate, maxdate, datetype)
         return replace(found, complete=False) if self.incomplete else found
-
-    async def efetch(self, pmids: Sequence[str]) -> FetchResult:
-        fetched = await super().efetch(pmids)
-        dropped = tuple(r.pmid for r in fetched.records if r.pmid in self.drop_from_fetch)
-        if not dropped:
-            return fetched
-        kept = tuple(r for r in fetched.records if r.pmid not in self.drop_from_fetch)
-        return replace(fetched, records=kept, missing=fetched.missing + dropped)
 
 
 def entrez_client(base_url: str, *, flaky: bool = False, **settings: Any) -> HttpEntrezClient:

@@ -93,6 +93,18 @@ class Checkpoint:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingPmid:
+    """A PMID a sync of a query key found by ESearch and EFetch did not return: each later
+    sync of the key asks for it again until it arrives. `misses` counts the syncs that asked
+    and did not get it."""
+
+    pmid: str
+    first_missed_at: datetime
+    last_missed_at: datetime
+    misses: int
+
+
+@dataclass(frozen=True, slots=True)
 class SyncJob:
     """The report of one sync run, kept for audit."""
 
@@ -161,6 +173,18 @@ class MetadataStore(Protocol):
     async def checkpoint_audit(self, query_key: str) -> list[WatermarkAudit]: ...
 
     async def list_checkpoints(self) -> list[Checkpoint]: ...
+
+    async def pending_pmids(self, query_key: str) -> list[PendingPmid]:
+        """The PMIDs pending for `query_key`, the longest pending first (then by PMID)."""
+        ...
+
+    async def settle_pending(
+        self, query_key: str, *, missed: Sequence[str], arrived: Sequence[str], at: datetime
+    ) -> list[PendingPmid]:
+        """In one transaction: each of `missed` becomes pending (first missed `at`) or, when it
+        already is, counts one more miss (last missed `at`); each of `arrived` is no longer
+        pending. A PMID in both is pending. Returns what is pending for `query_key` now."""
+        ...
 
     def query_lock(
         self, query_key: str, *, timeout_s: float = 0.0

@@ -7,7 +7,7 @@ from typing import Any
 
 from biomcp.domain.watermarks import WatermarkAudit, query_key_problem
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.metadata import Checkpoint, MetadataStore, PendingPmid
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
 
@@ -49,6 +49,11 @@ class Checkpoints:
     async def get(self, query_key: str) -> Checkpoint:
         key = _key(query_key)
         return await self._metadata.get_checkpoint(key)
+
+    async def pending(self, query_key: str) -> list[PendingPmid]:
+        """The PMIDs a sync of `query_key` found and EFetch has not returned yet (every sync of
+        the key asks for them again), the longest pending first."""
+        return await self._metadata.pending_pmids(_key(query_key))
 
     async def get_payload(self, query_key: str) -> dict[str, Any]:
         checkpoint = await self.get(query_key)

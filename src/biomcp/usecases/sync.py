@@ -4,7 +4,8 @@
    run together, and serialize only while writing chunks, step 5).
 2. Window = [last EDAT - overlap, today]; with no checkpoint, `initial_days` back (None or 0:
    the whole history).
-3. Enumerate every PMID of the window (the client bisects past the 9,999 cap).
+3. Enumerate every PMID of the window (the client bisects past the 9,999 cap), and add the
+   key's pending PMIDs (found by an earlier sync, not returned by its EFetch).
 4. Fetch in batches; classify, score and hash each record; upsert the batch in one transaction
    (insert / update with version + 1 / skip).
 5. Chunk the documents whose indexed version is behind, embed the chunk texts, upsert the
@@ -19,10 +20,17 @@
    takes fewer requests: `usecases.retractions`), and re-fetch, store and index those PubMed
    now lists as retracted, so their flag and notice are current. A failed re-check is a
    warning: it neither fails the sync nor holds the checkpoint (the next sync re-checks again).
-7. Only when every record of the window is stored and indexed, advance the checkpoint
-   (monotonic) to the largest EDAT among them. A failure anywhere leaves the checkpoint where
-   it was, and the next run redoes what is missing (documents stay "behind" until indexed).
-8. Record the job (running, then succeeded or failed) and return the report.
+7. Settle the pending PMIDs (`_settle_pending`): a PMID ESearch found and EFetch did not
+   return (NCBI's answers now and then lag for a record in flux) is recorded as pending, with
+   a warning, and every later sync asks for it again until it arrives; one that arrived and
+   was indexed is pending no more. Holding the checkpoint for it instead would make every
+   later sync fetch a window that only grows, for a record that may take weeks to appear.
+   Past `max_pending` per key the checkpoint is held for the newly missed instead.
+8. Only when every record of the window is stored and indexed (or pending), advance the
+   checkpoint (monotonic) to the largest EDAT among them. A failure anywhere leaves the
+   checkpoint where it was, and the next run redoes what is missing (documents stay "behind"
+   until indexed).
+9. Record the job (running, then succeeded or failed) and return the report.
 """
 
 from __future__ import annotations
@@ -47,7 +55,13 @@ from biomcp.domain.watermarks import window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient, EntrezWarning, FetchResult
-from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredDocument, SyncJob
+from biomcp.ports.metadata import (
+    DocumentUpsert,
+    MetadataStore,
+    PendingPmid,
+    StoredDocument,
+    SyncJob,
+)
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
@@ -68,6 +82,9 @@ __all__ = [
 #: cannot collide with a saved query's key in practice).
 INDEX_LOCK = "__biomcp_index__"
 
+#: How many PMIDs a query key keeps pending at most (see step 7 of the module docstring).
+MAX_PENDING = 1_000
+
 #: The earliest EDAT a whole-history window asks for (PubMed's oldest records are from 1781).
 HISTORY_START = date(1700, 1, 1)
 
@@ -85,10 +102,13 @@ class SyncConfig:
     quality: QualityConfig = field(default_factory=QualityConfig)
     recheck_retractions: bool = True
     recheck_batch_size: int = RECHECK_BATCH
+    max_pending: int = MAX_PENDING
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.embed_batch_size < 1 or self.recheck_batch_size < 1:
             raise ValueError("batch sizes must be >= 1")
+        if self.max_pending < 0:
+            raise ValueError("max_pending must be >= 0")
         if self.initial_days is not None and self.initial_days < 0:
             raise ValueError("initial_days must be >= 0")
 
@@ -141,12 +161,15 @@ class SyncReport:
     timings: dict[str, float] = field(default_factory=dict)
     retractions_rechecked: int = 0
     newly_retracted: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
+    pending_arrived: tuple[str, ...] = ()
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
-        spec 01 has it): the retraction re-check reaches it as a warning when it found new
-        retractions or failed; `retractions_rechecked` / `newly_retracted` are here for the
-        CLI, the library and the job log."""
+        spec 01 has it): the retraction re-check and the pending PMIDs reach it as warnings;
+        `retractions_rechecked`, `newly_retracted`, `pending` (the PMIDs pending after this
+        sync) and `pending_arrived` (those of before that arrived) are here for the CLI, the
+        library and the job log."""
         return {
             "job_id": self.job_id,
             "inserted": self.inserted,
@@ -191,6 +214,12 @@ class _Run:
     timings: dict[str, float] = field(default_factory=dict)
     rechecked: int = 0
     newly_retracted: list[str] = field(default_factory=list)
+    #: PMIDs asked for and not returned by EFetch (nor reported deleted or a book).
+    missing: list[str] = field(default_factory=list)
+    #: PMIDs done with: stored and indexed, or reported deleted or a book.
+    settled: set[str] = field(default_factory=set)
+    pending: tuple[str, ...] = ()
+    pending_arrived: tuple[str, ...] = ()
 
     def timed(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
@@ -382,8 +411,11 @@ class SyncDelta:
 
         began = time.perf_counter()
         found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
+        pending = await self._metadata.pending_pmids(query_key)
         run.timed("search", began)
-        run.total = len(found.pmids)
+        window = set(found.pmids)
+        pmids = [*found.pmids, *(p.pmid for p in pending if p.pmid not in window)]
+        run.total = len(pmids)
         run.warnings.extend(_term_warning(w) for w in found.warnings)
         if not found.complete:
             run.complete = False
@@ -394,11 +426,12 @@ class SyncDelta:
         await _notify(progress, run)
 
         size = self.config.batch_size
-        batches = [found.pmids[o : o + size] for o in range(0, len(found.pmids), size)]
+        batches = [pmids[o : o + size] for o in range(0, len(pmids), size)]
         await self._pipeline(run, batches, progress)
+        await self._settle_pending(run, pending)
 
         if self.config.recheck_retractions:
-            await self._recheck_retractions(run, frozenset(found.pmids))
+            await self._recheck_retractions(run, frozenset(pmids))
 
         final = checkpoint.last_edat
         advanced = False
@@ -420,7 +453,7 @@ class SyncDelta:
             pmids_processed=run.processed,
             max_edat_seen=run.max_edat_seen,
             warnings=tuple(run.warnings),
-            pmids_found=run.total,
+            pmids_found=len(found.pmids),
             chunks_written=run.chunks_written,
             chunks_deleted=run.chunks_deleted,
             texts_embedded=run.texts_embedded,
@@ -430,7 +463,48 @@ class SyncDelta:
             timings={k: round(v, 4) for k, v in run.timings.items()},
             retractions_rechecked=run.rechecked,
             newly_retracted=tuple(run.newly_retracted),
+            pending=run.pending,
+            pending_arrived=run.pending_arrived,
         )
+
+    async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
+        """Record what EFetch did not return as pending and what arrived as pending no more
+        (step 7 of the module docstring), with a warning for what is still missing."""
+        before = {p.pmid: p for p in pending}
+        missed = list(dict.fromkeys(run.missing))
+        if not before and not missed:
+            return
+        arrived = [pmid for pmid in before if pmid in run.settled]
+        new = [pmid for pmid in missed if pmid not in before]
+        again = [before[pmid] for pmid in missed if pmid in before]
+        limit = self.config.max_pending
+        if new and len(before) - len(arrived) + len(new) > limit:
+            run.complete = False
+            run.warnings.append(
+                f"{len(new)} PMIDs found by ESearch were not returned by EFetch "
+                f"(e.g. {_sample(new)}): more than the {limit} a query key keeps pending, so "
+                "the checkpoint stays where it was and the next sync asks for them again"
+            )
+            missed, new = [p.pmid for p in again], []
+        elif new:
+            run.warnings.append(
+                f"{len(new)} PMIDs found by ESearch were not returned by EFetch "
+                f"(e.g. {_sample(new)}); they are kept pending and every sync of this key asks "
+                "for them again until they arrive"
+            )
+        if again:
+            oldest = min(p.first_missed_at for p in again)
+            run.warnings.append(
+                f"{len(again)} pending PMIDs are still not returned by EFetch "
+                f"(e.g. {_sample([p.pmid for p in again])}; pending since "
+                f"{oldest.date().isoformat()}, missed by up to "
+                f"{max(p.misses for p in again) + 1} syncs)"
+            )
+        now = await self._metadata.settle_pending(
+            run.query_key, missed=missed, arrived=arrived, at=self._clock.now()
+        )
+        run.pending = tuple(p.pmid for p in now)
+        run.pending_arrived = tuple(arrived)
 
     async def _recheck_retractions(self, run: _Run, window: frozenset[str]) -> None:
         """Re-check the stored PMIDs outside the window (those in it were just fetched) for
@@ -466,6 +540,12 @@ class SyncDelta:
             run.chunks_deleted += scratch.chunks_deleted
             run.texts_embedded += scratch.texts_embedded
             run.warnings.extend(scratch.warnings)
+            if scratch.missing:
+                run.warnings.append(
+                    f"{len(scratch.missing)} records PubMed lists as retracted were not "
+                    f"returned by EFetch (e.g. {_sample(scratch.missing)}); the next sync "
+                    "re-checks them"
+                )
             # What the store holds now (an older copy replayed would not have replaced it).
             now_stored = await self._metadata.get_documents(stale)
             run.newly_retracted.extend(
@@ -550,12 +630,8 @@ class SyncDelta:
     async def _store(self, run: _Run, fetched: FetchResult) -> _Batch:
         """Stage 1: derive and store the fetched records, then chunk those whose indexed
         version is behind (read outside the index lock: `_write` reads it again inside)."""
-        if fetched.missing:
-            run.complete = False
-            run.warnings.append(
-                f"{len(fetched.missing)} PMIDs found by ESearch were not returned by EFetch "
-                f"(e.g. {', '.join(fetched.missing[:5])}); the checkpoint stays for a retry"
-            )
+        run.missing.extend(fetched.missing)
+        run.settled.update(fetched.deleted_pmids, fetched.book_pmids)
         if fetched.deleted_pmids:
             run.warnings.append(f"deleted PMIDs skipped: {', '.join(fetched.deleted_pmids[:20])}")
         if fetched.book_pmids:
@@ -604,6 +680,7 @@ class SyncDelta:
         for record in records:
             if record.pmid not in failed:
                 run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
+                run.settled.add(record.pmid)
 
     async def _lost(
         self, run: _Run, records: Sequence[PubMedRecord], behind: Sequence[StoredDocument]
@@ -655,6 +732,11 @@ class SyncDelta:
         )
         run.timed("index", began)
         return outcome.failed
+
+
+def _sample(pmids: Sequence[str], size: int = 5) -> str:
+    """A few of `pmids`, for a warning."""
+    return ", ".join(pmids[:size]) + (", ..." if len(pmids) > size else "")
 
 
 def _term_warning(warning: EntrezWarning) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "CheckpointRow",
     "DocumentRow",
     "JsonType",
+    "PendingPmidRow",
     "ProjectRow",
     "SyncJobRow",
     "UTCDateTime",
@@ -137,6 +138,19 @@ class CheckpointRow(Base):
     query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
     last_edat: Mapped[datetime | None]
     last_scan_at: Mapped[datetime | None]
+
+
+class PendingPmidRow(Base):
+    """A PMID a sync of `query_key` found by ESearch and EFetch did not return: every later
+    sync of the key asks for it again, until it arrives (the row is then deleted)."""
+
+    __tablename__ = "sync_pending"
+
+    query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pmid: Mapped[str] = mapped_column(String(16), primary_key=True)
+    first_missed_at: Mapped[datetime]
+    last_missed_at: Mapped[datetime]
+    misses: Mapped[int] = mapped_column(Integer)
 
 
 class CheckpointAuditRow(Base):

@@ -11,6 +11,7 @@ from biomcp.adapters.sql.models import (
     CheckpointAuditRow,
     CheckpointRow,
     DocumentRow,
+    PendingPmidRow,
     ProjectRow,
     SyncJobRow,
 )
@@ -27,6 +28,7 @@ from biomcp.domain.watermarks import WatermarkAudit
 from biomcp.ports.metadata import (
     Checkpoint,
     DocumentUpsert,
+    PendingPmid,
     StoredDocument,
     SyncJob,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "CHECKPOINTS",
     "DOCS",
     "JOBS",
+    "PENDING",
     "PROJECTS",
     "audit_from_row",
     "audit_values",
@@ -45,6 +48,7 @@ __all__ = [
     "document_values",
     "job_from_row",
     "job_values",
+    "pending_from_row",
     "project_from_row",
     "project_values",
 ]
@@ -62,6 +66,7 @@ CHECKPOINTS = _table(CheckpointRow)
 AUDIT = _table(CheckpointAuditRow)
 JOBS = _table(SyncJobRow)
 PROJECTS = _table(ProjectRow)
+PENDING = _table(PendingPmidRow)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
@@ -129,6 +134,10 @@ def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:
     if row is None:
         return Checkpoint(query_key)
     return Checkpoint(query_key, last_edat=row.last_edat, last_scan_at=row.last_scan_at)
+
+
+def pending_from_row(row: Row[Any]) -> PendingPmid:
+    return PendingPmid(row.pmid, row.first_missed_at, row.last_missed_at, row.misses)
 
 
 def audit_values(audit: WatermarkAudit) -> dict[str, Any]:

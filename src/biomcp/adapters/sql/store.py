@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Connection, Engine, bindparam, func, select, text, update
+from sqlalchemy import Connection, Engine, bindparam, delete, func, select, text, update
 from sqlalchemy import exc as sa_exc
 
 from biomcp.adapters.sql.engine import (
@@ -40,6 +40,7 @@ from biomcp.adapters.sql.rows import (
     CHECKPOINTS,
     DOCS,
     JOBS,
+    PENDING,
     PROJECTS,
     audit_from_row,
     audit_values,
@@ -47,6 +48,7 @@ from biomcp.adapters.sql.rows import (
     document_from_row,
     job_from_row,
     job_values,
+    pending_from_row,
     project_from_row,
     project_values,
 )
@@ -58,6 +60,7 @@ from biomcp.ports.metadata import (
     Checkpoint,
     DocumentUpsert,
     MetadataStoreError,
+    PendingPmid,
     StoredDocument,
     StoreUnavailableError,
     SyncJob,
@@ -413,6 +416,68 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 return [checkpoint_from_row(r.query_key, r) for r in connection.execute(query)]
 
         return await self._run("listing checkpoints", work)
+
+    # -- PMIDs pending a retry --------------------------------------------------------------
+
+    @staticmethod
+    def _pending(connection: Connection, query_key: str) -> list[PendingPmid]:
+        query = (
+            select(PENDING)
+            .where(PENDING.c.query_key == query_key)
+            .order_by(PENDING.c.first_missed_at, PENDING.c.pmid)
+        )
+        return [pending_from_row(row) for row in connection.execute(query)]
+
+    async def pending_pmids(self, query_key: str) -> list[PendingPmid]:
+        """The PMIDs pending for `query_key`, the longest pending first (then by PMID)."""
+
+        def work(engine: Engine) -> list[PendingPmid]:
+            with engine.connect() as connection:
+                return self._pending(connection, query_key)
+
+        return await self._run("reading pending PMIDs", work)
+
+    async def settle_pending(
+        self, query_key: str, *, missed: Sequence[str], arrived: Sequence[str], at: datetime
+    ) -> list[PendingPmid]:
+        """Record `missed` (new, or one more miss) and drop `arrived` in one transaction
+        (a PMID in both stays pending); returns what is pending for `query_key` now."""
+        missed = _unique(missed)
+        still = set(missed)
+        gone = [pmid for pmid in _unique(arrived) if pmid not in still]
+
+        def work(engine: Engine) -> list[PendingPmid]:
+            with writing(engine) as connection:
+                for part in chunks(gone):
+                    connection.execute(
+                        delete(PENDING).where(
+                            PENDING.c.query_key == query_key, PENDING.c.pmid.in_(part)
+                        )
+                    )
+                if missed:
+                    statement = dialect_insert(connection, PENDING)
+                    connection.execute(
+                        statement.on_conflict_do_update(
+                            index_elements=["query_key", "pmid"],
+                            set_={
+                                "misses": PENDING.c.misses + 1,
+                                "last_missed_at": statement.excluded.last_missed_at,
+                            },
+                        ),
+                        [
+                            {
+                                "query_key": query_key,
+                                "pmid": pmid,
+                                "first_missed_at": at,
+                                "last_missed_at": at,
+                                "misses": 1,
+                            }
+                            for pmid in missed
+                        ],
+                    )
+                return self._pending(connection, query_key)
+
+        return await self._run("recording pending PMIDs", work)
 
     def query_lock(
         self, query_key: str, *, timeout_s: float = 0.0

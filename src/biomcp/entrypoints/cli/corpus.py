@@ -289,18 +289,35 @@ def register(app: typer.Typer) -> None:
         query_key: Annotated[str, typer.Argument(help="The saved query's key.")],
         json_output: JsonOption = False,
     ) -> None:
-        """Print the checkpoint of QUERY_KEY."""
-        from biomcp.ports.metadata import Checkpoint
+        """Print the checkpoint of QUERY_KEY and the PMIDs pending for it (found by a sync's
+        ESearch, not returned by its EFetch yet: every sync of the key asks for them again)."""
+        from biomcp.ports.metadata import Checkpoint, PendingPmid
 
         settings = cli_settings(json_output)
 
-        async def work(services: Services) -> Checkpoint:
-            return await services.checkpoints.get(query_key)
+        async def work(services: Services) -> tuple[Checkpoint, list[PendingPmid]]:
+            checkpoint = await services.checkpoints.get(query_key)
+            return checkpoint, await services.checkpoints.pending(query_key)
 
-        checkpoint = execute(settings, work, json_output=json_output)
+        checkpoint, pending = execute(settings, work, json_output=json_output)
         if json_output:
-            emit_json({"query_key": checkpoint.query_key, "last_edat": iso(checkpoint.last_edat)})
-        elif checkpoint.last_edat is None:
+            emit_json(
+                {
+                    "query_key": checkpoint.query_key,
+                    "last_edat": iso(checkpoint.last_edat),
+                    "pending": [
+                        {
+                            "pmid": p.pmid,
+                            "first_missed_at": iso(p.first_missed_at),
+                            "last_missed_at": iso(p.last_missed_at),
+                            "misses": p.misses,
+                        }
+                        for p in pending
+                    ],
+                }
+            )
+            return
+        if checkpoint.last_edat is None:
             typer.echo(
                 f"{checkpoint.query_key}: no checkpoint yet (the first sync reads the "
                 "whole history, or BIOMCP_SYNC_INITIAL_DAYS back)"
@@ -309,6 +326,15 @@ def register(app: typer.Typer) -> None:
             scanned = iso(checkpoint.last_scan_at)
             suffix = f" (last scan {scanned})" if scanned else ""
             typer.echo(f"{checkpoint.query_key}: {iso(checkpoint.last_edat)}{suffix}")
+        if pending:
+            typer.echo(
+                f"{len(pending)} PMIDs pending (found by ESearch, not returned by EFetch yet; "
+                "every sync of this key asks for them again):"
+            )
+            for p in pending:
+                typer.echo(
+                    f"  {p.pmid}  since {iso(p.first_missed_at)}, missed by {p.misses} syncs"
+                )
 
     @checkpoint_app.command("set")
     def checkpoint_set(

@@ -144,6 +144,11 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
         ),
         ("max EDAT", iso(report.max_edat_seen) or "-"),
         ("checkpoint", checkpoint),
+        *(
+            [("pending", _pending_summary(report))]
+            if report.pending or report.pending_arrived
+            else []
+        ),
         ("timings", timings or "-"),
     ]
     lines = [f"sync {report.query_key}: done in {elapsed:.2f}s"]
@@ -154,6 +159,13 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
     else:
         lines.append("warnings: none")
     return "\n".join(lines)
+
+
+def _pending_summary(report: SyncReport) -> str:
+    held = f"{len(report.pending)} PMIDs not returned by EFetch yet"
+    shown = ", ".join(report.pending[:5]) + (", ..." if len(report.pending) > 5 else "")
+    arrived = f"; {len(report.pending_arrived)} arrived" if report.pending_arrived else ""
+    return f"{held}{f' ({shown})' if shown else ''}{arrived}"
 
 
 def _sync_json(report: SyncReport) -> dict[str, Any]:
@@ -168,6 +180,8 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "window_start": iso(report.window_start),
         "checkpoint": iso(report.checkpoint),
         "checkpoint_advanced": report.checkpoint_advanced,
+        "pending": list(report.pending),
+        "pending_arrived": list(report.pending_arrived),
         "timings": report.timings,
     }
 

@@ -14,6 +14,8 @@ Admin endpoints (not logged, never faulted):
   `GET /_fake/faults` shows the plan, `DELETE /_fake/faults` clears it;
 * `POST /_fake/retract`: `{"pmid": "30000001", "notice_pmid": "39000001", "source": "...",
   "revised": "2024-08-01"}` marks an article retracted after the fact (`FakeCorpus.retract`);
+* `POST /_fake/withhold`: `{"pmids": ["30000001"]}`: EFetch leaves those PMIDs out of its
+  answers (ESearch still finds them) until the next call; `{"pmids": []}` ends it;
 * `GET /_fake/log`: every E-utility request as JSON `{t, endpoint, method, params, has_api_key,
   status, fault}` (the API key masked), `DELETE /_fake/log` empties it.
 """
@@ -74,6 +76,7 @@ def create_app(
         Route("/_fake/faults", _faults(state), methods=["GET", "POST", "DELETE"]),
         Route("/_fake/log", _log(state), methods=["GET", "DELETE"]),
         Route("/_fake/retract", _retract(state), methods=["POST"]),
+        Route("/_fake/withhold", _withhold(state), methods=["POST"]),
     ]
     app = Starlette(routes=routes)
     app.state.fake = state
@@ -165,6 +168,23 @@ def _retract(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
         return JSONResponse({"pmid": str(body["pmid"]), "retracted": True})
 
     return retract
+
+
+def _withhold(state: ServerState) -> Callable[[Request], Awaitable[Response]]:
+    async def withhold(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body() or b"{}")
+            if not isinstance(body, dict) or set(body) != {"pmids"}:
+                raise ValueError('the body must be {"pmids": [...]}')
+            pmids = body["pmids"]
+            if not isinstance(pmids, list) or not all(isinstance(p, str | int) for p in pmids):
+                raise ValueError("'pmids' must be a list of PMIDs")
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        state.withhold(str(p) for p in pmids)
+        return JSONResponse({"withheld": sorted(state.withheld)})
+
+    return withhold
 
 
 def _log(state: ServerState) -> Callable[[Request], Awaitable[Response]]:

@@ -216,7 +216,9 @@ def _efetch(state: ServerState, params: Params) -> Reply:
         raise _RequestError("Empty id list - nothing todo")
     rettype = (params.get("rettype") or "").lower()
     retmode = (params.get("retmode") or ("text" if rettype == "medline" else "xml")).lower()
-    entries = [e for e in (state.corpus.get(p) for p in pmids) if e is not None]
+    withheld = state.withheld
+    found = (state.corpus.get(p) for p in pmids if p not in withheld)
+    entries = [e for e in found if e is not None]
     if retmode == "xml" and rettype in ("", "xml", "abstract", "full", "medline"):
         return Reply(render.efetch_xml(e.raw for e in entries))
     if retmode == "text" and rettype == "medline":

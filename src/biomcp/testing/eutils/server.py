@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
 from biomcp.testing.eutils.app import create_app
@@ -114,3 +114,8 @@ class FakeEutilsServer(ServerLifecycle):
 
     def clear_log(self) -> None:
         self.state.clear_log()
+
+    def withhold(self, pmids: Iterable[str]) -> None:
+        """EFetch leaves `pmids` out of its answers from now on, ESearch still finds them
+        (replacing any earlier set; empty: none)."""
+        self.state.withhold(pmids)

@@ -1,5 +1,6 @@
 """What one fake server holds between requests: the corpus and its index, the link table, the
-history server (WebEnv / query_key), the fault plan and the request log."""
+history server (WebEnv / query_key), the fault plan, the PMIDs EFetch withholds and the request
+log."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from os import PathLike
@@ -123,6 +124,7 @@ class ServerState:
         self._log_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
+        self._withheld: frozenset[str] = frozenset()
 
     @property
     def executor(self) -> ThreadPoolExecutor:
@@ -147,6 +149,16 @@ class ServerState:
             if self._index is None or self._index.version != version:
                 self._index = SearchIndex(self.corpus.entries(), version)
             return self._index
+
+    @property
+    def withheld(self) -> frozenset[str]:
+        """PMIDs EFetch leaves out of its answers while ESearch still finds them (as NCBI does
+        now and then with a record in flux)."""
+        return self._withheld
+
+    def withhold(self, pmids: Iterable[str]) -> None:
+        """EFetch leaves `pmids` out from now on (replacing any earlier set; empty: none)."""
+        self._withheld = frozenset(str(p) for p in pmids)
 
     def record(self, entry: dict[str, Any]) -> None:
         with self._log_lock:

@@ -97,15 +97,18 @@ class ResourcesMixin(LiveBase):
                 summary["records"] = await self._metadata.count_documents()
                 checkpoints = await self._metadata.list_checkpoints()
                 jobs = await self._metadata.list_jobs(limit=500)
-            except Exception as exc:  # a status page reports a broken store, it does not fail
-                problems.append(f"metadata: {type(exc).__name__}: {exc}")
-            else:
                 latest: dict[str, Any] = {}
                 for job in sorted(jobs, key=lambda j: j.started_at):
                     latest[job.query_key] = job
                 keys = sorted({c.query_key for c in checkpoints} | set(latest))
+                pending = {k: len(await self._metadata.pending_pmids(k)) for k in keys}
+            except Exception as exc:  # a status page reports a broken store, it does not fail
+                problems.append(f"metadata: {type(exc).__name__}: {exc}")
+            else:
                 by_key = {c.query_key: c for c in checkpoints}
-                summary["queries"] = [_query_summary(k, by_key.get(k), latest.get(k)) for k in keys]
+                summary["queries"] = [
+                    _query_summary(k, by_key.get(k), latest.get(k), pending[k]) for k in keys
+                ]
         if self._vectors is not None:
             try:
                 names = await self._vectors.collections()

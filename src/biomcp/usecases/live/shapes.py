@@ -187,7 +187,9 @@ def _retraction(record: PubMedRecord) -> dict[str, Any]:
     }
 
 
-def _query_summary(key: str, checkpoint: Any, job: Any) -> dict[str, Any]:
+def _query_summary(key: str, checkpoint: Any, job: Any, pending: int = 0) -> dict[str, Any]:
+    """One saved query in the info resource; `pending` counts its PMIDs found by ESearch and
+    not returned by EFetch yet (every sync of the key asks for them again)."""
     last_sync = None
     if job is not None:
         last_sync = {
@@ -204,6 +206,7 @@ def _query_summary(key: str, checkpoint: Any, job: Any) -> dict[str, Any]:
         "lastEdat": iso_utc(checkpoint.last_edat) if checkpoint is not None else None,
         "lastScanAt": iso_utc(checkpoint.last_scan_at) if checkpoint is not None else None,
         "lastSync": last_sync,
+        "pendingPmids": pending,
     }
 
 
