@@ -80,7 +80,7 @@ URL_LINE = re.compile(r"bio-mcp serving MCP at (?P<url>http://\S+/mcp)")
 ISOLATED = ("MCP_", "BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_")
 PROFILE_ENV = "BIOMCP_BENCH_PROFILE"
 VARIANT_ENV = "BIOMCP_BENCH_VARIANT"
-VARIANT_FLAGS = ("sql_via_thread", "asyncio_h11", "no_gc_freeze")
+VARIANT_FLAGS = ("sql_via_thread", "asyncio_h11", "no_gc_freeze", "no_event_store")
 JSON_RESPONSE = {"MCP_HTTP_JSON_RESPONSE": "true"}
 #: What-if servers (--what-if), all measured in one run: name -> (MCP_LOG_LEVEL, None for
 #: --server-log-level; patch flags, see `_apply_variant`; extra environment). The patches undo
@@ -95,6 +95,7 @@ VARIANTS: dict[str, tuple[str | None, str, dict[str, str]]] = {
     "log_warning": ("warning", "", {}),
     "json_response": (None, "", JSON_RESPONSE),
     "json_response_log_warning": ("warning", "", JSON_RESPONSE),
+    "no_event_store": (None, "no_event_store", {}),
 }
 START_TIMEOUT_S = 120.0
 GOAL_RPS, GOAL_P95_MS, GOAL_CLIENTS = 300.0, 50.0, 32
@@ -145,6 +146,8 @@ def _apply_variant(flags: str) -> None:
       before uvloop and httptools became dependencies.
     - `no_gc_freeze`: the server does not `gc.freeze()` its heap once started, so every full
       garbage collection walks all the imported modules again.
+    - `no_event_store`: SSE answers are not resumable (no event store: no priming event, no
+      event ids), as before issue 16.
     """
     wanted = {f for f in flags.split(",") if f}
     unknown = wanted - set(VARIANT_FLAGS)
@@ -165,6 +168,16 @@ def _apply_variant(flags: str) -> None:
         import gc
 
         gc.freeze = lambda: None
+    if "no_event_store" in wanted:
+        from mcp.server.mcpserver import MCPServer
+
+        build = MCPServer.streamable_http_app
+
+        def without_events(self: Any, *args: Any, **kwargs: Any) -> Any:
+            kwargs.update(event_store=None, retry_interval=None)
+            return build(self, *args, **kwargs)
+
+        MCPServer.streamable_http_app = without_events  # type: ignore[method-assign]
     if "asyncio_h11" in wanted:
         import uvicorn
 
