@@ -25,7 +25,7 @@ serve: $(RUN_STAMP)  ## set up and run the MCP server (stdio) on the embedded de
 test: $(TEST_STAMP)  ## the whole test suite (service tests need scripts/services.sh start)
 	$(BIN)/pytest
 
-lint: $(TEST_STAMP)  ## ruff, mypy (strict on domain and ports), import-linter
+lint: $(TEST_STAMP)  ## ruff, mypy (src, tests, benchmarks; strict on domain and ports), import-linter
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy

@@ -144,7 +144,7 @@ def _grid(texts: list[str], seqs: Sequence[int], batch: int, repeat: int) -> dic
         reference, quantized = fp32.embed_sync(texts), int8.embed_sync(texts)
         row["int8_cosine_to_fp32"] = _agreement(reference, quantized)
         row["model_ids"] = {"fp32": fp32.model_id, "int8": int8.model_id}
-        if onnx is not None and onnx_int8 is not None:
+        if onnx is not None and onnx_int8 is not None and onnx_uint8 is not None:
             from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
             vectors = onnx.embed_sync(texts)

@@ -154,7 +154,8 @@ async def _measure(root: Path, total: int, queries: int) -> dict[str, Any]:
         # The isolation filter alone: the same store searches with and without it.
         projects = {p.project_id: p for p in await registry.list_projects()}
         vecs = await embedder.embed(texts)
-        filtered, unfiltered = [], []
+        filtered: list[float] = []
+        unfiltered: list[float] = []
         for text, vec, project_id in zip(texts, vecs, targets, strict=True):
             collection = projects[project_id].collection
             only = SearchFilters(facets=(("project", frozenset({project_id})),))

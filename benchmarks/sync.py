@@ -557,11 +557,11 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
 
     end = date.today() - timedelta(days=1)
     body = generate_articles(records, start=end - timedelta(days=399), end=end, seed=2024)
-    entries = [e for e in FakeCorpus.from_xml_bytes(body) if e.fields.edat]
-    edats = [e.fields.edat for e in entries]
+    dated = [(edat, e) for e in FakeCorpus.from_xml_bytes(body) if (edat := e.fields.edat)]
+    edats = [edat for edat, _ in dated]
     # PubMed always lists retracted publications: the oldest few are retracted before the
     # first sync (so the re-check of every later sync finds them, flagged already).
-    retracted = [e.pmid for e in sorted(entries, key=lambda e: e.fields.edat)][:RETRACTED]
+    retracted = [e.pmid for _, e in sorted(dated, key=lambda pair: pair[0])][:RETRACTED]
     load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="biomcp-bench-sync-"))
     try:

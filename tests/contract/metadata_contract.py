@@ -2,7 +2,8 @@
 
 Subclass `MetadataStoreContract` in a `test_*.py` module and provide two fixtures:
 
-* `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`);
+* `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`),
+  that is the `ProjectRegistry` too (the project checks use it as that port);
 * `lock_elsewhere`: a callable `(query_key) -> bool` that tries the store's query lock from
   ANOTHER process (timeout 0) and says whether it got it.
 
@@ -39,7 +40,7 @@ from biomcp.ports.metadata import (
     SyncJob,
     UpsertOutcome,
 )
-from biomcp.ports.projects import ProjectInfo
+from biomcp.ports.projects import ProjectInfo, ProjectRegistry
 from tests.support.sql_records import FakeClock, full_record, revised, upsert_of
 
 __all__ = ["MetadataStoreContract", "run"]
@@ -527,9 +528,10 @@ class MetadataStoreContract:
         assert run(store.list_jobs(key, limit=0)) == []
 
     # -- projects ---------------------------------------------------------------------------
+    # The store is the ProjectRegistry too: these checks type it as that port.
 
     def test_register_project_is_idempotent_and_the_stored_model_wins(
-        self, store: MetadataStore, clock: FakeClock
+        self, store: ProjectRegistry, clock: FakeClock
     ) -> None:
         project = ProjectInfo(
             "glp1", "Project_glp1", "all-MiniLM-L6-v2", 384, metadata={"owner": "team-a"}
@@ -548,12 +550,12 @@ class MetadataStoreContract:
         assert again == created
         assert run(store.get_project("glp1")) == created
 
-    def test_a_given_creation_time_and_hybrid_flag_are_kept(self, store: MetadataStore) -> None:
+    def test_a_given_creation_time_and_hybrid_flag_are_kept(self, store: ProjectRegistry) -> None:
         project = ProjectInfo("p2", "Project_p2", "m", 8, hybrid=False, created_at=utc(2024, 5, 5))
         assert run(store.register_project(project)) == project
 
     def test_projects_are_listed_by_id_and_unknown_ones_are_none(
-        self, store: MetadataStore
+        self, store: ProjectRegistry
     ) -> None:
         for pid in ("zeta", "alpha", "mid"):
             run(store.register_project(ProjectInfo(pid, f"Project_{pid}", "m", 8)))
@@ -562,9 +564,9 @@ class MetadataStoreContract:
         assert run(store.get_project("nope")) is None
 
     def test_a_projects_model_can_be_changed_and_an_unknown_one_cannot(
-        self, store: MetadataStore
+        self, store: ProjectRegistry
     ) -> None:
-        registry: Any = store
+        registry = store
         run(registry.register_project(ProjectInfo("m1", "Project_m1", "old", 8, hybrid=False)))
         moved = run(registry.set_project_model("m1", "new", 16))
         assert (moved.model_id, moved.dim, moved.hybrid) == ("new", 16, False)
@@ -572,7 +574,7 @@ class MetadataStoreContract:
         with pytest.raises(MetadataStoreError, match="nope"):
             run(registry.set_project_model("nope", "new", 16))
 
-    def test_two_projects_cannot_share_a_collection(self, store: MetadataStore) -> None:
+    def test_two_projects_cannot_share_a_collection(self, store: ProjectRegistry) -> None:
         run(store.register_project(ProjectInfo("one", "Shared", "m", 8)))
         with pytest.raises(MetadataStoreError, match="Shared"):
             run(store.register_project(ProjectInfo("two", "Shared", "m", 8)))

@@ -206,7 +206,9 @@ def _index(corpus: Sequence[ChunkRecord], uuid: str) -> int:
     return next(i for i, c in enumerate(corpus) if c.uuid == uuid)
 
 
-def _searches(store: EmbeddedVectorStore, corpus: Sequence[ChunkRecord]) -> Any:
+def _searches(
+    store: EmbeddedVectorStore, corpus: Sequence[ChunkRecord]
+) -> Coroutine[Any, Any, list[object]]:
     """Vector orders, and the sets of BM25 matches (BM25 scores themselves depend on the
     index's history: deleted documents weigh in the statistics until segments merge)."""
 

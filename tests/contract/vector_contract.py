@@ -458,8 +458,8 @@ class VectorStoreContract:
                 if hit.bm25 is not None:
                     assert hit.bm25 == pytest.approx(keyword[hit.uuid], rel=1e-5)
                 record = by_uuid[hit.uuid]
-                fields = ("doc_id", "chunk_id", "text", "year", "journal", "evidence_type")
-                fields += ("quality_total", "section", "has_numbers")
+                fields: tuple[str, ...] = ("doc_id", "chunk_id", "text", "year", "journal")
+                fields += ("evidence_type", "quality_total", "section", "has_numbers")
                 for field in fields:
                     assert getattr(hit, field) == getattr(record, field), field
                 assert dict(hit.metadata) == dict(record.metadata)

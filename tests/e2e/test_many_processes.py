@@ -71,7 +71,8 @@ async def _search(client: Client, query: str) -> list[str]:
 
 async def _info(client: Client) -> dict[str, Any]:
     read = await client.read_resource("pubmed-connect://info")
-    return json.loads(read.contents[0].text)["corpus"]  # type: ignore[union-attr]
+    corpus: dict[str, Any] = json.loads(read.contents[0].text)["corpus"]  # type: ignore[union-attr]
+    return corpus
 
 
 def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
@@ -127,6 +128,7 @@ def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
 
             # Each process sees the new documents on its next query.
             for doc_id, title in probes:
+                assert title is not None  # the fake's articles all have one
                 for server in servers:
                     assert doc_id in await _search(server, title)
                 hits = await notebook.asearch(title, top_k=5)

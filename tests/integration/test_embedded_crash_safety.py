@@ -69,7 +69,8 @@ def doc_of(i: int) -> str:
 def _vector(i: int, version: str) -> list[float]:
     rng = np.random.default_rng([i, 0 if version == "old" else 1])
     v = rng.standard_normal(DIM)
-    return (v / np.linalg.norm(v)).tolist()
+    unit: list[float] = (v / np.linalg.norm(v)).tolist()
+    return unit
 
 
 def chunks(version: str, n: int) -> list[ChunkRecord]:

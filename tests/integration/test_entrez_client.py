@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -433,7 +434,7 @@ def test_a_compressed_answer_within_the_limit_is_read(server: FakeEutilsServer) 
 # --- answers cut short ---------------------------------------------------------------------
 
 
-def _cached(server: FakeEutilsServer, tmp_path: Path, **settings: object) -> CachingEntrezClient:
+def _cached(server: FakeEutilsServer, tmp_path: Path, **settings: Any) -> CachingEntrezClient:
     return CachingEntrezClient(
         _client(server, **settings), tmp_path / "ncbi.sqlite3", namespace=server.base_url
     )

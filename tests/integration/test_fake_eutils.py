@@ -97,7 +97,7 @@ def capped_server() -> Iterator[FakeEutilsServer]:
         yield server
 
 
-def esearch(client: httpx.Client, term: str, **params: object) -> etree._Element:
+def esearch(client: httpx.Client, term: str, **params: str | int | None) -> etree._Element:
     response = client.get("/esearch.fcgi", params={"db": "pubmed", "term": term, **params})
     assert response.status_code == 200
     return xml(response)

@@ -185,9 +185,8 @@ def test_the_prompts_exist_build_the_pico_query_and_complete_arguments(tmp_path:
         tier_b = await client.get_prompt(
             "pico_search", {"population": "obesity", "intervention": "semaglutide", "tier": "B"}
         )
-        assert (
-            pico_query("obesity", "semaglutide", tier="B").term in tier_b.messages[0].content.text
-        )  # type: ignore[union-attr]
+        tier_b_text = tier_b.messages[0].content.text  # type: ignore[union-attr]
+        assert pico_query("obesity", "semaglutide", tier="B").term in tier_b_text
 
         review = await client.get_prompt(
             "evidence_review",

@@ -441,7 +441,7 @@ def test_the_recheck_asks_by_pmid_when_that_takes_fewer_requests(
 class _RecheckFails(HttpEntrezClient):
     """The real client, whose retraction re-check ESearch fails as NCBI down would."""
 
-    async def esearch(self, term: str, **kwargs: Any) -> SearchResult:  # type: ignore[override]
+    async def esearch(self, term: str, **kwargs: Any) -> SearchResult:
         if RETRACTED_TERM in term:
             raise EntrezUnavailableError("NCBI answered 503 three times")
         return await super().esearch(term, **kwargs)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(
         try:
             await services.warm_up()  # no corpus yet: logged, not raised
             embedder = services.container.embedder()
-            inner = getattr(embedder, "inner", embedder)
+            inner: Any = getattr(embedder, "inner", embedder)  # the ONNX adapter's own fields
             return bool(inner.loaded), inner.precision, inner.int8 is not None
         finally:
             await services.aclose()
@@ -108,7 +109,8 @@ def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path
             await services.warm_up()
             assert begun.done()
             embedder = services.container.embedder()
-            return bool(getattr(embedder, "inner", embedder).loaded)
+            inner: Any = getattr(embedder, "inner", embedder)
+            return bool(inner.loaded)
         finally:
             await services.aclose()
 

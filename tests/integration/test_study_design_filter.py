@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 
 from biomcp.domain.design import StudyDesign, classify_design
+from biomcp.domain.records import Chunk
 from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
@@ -141,8 +142,8 @@ def test_rebuild_rederive_brings_a_corpus_stored_under_older_rules_up_to_date(
             )
             pieces = [(d, c) for d in docs.values() for c in _chunks(sync, d)]
             for (doc, chunk), vector in zip(pieces, vectors_of, strict=True):
-                record = chunk_record_of(doc, chunk, vector)
-                chunks.append(replace(record, metadata={}, facets={}))  # as written before
+                written = chunk_record_of(doc, chunk, vector)
+                chunks.append(replace(written, metadata={}, facets={}))  # as written before
             await vectors.upsert_chunks(backend.collection, chunks)
             await metadata.mark_indexed({d.record.pmid: d.version for d in docs.values()})
 
@@ -161,9 +162,10 @@ def test_rebuild_rederive_brings_a_corpus_stored_under_older_rules_up_to_date(
             assert report.rederived == len(records)
             after = await metadata.get_documents(list(expected))
             for pmid, design in expected.items():
-                assert after[pmid].version == after[pmid].indexed_version == 2
-                assert after[pmid].evidence.design is not None
-                assert after[pmid].evidence.design.design.value == design
+                stored = after[pmid]
+                assert stored.version == stored.indexed_version == 2
+                assert stored.evidence.design is not None
+                assert stored.evidence.design.design.value == design
             rcts = await search.run(QUERY, top_k=50, study_designs=["rct"])
             assert {h.doc_id.removeprefix("pmid:") for h in rcts} == {
                 p for p, d in expected.items() if d == "rct"
@@ -177,7 +179,7 @@ def test_rebuild_rederive_brings_a_corpus_stored_under_older_rules_up_to_date(
     run(scenario())
 
 
-def _chunks(sync: Any, doc: Any) -> list[Any]:
+def _chunks(sync: Any, doc: Any) -> tuple[Chunk, ...]:
     from biomcp.domain.chunking import chunk_record
 
     return chunk_record(doc.record, sync.indexer.chunking)

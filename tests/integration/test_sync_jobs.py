@@ -44,7 +44,8 @@ async def _until_done(client: Client, job_id: str) -> dict[str, Any]:
         assert not error, status
         Draft202012Validator(SYNC_STATUS_OUTPUT).validate(status)
         if status["status"] != "running":
-            return status
+            finished: dict[str, Any] = status
+            return finished
         await asyncio.sleep(0.02)
     raise AssertionError(f"job {job_id} never finished")
 

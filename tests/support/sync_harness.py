@@ -262,6 +262,9 @@ class CountingVectorStore:
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
         return await self.inner.existing_uuids(collection, uuids)
 
+    async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        return await self.inner.fetch_chunks(collection, uuids)
+
     async def count(self, collection: str) -> int:
         return await self.inner.count(collection)
 
@@ -270,6 +273,9 @@ class CountingVectorStore:
 
     async def verify(self, collection: str) -> list[str]:
         return await self.inner.verify(collection)
+
+    async def sample(self, collection: str, n: int) -> list[VectorHit]:
+        return await self.inner.sample(collection, n)
 
     async def drop_collection(self, collection: str) -> None:
         await self.inner.drop_collection(collection)

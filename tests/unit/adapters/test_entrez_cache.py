@@ -204,7 +204,7 @@ def test_a_medline_record_cut_short_is_never_cached(tmp_path: Path) -> None:
     """An inner client that lets a cut answer through (the last record without its SO line):
     the whole records are cached, the cut one is not, and is asked for again next time."""
     cache, inner, _ = make(tmp_path)
-    whole = run(inner.efetch_medline(PMIDS[:2]))
+    whole: str = run(inner.efetch_medline(PMIDS[:2]))
     inner.calls.clear()
     cut = whole[: whole.rindex("\nSO  - ") + 1]
 
@@ -298,7 +298,7 @@ def test_the_live_tools_read_cached_answers_in_their_declared_shape(
     from biomcp.usecases.live import LivePubMed
 
     cache, inner, _ = make(tmp_path)
-    live = LivePubMed(cache)  # type: ignore[arg-type]
+    live = LivePubMed(cache)
     wanted = [PMIDS[3], "1", PMIDS[0]]
     first = run(live.fetch(wanted, detail_level=level))
     again = run(live.fetch(wanted, detail_level=level))

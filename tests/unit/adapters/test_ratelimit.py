@@ -7,7 +7,8 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -71,7 +72,7 @@ def _most_in_span(starts: Sequence[float], span: float) -> int:
     )
 
 
-def _callers(limiter: RateLimiter, count: int, order: list[int]) -> list[Awaitable[None]]:
+def _callers(limiter: RateLimiter, count: int, order: list[int]) -> list[Coroutine[Any, Any, None]]:
     async def one(i: int) -> None:
         await limiter.acquire()
         order.append(i)
@@ -119,7 +120,7 @@ def test_no_n_plus_one_starts_in_any_window_whatever_the_arrivals_and_stalls(
         pending = list(stalls)
         for gap in gaps:
             clock.now += gap
-            tasks.append(asyncio.create_task(limiter.acquire()))  # type: ignore[arg-type]
+            tasks.append(asyncio.create_task(limiter.acquire()))
             await clock.settle()
             if pending:
                 clock.stall(pending.pop())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import date
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -424,7 +425,7 @@ def test_negative_weight_is_rejected_by_the_weights_themselves() -> None:
         {"sample_medium": 600, "sample_large": 500},
     ],
 )
-def test_inconsistent_thresholds_are_rejected(kwargs: dict[str, int]) -> None:
+def test_inconsistent_thresholds_are_rejected(kwargs: dict[str, Any]) -> None:
     with pytest.raises(InvalidConfigError):
         QualityConfig(**kwargs)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 import pytest
 from mcp.server.streamable_http import EventMessage
@@ -14,6 +14,8 @@ from starlette.types import Message, Receive, Scope, Send
 from biomcp.entrypoints.http.events import BoundedEventStore, StreamLimits, StreamScopes
 
 pytestmark = pytest.mark.unit
+
+T = TypeVar("T")
 
 
 def note(n: int, pad: int = 0) -> JSONRPCNotification:
@@ -35,7 +37,7 @@ async def replay(store: BoundedEventStore, last: str) -> tuple[str | None, list[
     return await store.replay_events_after(last, collect), sent
 
 
-def run(body: Callable[[], Awaitable[Any]]) -> Any:
+def run(body: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return asyncio.run(body())
 
 

@@ -110,7 +110,7 @@ def classify_ncbi_error(message: str) -> EntrezError:
 
 
 def parse_document(
-    xml: bytes, *, expected_roots: frozenset[str] | set[str], what: str
+    xml: bytes | bytearray | memoryview, *, expected_roots: frozenset[str] | set[str], what: str
 ) -> etree._Element:
     """Parse an E-utilities answer safely and check it is the document the caller expects.
 
