@@ -447,6 +447,29 @@ def test_a_bad_setting_exits_2_naming_the_variable(cli: Cli) -> None:
     assert [d["variable"] for d in body["error"]["details"]] == ["BIOMCP_SYNC_BATCH_SIZE"]
 
 
+def test_a_misspelt_variable_is_named_on_stderr_and_the_command_still_runs(
+    cli: Cli, tmp_path: Path
+) -> None:
+    done = cli("checkpoint", "get", KEY, BIOMCP_EMBEDDER="onnx")
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"{KEY}: ")
+    assert done.stderr == (
+        "warning: BIOMCP_EMBEDDER is not a bio-mcp setting and is ignored; did you mean "
+        "BIOMCP_EMBEDDINGS?\n"
+    )
+
+    # In a .env file too; with --json, stdout stays the JSON answer alone.
+    folder = tmp_path / "with-dotenv"
+    folder.mkdir()
+    (folder / ".env").write_text("NCBI_APIKEY=abc\n", encoding="utf-8")
+    in_folder = Cli(cli.env, folder)
+    as_json = in_folder("checkpoint", "get", KEY, "--json")
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout)["query_key"] == KEY
+    assert "NCBI_APIKEY is not a bio-mcp setting" in as_json.stderr
+    assert "did you mean NCBI_API_KEY?" in as_json.stderr
+
+
 def test_an_unreachable_ncbi_fails_the_sync_with_a_code(cli: Cli, tmp_path: Path) -> None:
     done = cli(
         "sync",

@@ -7,6 +7,8 @@ the variable's name and what it accepts (`format_settings_error`).
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -22,7 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "format_settings_error", "load_settings"]
+__all__ = ["Settings", "format_settings_error", "load_settings", "unknown_variables"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -282,6 +284,39 @@ def format_settings_error(exc: ValidationError) -> str:
         name = ".".join(str(part) for part in error["loc"]).upper() or "settings"
         lines.append(f"  {name}: {error['msg']}")
     return "\n".join(lines)
+
+
+#: The prefixes of this project's settings. A variable under `BIOMCP_` that is no setting is
+#: reported whatever it is; under the others (which other software uses too) only when it is
+#: close to one of ours, i.e. a likely typo.
+_OWN_PREFIX = "BIOMCP_"
+_SHARED_PREFIXES = ("MCP_", "NCBI_", "WEAVIATE_")
+#: `BIOMCP_` variables read by the test suite, the benchmarks, the fake E-utilities and
+#: `scripts/services.sh`, not by the settings.
+_NOT_SETTINGS = (
+    "BIOMCP_TEST_", "BIOMCP_BENCH_", "BIOMCP_FAKE_", "BIOMCP_SHARED_DATA",
+    "BIOMCP_SERVICES_DIR", "BIOMCP_PG_PORT", "BIOMCP_WEAVIATE_",
+)  # fmt: skip
+
+
+def unknown_variables(names: Iterable[str]) -> list[str]:
+    """One warning per name in `names` (environment or `.env` variables) that looks meant for
+    bio-mcp but is no setting, so it is ignored (a typo such as `BIOMCP_EMBEDDER` for
+    `BIOMCP_EMBEDDINGS`); the closest setting is suggested when there is one."""
+    known = sorted(name.upper() for name in Settings.model_fields)
+    warnings = []
+    for name in sorted({n.upper() for n in names}):
+        if name in known or name.startswith(_NOT_SETTINGS):
+            continue
+        own = name.startswith(_OWN_PREFIX)
+        if not own and not name.startswith(_SHARED_PREFIXES):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75 if own else 0.85)
+        if not own and not close:
+            continue
+        hint = f"; did you mean {close[0]}?" if close else ""
+        warnings.append(f"{name} is not a bio-mcp setting and is ignored{hint}")
+    return warnings
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from pydantic import ValidationError
 
-from biomcp.entrypoints.runtime import load_or_exit
+from biomcp.entrypoints.runtime import load_or_exit, warn_unknown_variables
 from biomcp.entrypoints.settings import Settings, format_settings_error, load_settings
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ def cli_settings(json_output: bool) -> Settings:
     stdout with `--json`)."""
     if not json_output:
         return load_or_exit()
+    warn_unknown_variables()
     try:
         return load_settings()
     except ValidationError as exc:
