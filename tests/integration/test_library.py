@@ -265,6 +265,16 @@ def test_settings_and_overrides(fake: FakeEutilsServer, tmp_path: Path) -> None:
         open_corpus(biomcp_data_dir=tmp_path, biomcp_search_alpha=3)
 
 
+def test_a_misspelt_environment_variable_is_named_in_a_warning(
+    fake: FakeEutilsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BIOMCP_EMBEDDER", "deterministic")
+    with pytest.warns(UserWarning, match="BIOMCP_EMBEDDER .* did you mean BIOMCP_EMBEDDINGS"):
+        opened = open_corpus(**settings_for(fake, tmp_path))
+    with opened:
+        assert opened.settings.biomcp_embeddings == "deterministic"  # from the override
+
+
 def test_a_notebook_reads_the_state_of_a_sync_job(synced: Corpus) -> None:
     report = synced.sync("htn_status_v1", TERM)
     status = synced.sync_status(report.job_id)

@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from datetime import datetime
@@ -32,7 +34,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from biomcp.entrypoints.services import Services, build_services
-from biomcp.entrypoints.settings import Settings, load_settings
+from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.search import SearchHit
@@ -451,7 +453,8 @@ def open_corpus(settings: Settings | None = None, **overrides: Any) -> Corpus:
     """The corpus configured by `settings` (default: the environment and `.env`, like the
     server and the CLI), with `overrides` winning: keyword arguments named like the settings'
     fields, e.g. `open_corpus(biomcp_data_dir="corpus/", biomcp_embeddings="deterministic")`.
-    Nothing connects until the first call.
+    Nothing connects until the first call. An environment variable that looks meant for
+    bio-mcp but is no setting (`BIOMCP_EMBEDDER`) is named in a `UserWarning`.
 
     Raises:
         TypeError: an override that names no setting.
@@ -466,6 +469,8 @@ def open_corpus(settings: Settings | None = None, **overrides: Any) -> Corpus:
             f"{', '.join(sorted(fields))}"
         )
     if settings is None:
+        for warning in unknown_variables(os.environ):
+            warnings.warn(warning, UserWarning, stacklevel=2)
         settings = load_settings(**values)
     elif values:
         settings = type(settings).model_validate({**settings.model_dump(), **values})

@@ -168,8 +168,8 @@ class SyncReport:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
         spec 01 has it): the retraction re-check and the pending PMIDs reach it as warnings;
         `retractions_rechecked`, `newly_retracted`, `pending` (the PMIDs pending after this
-        sync) and `pending_arrived` (those of before that arrived) are here for the CLI, the
-        library and the job log."""
+        sync) and `pending_arrived` (those pending before that arrived and were indexed, or
+        that PubMed reported deleted) are here for the CLI, the library and the job log."""
         return {
             "job_id": self.job_id,
             "inserted": self.inserted,
