@@ -602,6 +602,53 @@ def test_a_pmid_efetch_does_not_return_is_kept_pending_and_fetched_until_it_arri
     run(scenario())
 
 
+def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
+    sqlite_backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    corpus = fake.corpus
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        spec = sqlite_backend
+        async with spec.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
+            await sync.run(KEY, TERM)
+            added = add_articles(
+                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
+            )
+            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            kept, removed = new[0], new[1]
+            clock.advance(timedelta(days=21))
+            fake.withhold({kept, removed})
+            report = await sync.run(KEY, TERM)
+            assert report.pending == (kept, removed)
+
+            # PubMed deletes one: EFetch still returns neither, ESearch finds only the other.
+            corpus.remove(removed)
+            clock.advance(timedelta(days=1))
+            fake.clear_log()
+            report = await sync.run(KEY, TERM)
+            assert (report.pending, report.pending_gone) == ((kept,), (removed,))
+            assert report.pending_arrived == ()
+            [gone] = [w for w in report.warnings if "no longer in PubMed" in w]
+            assert removed in gone
+            [still] = [w for w in report.warnings if "still not returned" in w]
+            assert kept in still
+            assert removed not in still
+            asked = [
+                str(e["params"].get("term", "")) for e in fake.log if e["endpoint"] == "esearch"
+            ]
+            assert f"{kept}[uid] OR {removed}[uid]" in asked
+            [left] = await metadata.pending_pmids(KEY)
+            assert (left.pmid, left.misses) == (kept, 2)
+            assert await metadata.get_document(removed) is None
+        fake.withhold([])
+        await entrez.aclose()
+
+    run(scenario())
+
+
 def test_past_the_pending_limit_the_checkpoint_is_held_for_the_newly_missed(
     sqlite_backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:

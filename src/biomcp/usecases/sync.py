@@ -25,7 +25,9 @@
    a warning, and every later sync asks for it again until it arrives; one that arrived and
    was indexed is pending no more. Holding the checkpoint for it instead would make every
    later sync fetch a window that only grows, for a record that may take weeks to appear.
-   Past `max_pending` per key the checkpoint is held for the newly missed instead.
+   Past `max_pending` per key the checkpoint is held for the newly missed instead. A pending
+   PMID missed again that ESearch no longer finds either was removed from PubMed: it is
+   pending no more (`_gone_from_pubmed`).
 8. Only when every record of the window is stored and indexed (or pending), advance the
    checkpoint (monotonic) to the largest EDAT among them. A failure anywhere leaves the
    checkpoint where it was, and the next run redoes what is missing (documents stay "behind"
@@ -163,13 +165,15 @@ class SyncReport:
     newly_retracted: tuple[str, ...] = ()
     pending: tuple[str, ...] = ()
     pending_arrived: tuple[str, ...] = ()
+    pending_gone: tuple[str, ...] = ()
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
         spec 01 has it): the retraction re-check and the pending PMIDs reach it as warnings;
         `retractions_rechecked`, `newly_retracted`, `pending` (the PMIDs pending after this
-        sync) and `pending_arrived` (those pending before that arrived and were indexed, or
-        that PubMed reported deleted) are here for the CLI, the library and the job log."""
+        sync), `pending_arrived` (those pending before that arrived and were indexed, or that
+        EFetch reported deleted) and `pending_gone` (those ESearch no longer finds) are here
+        for the CLI, the library and the job log."""
         return {
             "job_id": self.job_id,
             "inserted": self.inserted,
@@ -220,6 +224,7 @@ class _Run:
     settled: set[str] = field(default_factory=set)
     pending: tuple[str, ...] = ()
     pending_arrived: tuple[str, ...] = ()
+    pending_gone: tuple[str, ...] = ()
 
     def timed(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
@@ -465,6 +470,7 @@ class SyncDelta:
             newly_retracted=tuple(run.newly_retracted),
             pending=run.pending,
             pending_arrived=run.pending_arrived,
+            pending_gone=run.pending_gone,
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
@@ -477,6 +483,15 @@ class SyncDelta:
         arrived = [pmid for pmid in before if pmid in run.settled]
         new = [pmid for pmid in missed if pmid not in before]
         again = [before[pmid] for pmid in missed if pmid in before]
+        gone = await self._gone_from_pubmed(run, [p.pmid for p in again])
+        if gone:
+            again = [p for p in again if p.pmid not in gone]
+            missed = [pmid for pmid in missed if pmid not in gone]
+            run.pending_gone = tuple(p for p in before if p in gone)
+            run.warnings.append(
+                f"{len(gone)} pending PMIDs are no longer in PubMed (ESearch finds them no "
+                f"more: {_sample(run.pending_gone)}); they are pending no more"
+            )
         limit = self.config.max_pending
         if new and len(before) - len(arrived) + len(new) > limit:
             run.complete = False
@@ -501,10 +516,32 @@ class SyncDelta:
                 f"{max(p.misses for p in again) + 1} syncs)"
             )
         now = await self._metadata.settle_pending(
-            run.query_key, missed=missed, arrived=arrived, at=self._clock.now()
+            run.query_key, missed=missed, arrived=[*arrived, *gone], at=self._clock.now()
         )
         run.pending = tuple(p.pmid for p in now)
         run.pending_arrived = tuple(arrived)
+
+    async def _gone_from_pubmed(self, run: _Run, pmids: Sequence[str]) -> set[str]:
+        """Those of `pmids` ESearch no longer finds: PubMed removed them (one ESearch by PMID
+        per `recheck_batch_size`). PubMed leaves a PMID it does not know out of an OR of
+        PMIDs, so the answer holds exactly the ones it still has. A failed ESearch is a
+        warning and nothing is taken for gone."""
+        gone: set[str] = set()
+        size = self.config.recheck_batch_size
+        try:
+            for start in range(0, len(pmids), size):
+                part = pmids[start : start + size]
+                term = " OR ".join(f"{pmid}[uid]" for pmid in part)
+                found = frozenset((await self._entrez.esearch(term, retmax=len(part))).pmids)
+                gone.update(pmid for pmid in part if pmid not in found)
+        except Exception as exc:  # a cancellation (BaseException) still stops the sync
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            run.warnings.append(
+                f"could not ask PubMed whether the pending PMIDs still exist ({reason}); "
+                "they stay pending"
+            )
+            return set()
+        return gone
 
     async def _recheck_retractions(self, run: _Run, window: frozenset[str]) -> None:
         """Re-check the stored PMIDs outside the window (those in it were just fetched) for

@@ -146,7 +146,7 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
         ("checkpoint", checkpoint),
         *(
             [("pending", _pending_summary(report))]
-            if report.pending or report.pending_arrived
+            if report.pending or report.pending_arrived or report.pending_gone
             else []
         ),
         ("timings", timings or "-"),
@@ -165,7 +165,8 @@ def _pending_summary(report: SyncReport) -> str:
     held = f"{len(report.pending)} PMIDs not returned by EFetch yet"
     shown = ", ".join(report.pending[:5]) + (", ..." if len(report.pending) > 5 else "")
     arrived = f"; {len(report.pending_arrived)} arrived" if report.pending_arrived else ""
-    return f"{held}{f' ({shown})' if shown else ''}{arrived}"
+    gone = f"; {len(report.pending_gone)} no longer in PubMed" if report.pending_gone else ""
+    return f"{held}{f' ({shown})' if shown else ''}{arrived}{gone}"
 
 
 def _sync_json(report: SyncReport) -> dict[str, Any]:
@@ -182,6 +183,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "checkpoint_advanced": report.checkpoint_advanced,
         "pending": list(report.pending),
         "pending_arrived": list(report.pending_arrived),
+        "pending_gone": list(report.pending_gone),
         "timings": report.timings,
     }
 

@@ -137,6 +137,17 @@ class FakeCorpus:
         edited = retracted_article_xml(raw, notice_pmid, source=source, revised=revised)
         self.add(b"<PubmedArticleSet>" + edited + b"</PubmedArticleSet>", source="<retract>")
 
+    def remove(self, pmid: str) -> None:
+        """Take the article out, as PubMed does with a record it deletes: ESearch finds it no
+        more and EFetch does not return it.
+
+        Raises:
+            KeyError: `pmid` is not in the corpus.
+        """
+        with self._lock:
+            del self._entries[pmid]
+            self.version += 1
+
     # -- reading -----------------------------------------------------------------------------
 
     def __len__(self) -> int:
