@@ -626,6 +626,19 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
 
             # PubMed deletes one: EFetch still returns neither, ESearch finds only the other.
             corpus.remove(removed)
+
+            # While the ESearch that asks fails, nothing is taken for gone. The sync's first
+            # ESearch (its window) is answered; the next one, the lookup, fails every retry.
+            retries = entrez.settings.max_retries
+            fake.faults.sequence(
+                [{"kind": "slow", "delay": 0}, *["500"] * (retries + 1)], endpoint="esearch"
+            )
+            clock.advance(timedelta(days=1))
+            report = await sync.run(KEY, TERM)
+            assert (report.pending, report.pending_gone) == ((kept, removed), ())
+            assert any("could not ask PubMed whether the pending" in w for w in report.warnings)
+            fake.faults.clear()
+
             clock.advance(timedelta(days=1))
             fake.clear_log()
             report = await sync.run(KEY, TERM)
@@ -641,7 +654,7 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
             ]
             assert f"{kept}[uid] OR {removed}[uid]" in asked
             [left] = await metadata.pending_pmids(KEY)
-            assert (left.pmid, left.misses) == (kept, 2)
+            assert (left.pmid, left.misses) == (kept, 3)
             assert await metadata.get_document(removed) is None
         fake.withhold([])
         await entrez.aclose()
