@@ -20,7 +20,7 @@ import pytest
 from biomcp.adapters.entrez.body import STEP
 from biomcp.adapters.entrez.cache import CachingEntrezClient, split_medline
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
-from biomcp.adapters.entrez.ratelimit import WINDOW_S, RateLimiter
+from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
     EntrezError,
@@ -142,12 +142,6 @@ def _fake_process() -> Iterator[str]:
             process.wait(timeout=30)
 
 
-def _most_within(times: list[float], span: float) -> int:
-    """The most of `times` within any half-open interval [t, t + span)."""
-    ordered = sorted(times)
-    return max(sum(1 for u in ordered[i:] if u < t + span) for i, t in enumerate(ordered))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("api_key", "limit", "calls"), [(None, 3, 20), (SECRET_KEY, 10, 50)])
 def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
@@ -155,8 +149,14 @@ def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
 ) -> None:
     """Tool calls in one event loop and a sync in another thread, through two clients of one
     NCBI identity: the process-wide limiter's own start log never holds N + 1 starts within
-    the window and margin (exact: its own clock), and the fake, which logs arrivals, never
-    sees N + 1 within NCBI's one second (the margin absorbs the arrival jitter)."""
+    the window and margin (exact: its own clock), and every request the fake received had a
+    start of its own before it (exact too: both stamp the system's monotonic clock, and a
+    request arrives after its start), so every request that reached the server was one the
+    limiter let through.
+
+    What the fake sees within one second is not asserted: under load its arrival stamps carry
+    its own scheduling (a CI run saw 3 requests stamped together 0.43 s after their starts),
+    which the limiter's margin is sized for on a network, not for a descheduled server."""
     # The fake runs in its own process (warm: its index is built before it serves): in this
     # process its event loop would share the GIL with the two client loops, stall, and then
     # stamp the requests queued meanwhile together, a bunching of its own making.
@@ -179,7 +179,8 @@ def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
         asyncio.run(burst(tools, in_thread, calls - in_thread))
         worker.join(timeout=120)
         elapsed = time.monotonic() - started
-        arrivals = [e["t"] for e in httpx.get(f"{base_url}/_fake/log", timeout=30).json()]
+        log = httpx.get(f"{base_url}/_fake/log", timeout=30).json()
+        arrivals = [e["mono"] for e in log]
     starts = list(limiter.history())
     assert len(arrivals) == calls
     # Every attempt took its turn: a retried one (a kept-alive connection the fake had just
@@ -187,7 +188,9 @@ def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
     assert len(starts) == calls + tools.stats.retries + sync.stats.retries
     for first, last in zip(starts, starts[limit:], strict=False):
         assert last - first >= limiter.span  # exact: no N + 1 starts within the span
-    assert _most_within(arrivals, WINDOW_S) <= limit
+    # The k-th arrival follows at least k starts: no request reached the server unlimited.
+    for k, arrived in enumerate(sorted(arrivals)):
+        assert sum(1 for start in starts if start < arrived) >= k + 1
     # ...and not needlessly slow (a loose bound: a window and margin per N calls).
     assert elapsed < (calls // limit) * limiter.span * 1.5 + 5
 

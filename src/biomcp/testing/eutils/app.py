@@ -16,8 +16,9 @@ Admin endpoints (not logged, never faulted):
   "revised": "2024-08-01"}` marks an article retracted after the fact (`FakeCorpus.retract`);
 * `POST /_fake/withhold`: `{"pmids": ["30000001"]}`: EFetch leaves those PMIDs out of its
   answers (ESearch still finds them) until the next call; `{"pmids": []}` ends it;
-* `GET /_fake/log`: every E-utility request as JSON `{t, endpoint, method, params, has_api_key,
-  status, fault}` (the API key masked), `DELETE /_fake/log` empties it.
+* `GET /_fake/log`: every E-utility request as JSON `{t, mono, endpoint, method, params,
+  has_api_key, status, fault}` (`t` Unix time, `mono` the system's monotonic clock; the API key
+  masked), `DELETE /_fake/log` empties it.
 """
 
 from __future__ import annotations

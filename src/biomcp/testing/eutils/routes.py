@@ -5,6 +5,7 @@ parameters from the query string and a form body, the fault plan consulted, the 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
 
@@ -32,7 +33,7 @@ def request_route(
     `endpoint` (or for any endpoint) next."""
 
     async def answer(request: Request) -> Response:
-        arrived = now()
+        arrived, arrived_mono = now(), time.monotonic()
         pairs = list(request.query_params.multi_items())
         if request.method == "POST":
             body = (await request.body()).decode("utf-8", "replace")
@@ -43,6 +44,9 @@ def request_route(
         state.record(
             {
                 "t": arrived,
+                # The system-wide monotonic clock (Linux: CLOCK_MONOTONIC), comparable with
+                # another process's `time.monotonic()`, e.g. a client's rate-limit starts.
+                "mono": arrived_mono,
                 "endpoint": endpoint,
                 "method": request.method,
                 "params": loggable(pairs),
