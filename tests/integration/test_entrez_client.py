@@ -155,8 +155,9 @@ def test_concurrent_calls_from_two_clients_and_a_thread_stay_within_ncbi_rate(
     limiter let through.
 
     What the fake sees within one second is not asserted: under load its arrival stamps carry
-    its own scheduling (a CI run saw 3 requests stamped together 0.43 s after their starts),
-    which the limiter's margin is sized for on a network, not for a descheduled server."""
+    its own scheduling (in one CI run it stamped three requests together at least 0.43 s later
+    after their starts than the next three), which the limiter's margin is sized for on a
+    network, not for a descheduled server."""
     # The fake runs in its own process (warm: its index is built before it serves): in this
     # process its event loop would share the GIL with the two client loops, stall, and then
     # stamp the requests queued meanwhile together, a bunching of its own making.
