@@ -26,7 +26,7 @@ import pytest
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.ports.metadata import SyncJob
 from biomcp.ports.vectors import SearchFilters, VectorStoreUnavailableError
-from biomcp.testing.eutils import FakeEutilsServer, FaultInjector
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.sync_harness import (
@@ -449,10 +449,7 @@ def test_an_incomplete_enumeration_or_refused_chunks_hold_the_checkpoint(
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
             checkpoint = (await sync.run(KEY, TERM)).checkpoint
             assert checkpoint is not None
-            added = add_articles(
-                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
-            )
-            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            new = _add_july_articles(corpus)
             clock.advance(timedelta(days=21))
 
             # 1. The enumeration is incomplete: what was found is stored, the watermark stays.
@@ -498,6 +495,14 @@ def test_an_incomplete_enumeration_or_refused_chunks_hold_the_checkpoint(
     run(scenario())
 
 
+def _add_july_articles(corpus: FakeCorpus) -> list[str]:
+    """40 articles added with Entrez dates in July 2024; the PMIDs of those TERM matches."""
+    added = add_articles(
+        corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
+    )
+    return [p for p in matching(corpus, MESH) if p in set(added)]
+
+
 def _fetched(fake: FakeEutilsServer) -> set[str]:
     """Every PMID the fake's EFetch was asked for since its log was last cleared."""
     asked: set[str] = set()
@@ -524,10 +529,7 @@ def test_a_pmid_efetch_does_not_return_is_kept_pending_and_fetched_until_it_arri
         async with spec.stores(clock) as (metadata, vectors):
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
             await sync.run(KEY, TERM)
-            added = add_articles(
-                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
-            )
-            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            new = _add_july_articles(corpus)
             early, lost = new[0], new[-1]  # the oldest and the newest of the new ones
             received = [p for p in new if p not in (early, lost)]
             clock.advance(timedelta(days=21))
@@ -614,10 +616,7 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
         async with spec.stores(clock) as (metadata, vectors):
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
             await sync.run(KEY, TERM)
-            added = add_articles(
-                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
-            )
-            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            new = _add_july_articles(corpus)
             kept, removed = new[0], new[1]
             clock.advance(timedelta(days=21))
             fake.withhold({kept, removed})
@@ -676,10 +675,7 @@ def test_past_the_pending_limit_the_checkpoint_is_held_for_the_newly_missed(
                 entrez, metadata, vectors, embedder(), clock, spec.collection, max_pending=1
             )
             checkpoint = (await sync.run(KEY, TERM)).checkpoint
-            added = add_articles(
-                corpus, 40, date(2024, 7, 2), date(2024, 7, 20), seed=5, pmid_start=33_000_000
-            )
-            new = [p for p in matching(corpus, MESH) if p in set(added)]
+            new = _add_july_articles(corpus)
             clock.advance(timedelta(days=21))
 
             fake.withhold(new[:2])

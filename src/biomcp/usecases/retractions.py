@@ -42,6 +42,7 @@ __all__ = [
     "RETRACTED_TERM",
     "RetractionCheck",
     "find_retracted",
+    "pmid_term",
     "retraction_notice",
     "retraction_term",
     "stored_pmids",
@@ -71,12 +72,16 @@ class RetractionCheck:
     requests: int
 
 
+def pmid_term(pmids: Sequence[str]) -> str:
+    """The ESearch term matching `pmids` (those PubMed has: it leaves an unknown one out)."""
+    if not pmids:
+        raise ValueError("no PMIDs to search for")
+    return " OR ".join(f"{pmid}[uid]" for pmid in pmids)
+
+
 def retraction_term(pmids: Sequence[str]) -> str:
     """The ESearch term matching those of `pmids` that are retracted publications."""
-    if not pmids:
-        raise ValueError("no PMIDs to re-check")
-    ids = " OR ".join(f"{pmid}[uid]" for pmid in pmids)
-    return f"({ids}) AND {RETRACTED_TERM}"
+    return f"({pmid_term(pmids)}) AND {RETRACTED_TERM}"
 
 
 async def stored_pmids(

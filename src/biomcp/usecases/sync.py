@@ -69,7 +69,7 @@ from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
+from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, pmid_term, stored_pmids
 
 __all__ = [
     "SyncConfig",
@@ -531,8 +531,8 @@ class SyncDelta:
         try:
             for start in range(0, len(pmids), size):
                 part = pmids[start : start + size]
-                term = " OR ".join(f"{pmid}[uid]" for pmid in part)
-                found = frozenset((await self._entrez.esearch(term, retmax=len(part))).pmids)
+                answer = await self._entrez.esearch(pmid_term(part), retmax=len(part))
+                found = frozenset(answer.pmids)
                 gone.update(pmid for pmid in part if pmid not in found)
         except Exception as exc:  # a cancellation (BaseException) still stops the sync
             reason = f"{type(exc).__name__}: {exc}"[:300]
