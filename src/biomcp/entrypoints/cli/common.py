@@ -9,6 +9,7 @@ interrupted). With `--json` the error envelope is printed on stdout instead.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import shutil
 from collections.abc import Awaitable, Callable
@@ -16,17 +17,21 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
+from typer.core import TyperGroup
 
 from biomcp.entrypoints.runtime import load_or_exit, warn_unknown_variables
 from biomcp.entrypoints.settings import Settings, format_settings_error, load_settings
 
 if TYPE_CHECKING:
+    from typer._click import Command, Context  # typer >= 0.29 carries its own click
+
     from biomcp.entrypoints.services import Services
 
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_INTERRUPTED",
     "EXIT_VALIDATION",
+    "CommandGroup",
     "JsonOption",
     "cli_settings",
     "clip",
@@ -37,6 +42,23 @@ __all__ = [
     "iso",
     "terminal_width",
 ]
+
+
+class CommandGroup(TyperGroup):
+    """A command group that lists each command by the first paragraph of its help, reflowed.
+
+    Typer's rich help keeps the single line breaks of a docstring in the list of commands, so
+    a help paragraph wrapped in the source showed as ragged lines in `biomcp --help`; a
+    command's own `--help` was already reflowed. Pass it as `typer.Typer(cls=CommandGroup)`.
+    """
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and command.short_help is None and command.help:
+            first = inspect.cleandoc(command.help).partition("\f")[0].partition("\n\n")[0]
+            command.short_help = " ".join(first.split())
+        return command
+
 
 T = TypeVar("T")
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from biomcp.entrypoints.cli.common import (
+    CommandGroup,
     JsonOption,
     cli_settings,
     clip,
@@ -278,6 +279,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(_document_view(doc))
 
     checkpoint_app = typer.Typer(
+        cls=CommandGroup,
         name="checkpoint",
         help="The Entrez-date watermarks of saved queries (where the next sync starts).",
         no_args_is_help=True,

@@ -6,10 +6,15 @@ from pathlib import Path
 
 import typer
 
+from biomcp.entrypoints.cli.common import CommandGroup
+
 __all__ = ["register"]
 
 db_app = typer.Typer(
-    name="db", help="The metadata database: schema migrations.", no_args_is_help=True
+    cls=CommandGroup,
+    name="db",
+    help="The metadata database: schema migrations.",
+    no_args_is_help=True,
 )
 
 _DB_URL_HELP = (

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from biomcp.entrypoints.cli.common import JsonOption, cli_settings, emit_json, execute, fail
+from biomcp.entrypoints.cli.common import (
+    CommandGroup,
+    JsonOption,
+    cli_settings,
+    emit_json,
+    execute,
+    fail,
+)
 from biomcp.eval.report import METRICS, bar_chart_svg, beir_markdown, gold_markdown
 
 if TYPE_CHECKING:
@@ -70,6 +77,7 @@ def _say(quiet: bool) -> Any:
 def register(app: typer.Typer) -> None:
     """Add `biomcp eval beir|gold` to `app`."""
     eval_app = typer.Typer(
+        cls=CommandGroup,
         name="eval",
         help="Measure retrieval quality: BEIR data sets and gold questions (spec 03 §12).",
         no_args_is_help=True,

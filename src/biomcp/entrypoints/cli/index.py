@@ -16,6 +16,7 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_FAILURE,
+    CommandGroup,
     JsonOption,
     cli_settings,
     emit_json,
@@ -53,6 +54,7 @@ def _lines(report: dict[str, Any]) -> list[str]:
 def register(app: typer.Typer) -> None:
     """Add `biomcp index verify|rebuild` to `app`."""
     index_app = typer.Typer(
+        cls=CommandGroup,
         name="index",
         help="The vector index of the corpus: verify it against SQL, rebuild it from SQL.",
         no_args_is_help=True,

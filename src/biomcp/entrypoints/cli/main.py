@@ -9,8 +9,10 @@ import typer
 from biomcp import __version__
 from biomcp.entrypoints.cli import corpus, db, fakes, index, project, pubmed, serve, skill, sync
 from biomcp.entrypoints.cli import eval as evaluation
+from biomcp.entrypoints.cli.common import CommandGroup
 
 app = typer.Typer(
+    cls=CommandGroup,
     name="biomcp",
     help="bio-mcp: trustworthy PubMed evidence for LLM agents (MCP server, CLI, library).",
     no_args_is_help=True,

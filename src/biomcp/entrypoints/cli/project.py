@@ -21,6 +21,7 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_VALIDATION,
+    CommandGroup,
     JsonOption,
     cli_settings,
     clip,
@@ -65,6 +66,7 @@ def _read_items(source: str) -> list[dict[str, Any]]:
 def register(app: typer.Typer) -> None:
     """Add `biomcp project ...` to `app`."""
     project_app = typer.Typer(
+        cls=CommandGroup,
         name="project",
         help="Project collections: your own chunks per project, searched by vector or hybrid.",
         no_args_is_help=True,

@@ -16,6 +16,7 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_FAILURE,
+    CommandGroup,
     JsonOption,
     cli_settings,
     emit_json,
@@ -187,6 +188,7 @@ def _related_view(answer: dict[str, Any]) -> str:
 def register(app: typer.Typer) -> None:
     """Add the `pubmed` command group to `app`."""
     pubmed_app = typer.Typer(
+        cls=CommandGroup,
         name="pubmed",
         help="Live PubMed (NCBI E-utilities): search, fetch, related articles, citations, PMC full "
         "text, identifiers, MeSH, reference matching.",

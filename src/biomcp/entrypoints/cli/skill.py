@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from biomcp.entrypoints.cli.common import EXIT_VALIDATION
+from biomcp.entrypoints.cli.common import EXIT_VALIDATION, CommandGroup
 from biomcp.entrypoints.runtime import load_or_exit
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def _guide() -> Guide:
 
 def register(app: typer.Typer) -> None:
     skill_app = typer.Typer(
+        cls=CommandGroup,
         help="The help guide and worked examples (skills) of the MCP server.",
         no_args_is_help=True,
     )

@@ -12,6 +12,7 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_VALIDATION,
+    CommandGroup,
     JsonOption,
     cli_settings,
     emit_json,
@@ -193,7 +194,9 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
 
 def register(app: typer.Typer) -> None:
     """Add `biomcp sync` and `biomcp sync status` to `app`."""
-    sync_app = typer.Typer(name="sync", help="Sync a saved PubMed query; follow sync jobs.")
+    sync_app = typer.Typer(
+        cls=CommandGroup, name="sync", help="Sync a saved PubMed query; follow sync jobs."
+    )
     app.add_typer(sync_app)
 
     @sync_app.callback(invoke_without_command=True)
