@@ -233,6 +233,15 @@ def test_search_prints_a_ranked_table(
     assert all(0 <= float(row[4]) <= 10 for row in rows)
     assert all(len(row) == 7 and row[6].strip() for row in rows)  # a snippet of every chunk
     assert "inhaled corticosteroids" in rows[0][6].lower()
+    # the text column shows what the chunk says: not the title line every chunk starts with,
+    # nor the section label the section column shows
+    found = cli.json("search", "inhaled corticosteroids in asthma", "--top-k", "5")["results"]
+    for row, hit in zip(rows, found, strict=True):
+        title, _, body = hit["text"].partition("\n")
+        assert title and body, hit
+        shown = row[6].removesuffix("…")
+        assert " ".join(body.removeprefix(f"{hit['section']}: ").split()).startswith(shown)
+        assert not " ".join(title.split()).startswith(shown[:20])
 
 
 def test_search_json_with_filters(

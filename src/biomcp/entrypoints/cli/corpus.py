@@ -64,6 +64,17 @@ def _quality(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
+def _passage(text: str, section: str | None) -> str:
+    """What a chunk says, for a table: without the title line every chunk starts with, and
+    without the section label the `section` column already shows."""
+    _title, newline, body = text.partition("\n")
+    if not newline or not body.strip():
+        return text
+    if section and body.startswith(f"{section}: "):
+        body = body[len(section) + 2 :]
+    return body
+
+
 def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
     if not hits:
         return f"no results for {query!r} (try fewer filters or other words)"
@@ -85,7 +96,7 @@ def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
     fixed = sum(max(len(headers[i]), *(len(r[i]) for r in rows)) + 2 for i in range(6))
     room = max(30, terminal_width() - fixed)
     for row, hit in zip(rows, hits, strict=True):
-        row[6] = clip(hit.text or "", room)
+        row[6] = clip(_passage(hit.text or "", hit.section), room)
     bias = "quality-biased" if quality_bias else "no quality bias"
     title = f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {query!r} ({bias})"
     return title + "\n" + _table(headers, rows, right=frozenset({0, 1, 4}))
