@@ -238,7 +238,8 @@ def test_search_prints_a_ranked_table(
     found = cli.json("search", "inhaled corticosteroids in asthma", "--top-k", "5")["results"]
     for row, hit in zip(rows, found, strict=True):
         title, _, body = hit["text"].partition("\n")
-        assert title and body, hit
+        assert title, hit
+        assert body, hit
         shown = row[6].removesuffix("…")
         assert " ".join(body.removeprefix(f"{hit['section']}: ").split()).startswith(shown)
         assert not " ".join(title.split()).startswith(shown[:20])
