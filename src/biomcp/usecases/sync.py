@@ -27,7 +27,7 @@
    later sync fetch a window that only grows, for a record that may take weeks to appear.
    Past `max_pending` per key the checkpoint is held for the newly missed instead. A pending
    PMID missed again that ESearch no longer finds either was removed from PubMed: it is
-   pending no more (`_gone_from_pubmed`).
+   pending no more (`usecases.pending`).
 8. Only when every record of the window is stored and indexed (or pending), advance the
    checkpoint (monotonic) to the largest EDAT among them. A failure anywhere leaves the
    checkpoint where it was, and the next run redoes what is missing (documents stay "behind"
@@ -69,7 +69,8 @@ from biomcp.usecases.documents import new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, pmid_term, stored_pmids
+from biomcp.usecases.pending import sample, settle_pending
+from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
 __all__ = [
     "SyncConfig",
@@ -474,74 +475,24 @@ class SyncDelta:
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
-        """Record what EFetch did not return as pending and what arrived as pending no more
-        (step 7 of the module docstring), with a warning for what is still missing."""
-        before = {p.pmid: p for p in pending}
-        missed = list(dict.fromkeys(run.missing))
-        if not before and not missed:
-            return
-        arrived = [pmid for pmid in before if pmid in run.settled]
-        new = [pmid for pmid in missed if pmid not in before]
-        again = [before[pmid] for pmid in missed if pmid in before]
-        gone = await self._gone_from_pubmed(run, [p.pmid for p in again])
-        if gone:
-            again = [p for p in again if p.pmid not in gone]
-            missed = [pmid for pmid in missed if pmid not in gone]
-            run.pending_gone = tuple(p for p in before if p in gone)
-            run.warnings.append(
-                f"{len(gone)} pending PMIDs are no longer in PubMed (ESearch finds them no "
-                f"more: {_sample(run.pending_gone)}); they are pending no more"
-            )
-        limit = self.config.max_pending
-        if new and len(before) - len(arrived) + len(new) > limit:
-            run.complete = False
-            run.warnings.append(
-                f"{len(new)} PMIDs found by ESearch were not returned by EFetch "
-                f"(e.g. {_sample(new)}): more than the {limit} a query key keeps pending, so "
-                "the checkpoint stays where it was and the next sync asks for them again"
-            )
-            missed, new = [p.pmid for p in again], []
-        elif new:
-            run.warnings.append(
-                f"{len(new)} PMIDs found by ESearch were not returned by EFetch "
-                f"(e.g. {_sample(new)}); they are kept pending and every sync of this key asks "
-                "for them again until they arrive"
-            )
-        if again:
-            oldest = min(p.first_missed_at for p in again)
-            run.warnings.append(
-                f"{len(again)} pending PMIDs are still not returned by EFetch "
-                f"(e.g. {_sample([p.pmid for p in again])}; pending since "
-                f"{oldest.date().isoformat()}, missed by up to "
-                f"{max(p.misses for p in again) + 1} syncs)"
-            )
-        now = await self._metadata.settle_pending(
-            run.query_key, missed=missed, arrived=[*arrived, *gone], at=self._clock.now()
+        """Step 7 of the module docstring (`usecases.pending`)."""
+        settled = await settle_pending(
+            self._metadata,
+            self._entrez,
+            run.query_key,
+            pending,
+            missing=run.missing,
+            settled=run.settled,
+            limit=self.config.max_pending,
+            batch=self.config.recheck_batch_size,
+            at=self._clock.now(),
         )
-        run.pending = tuple(p.pmid for p in now)
-        run.pending_arrived = tuple(arrived)
-
-    async def _gone_from_pubmed(self, run: _Run, pmids: Sequence[str]) -> set[str]:
-        """Those of `pmids` ESearch no longer finds: PubMed removed them (one ESearch by PMID
-        per `recheck_batch_size`). PubMed leaves a PMID it does not know out of an OR of
-        PMIDs, so the answer holds exactly the ones it still has. A failed ESearch is a
-        warning and nothing is taken for gone."""
-        gone: set[str] = set()
-        size = self.config.recheck_batch_size
-        try:
-            for start in range(0, len(pmids), size):
-                part = pmids[start : start + size]
-                answer = await self._entrez.esearch(pmid_term(part), retmax=len(part))
-                found = frozenset(answer.pmids)
-                gone.update(pmid for pmid in part if pmid not in found)
-        except Exception as exc:  # a cancellation (BaseException) still stops the sync
-            reason = f"{type(exc).__name__}: {exc}"[:300]
-            run.warnings.append(
-                f"could not ask PubMed whether the pending PMIDs still exist ({reason}); "
-                "they stay pending"
-            )
-            return set()
-        return gone
+        run.warnings.extend(settled.warnings)
+        if settled.hold_checkpoint:
+            run.complete = False
+        run.pending = settled.pending
+        run.pending_arrived = settled.arrived
+        run.pending_gone = settled.gone
 
     async def _recheck_retractions(self, run: _Run, window: frozenset[str]) -> None:
         """Re-check the stored PMIDs outside the window (those in it were just fetched) for
@@ -580,7 +531,7 @@ class SyncDelta:
             if scratch.missing:
                 run.warnings.append(
                     f"{len(scratch.missing)} records PubMed lists as retracted were not "
-                    f"returned by EFetch (e.g. {_sample(scratch.missing)}); the next sync "
+                    f"returned by EFetch (e.g. {sample(scratch.missing)}); the next sync "
                     "re-checks them"
                 )
             # What the store holds now (an older copy replayed would not have replaced it).
@@ -769,11 +720,6 @@ class SyncDelta:
         )
         run.timed("index", began)
         return outcome.failed
-
-
-def _sample(pmids: Sequence[str], size: int = 5) -> str:
-    """A few of `pmids`, for a warning."""
-    return ", ".join(pmids[:size]) + (", ..." if len(pmids) > size else "")
 
 
 def _term_warning(warning: EntrezWarning) -> str:
