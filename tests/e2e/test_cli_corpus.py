@@ -210,6 +210,59 @@ def test_backfill_after_moving_a_checkpoint_back(
     assert history["audit"][0]["actor"].startswith("cli")
 
 
+def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
+    fake: FakeEutilsServer, expected: Expected, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    every_term = "Journal Article[pt]"
+
+    never = cli("sync", "--query-key", KEY, "--json", "-q")  # no term, never synced
+    assert never.returncode == 2
+    assert json.loads(never.stdout)["error"]["code"] == "VALIDATION"
+    assert "give its PubMed term" in never.stderr
+    assert cli.json("sync", "status") == []  # nothing was recorded
+
+    assert cli.json("sync", "-k", KEY, "-t", TERM, "-q")["term"] == TERM
+    assert cli.json("sync", "-k", "everything", "-t", every_term, "-q")["term"] == every_term
+    for key in (KEY, "everything"):
+        cli.json("checkpoint", "set", key, "2019-01-01T00:00:00Z", "--reason", "re-read")
+    # the key's own term, not the last one synced
+    again = cli.json("sync", "-k", KEY, "-q")
+    assert again["term"] == TERM
+    assert (again["pmids_found"], again["skipped"]) == (len(expected.pmids), len(expected.pmids))
+    shown = cli("sync", "-k", KEY, "-q")
+    assert shown.returncode == 0, shown.stderr
+    assert field(shown.stdout, "term") == TERM
+
+    # --all: every key with a checkpoint, with its own term; one that cannot sync (a
+    # checkpoint set by hand, never synced) is reported and the others still sync
+    cli.json("checkpoint", "set", "by_hand", "2019-01-01T00:00:00Z", "--reason", "planned")
+    cli.json("checkpoint", "set", "everything", "2019-01-01T00:00:00Z", "--reason", "again")
+    listed = cli.json("checkpoint", "list")["checkpoints"]
+    assert [(c["query_key"], c["term"]) for c in listed] == [
+        (KEY, TERM),
+        ("by_hand", None),
+        ("everything", every_term),
+    ]
+    table = cli("checkpoint", "list").stdout.splitlines()
+    assert table[0].split() == ["query_key", "last_edat", "last_scan_at", "term"]
+    assert table[2].split()[0] == "by_hand"
+    assert table[2].endswith("- (never synced)")
+    done = cli("sync", "--all", "--json", "-q")
+    assert done.returncode == 1, done.stderr
+    syncs = json.loads(done.stdout)["syncs"]
+    assert [s["query_key"] for s in syncs] == [KEY, "by_hand", "everything"]
+    assert syncs[0]["term"] == TERM
+    assert syncs[1]["error"]["code"] == "VALIDATION"
+    assert syncs[2]["term"] == every_term
+    assert syncs[2]["pmids_found"] == len(fake.corpus)
+    assert "sync by_hand: error [VALIDATION]" in done.stderr
+
+    mixed = cli("sync", "--all", "-k", KEY)
+    assert mixed.returncode == 2
+    assert "give no --query-key" in mixed.stderr
+
+
 # --- search ----------------------------------------------------------------------------------
 
 

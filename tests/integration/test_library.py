@@ -118,7 +118,8 @@ def test_sync_search_get_and_checkpoint(synced: Corpus, matching: dict[str, date
 
 
 def test_replay_stores_and_embeds_nothing(synced: Corpus) -> None:
-    report = synced.sync("htn_v1", TERM)
+    report = synced.sync("htn_v1")  # a saved query: the term it was last synced with
+    assert report.term == TERM
     assert report.inserted == report.updated == 0
     assert report.texts_embedded == 0
     assert report.chunks_written == 0

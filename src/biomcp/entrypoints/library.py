@@ -152,13 +152,14 @@ class Corpus:
     def sync(
         self,
         query_key: str,
-        term: str,
+        term: str | None = None,
         overlap_days: int = 5,
         progress: Callable[[SyncProgress], None] | None = None,
     ) -> SyncReport:
         """Sync the records of `term` under `query_key`, incrementally (the Entrez-date window
-        since its checkpoint, minus `overlap_days`). `progress` is called with a `SyncProgress`
-        after enumeration and after every batch, from the corpus's loop thread.
+        since its checkpoint, minus `overlap_days`); without `term`, the term the key was last
+        synced with. `progress` is called with a `SyncProgress` after enumeration and after
+        every batch, from the corpus's loop thread.
 
         `report.as_payload()` is the `pubmed.sync_delta` response."""
         return self._call(
@@ -168,7 +169,7 @@ class Corpus:
     async def sync_async(
         self,
         query_key: str,
-        term: str,
+        term: str | None = None,
         overlap_days: int = 5,
         progress: Callable[[SyncProgress], None] | None = None,
     ) -> SyncReport:

@@ -167,6 +167,8 @@ class SyncReport:
     pending: tuple[str, ...] = ()
     pending_arrived: tuple[str, ...] = ()
     pending_gone: tuple[str, ...] = ()
+    #: the PubMed query synced
+    term: str = ""
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
@@ -310,21 +312,25 @@ class SyncDelta:
     async def run(
         self,
         query_key: str,
-        term: str,
+        term: str | None,
         overlap_days: int = 5,
         *,
         progress: ProgressCallback | None = None,
         job_id: str | None = None,
     ) -> SyncReport:
-        """Sync `term` under `query_key` (see the module docstring). `job_id` names the job
-        (default: one made from the start time).
+        """Sync `term` under `query_key` (see the module docstring); `term` None syncs the
+        key's saved term (`saved_term`). `job_id` names the job (default: one made from the
+        start time).
 
         Raises:
-            InvalidRequestError: an empty key or term, or a negative overlap.
+            InvalidRequestError: an empty key or term, a negative overlap, or no term for a
+                key never synced.
             LockTimeoutError: another sync of the key held the lock past the configured wait.
             EntrezError, MetadataStoreError, VectorStoreError, EmbeddingError: a step failed;
                 the checkpoint did not move and the job is recorded as failed.
         """
+        if term is None:
+            term = await self.saved_term(query_key)
         query_key, term = self.check_arguments(query_key, term, overlap_days)
         async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
             await self._interrupt_orphans(query_key)
@@ -365,6 +371,23 @@ class SyncDelta:
                 )
             )
             return report
+
+    async def saved_term(self, query_key: str) -> str:
+        """The term `query_key` was last synced with (its latest sync job's, whatever became
+        of it): a saved query is its key and that term.
+
+        Raises:
+            InvalidRequestError: a malformed key, or a key never synced (no term to reuse).
+        """
+        query_key = new_query_key(query_key)
+        jobs = await self._metadata.list_jobs(query_key, limit=1)
+        if not jobs or not jobs[0].term.strip():
+            raise InvalidRequestError(
+                f"query key {query_key!r} has never been synced: give its PubMed term the "
+                "first time (later syncs reuse it)",
+                details={"field": "term"},
+            )
+        return jobs[0].term
 
     @staticmethod
     def check_arguments(query_key: str, term: str, overlap_days: int) -> tuple[str, str]:
@@ -472,6 +495,7 @@ class SyncDelta:
             pending=run.pending,
             pending_arrived=run.pending_arrived,
             pending_gone=run.pending_gone,
+            term=term,
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:

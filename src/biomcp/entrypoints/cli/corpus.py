@@ -400,33 +400,42 @@ def register(app: typer.Typer) -> None:
 
     @checkpoint_app.command("list")
     def checkpoint_list(json_output: JsonOption = False) -> None:
-        """List every saved query's checkpoint."""
-        from biomcp.ports.metadata import Checkpoint
-
+        """List every saved query: its checkpoint and the term it was last synced with (what
+        `biomcp sync --all` syncs)."""
         settings = cli_settings(json_output)
 
-        async def work(services: Services) -> list[Checkpoint]:
-            return await services.metadata.list_checkpoints()
+        async def work(services: Services) -> list[dict[str, Any]]:
+            found = await services.metadata.list_checkpoints()
+            entries = []
+            for c in sorted(found, key=lambda c: c.query_key):
+                jobs = await services.metadata.list_jobs(c.query_key, limit=1)
+                entries.append(
+                    {
+                        "query_key": c.query_key,
+                        "last_edat": iso(c.last_edat),
+                        "last_scan_at": iso(c.last_scan_at),
+                        "term": jobs[0].term if jobs else None,
+                    }
+                )
+            return entries
 
-        checkpoints = execute(settings, work, json_output=json_output)
-        entries = [
-            {
-                "query_key": c.query_key,
-                "last_edat": iso(c.last_edat),
-                "last_scan_at": iso(c.last_scan_at),
-            }
-            for c in sorted(checkpoints, key=lambda c: c.query_key)
-        ]
+        entries = execute(settings, work, json_output=json_output)
         if json_output:
             emit_json({"checkpoints": entries})
         elif not entries:
             typer.echo("no checkpoints yet: run `biomcp sync` first")
         else:
             rows = [
-                [str(e["query_key"]), e["last_edat"] or "-", e["last_scan_at"] or "-"]
+                [
+                    str(e["query_key"]),
+                    e["last_edat"] or "-",
+                    e["last_scan_at"] or "-",
+                    e["term"] or "- (never synced)",
+                ]
                 for e in entries
             ]
-            typer.echo(_table(["query_key", "last_edat", "last_scan_at"], rows, right=frozenset()))
+            headers = ["query_key", "last_edat", "last_scan_at", "term"]
+            typer.echo(_table(headers, rows, right=frozenset()))
 
     @checkpoint_app.command("history")
     def checkpoint_history(

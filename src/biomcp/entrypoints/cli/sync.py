@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from biomcp.entrypoints.cli.common import (
+    EXIT_FAILURE,
     EXIT_VALIDATION,
     CommandGroup,
     JsonOption,
@@ -132,6 +133,7 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
     timings = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.timings.items())
     rows = [
         ("job", report.job_id),
+        ("term", report.term or "-"),
         ("window", window),
         ("found", f"{report.pmids_found} PMIDs"),
         ("inserted", str(report.inserted)),
@@ -175,6 +177,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
     return {
         **report.as_payload(),
         "query_key": report.query_key,
+        "term": report.term,
         "pmids_found": report.pmids_found,
         "chunks_written": report.chunks_written,
         "chunks_deleted": report.chunks_deleted,
@@ -192,6 +195,56 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
 # --- search and get views ---------------------------------------------------------------------
 
 
+def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
+    """`biomcp sync --all`: every key with a checkpoint, with the term it was last synced
+    with, one after another; a key that fails does not stop the others (exit status 1 then)."""
+    from biomcp.entrypoints.errors import classify
+
+    settings = cli_settings(json_output)
+
+    async def work(services: Services) -> list[tuple[str, SyncReport | Exception, float]]:
+        keys = sorted(c.query_key for c in await services.metadata.list_checkpoints())
+        outcomes: list[tuple[str, SyncReport | Exception, float]] = []
+        for key in keys:
+            began = time.perf_counter()
+            with _SyncDisplay(key, enabled=not quiet) as display:
+                try:
+                    report: SyncReport | Exception = await services.sync.run(
+                        key, None, overlap_days, progress=display
+                    )
+                except Exception as exc:  # reported below; the next key still syncs
+                    report = exc
+            outcomes.append((key, report, time.perf_counter() - began))
+        return outcomes
+
+    outcomes = execute(settings, work, json_output=json_output)
+    shown: list[dict[str, Any]] = []
+    failed = 0
+    for key, outcome, elapsed in outcomes:
+        if isinstance(outcome, Exception):
+            failed += 1
+            code, message, details = classify(
+                outcome, vector_backend=settings.biomcp_vector_backend
+            )
+            shown.append(
+                {
+                    "query_key": key,
+                    "error": {"code": code, "message": message, "details": details},
+                }
+            )
+            typer.echo(f"sync {key}: error [{code}]: {message}", err=True)
+        elif json_output:
+            shown.append(_sync_json(outcome))
+        else:
+            typer.echo(_sync_summary(outcome, elapsed))
+    if json_output:
+        emit_json({"syncs": shown})
+    elif not outcomes:
+        typer.echo("no saved queries yet: sync one with --query-key and --term")
+    if failed:
+        raise typer.Exit(code=EXIT_FAILURE)
+
+
 def register(app: typer.Typer) -> None:
     """Add `biomcp sync` and `biomcp sync status` to `app`."""
     sync_app = typer.Typer(
@@ -207,8 +260,19 @@ def register(app: typer.Typer) -> None:
             typer.Option("--query-key", "-k", help="Name of the saved query, e.g. glp1_v1."),
         ] = None,
         term: Annotated[
-            str | None, typer.Option("--term", "-t", help="The PubMed query to sync.")
+            str | None,
+            typer.Option(
+                "--term",
+                "-t",
+                help="The PubMed query to sync (default: the one the key was last synced with).",
+            ),
         ] = None,
+        every: Annotated[
+            bool,
+            typer.Option(
+                "--all", help="Sync every saved query (each key with a checkpoint), one by one."
+            ),
+        ] = False,
         overlap_days: Annotated[
             int,
             typer.Option(
@@ -224,12 +288,24 @@ def register(app: typer.Typer) -> None:
         [JOB_ID]`: the state of sync jobs, from any process).
 
         Only the Entrez-date window since the query key's checkpoint (minus the overlap) is
-        fetched, and only new or changed records are embedded. Progress goes to stderr."""
+        fetched, and only new or changed records are embedded. A key's first sync needs its
+        --term; later ones reuse it, and --all syncs every saved query with its own (for a
+        daily cron job). Progress goes to stderr."""
         if ctx.invoked_subcommand is not None:
             return
-        if not query_key or not term:
+        if every:
+            if query_key or term:
+                typer.echo(
+                    "sync: --all syncs every saved query: give no --query-key or --term", err=True
+                )
+                raise typer.Exit(code=EXIT_VALIDATION)
+            _sync_all(overlap_days, json_output=json_output, quiet=quiet)
+            return
+        if not query_key:
             typer.echo(
-                "sync: give --query-key and --term (or `biomcp sync status [JOB_ID]`)", err=True
+                "sync: give --query-key (and --term the first time), or --all "
+                "(or `biomcp sync status [JOB_ID]`)",
+                err=True,
             )
             raise typer.Exit(code=EXIT_VALIDATION)
         settings = cli_settings(json_output)
