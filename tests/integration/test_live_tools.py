@@ -1210,6 +1210,7 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert query["queryKey"] == "asthma_v1"
         assert query["lastEdat"].endswith("Z")
         assert query["lastSync"]["status"] == "succeeded"
+        assert query["lastSync"]["term"] == "asthma[mh]"  # what a sync of the key takes again
         assert query["lastSync"]["inserted"] == 1
         assert query["pendingPmids"] == 0
 

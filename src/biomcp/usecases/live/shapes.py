@@ -188,12 +188,14 @@ def _retraction(record: PubMedRecord) -> dict[str, Any]:
 
 
 def _query_summary(key: str, checkpoint: Any, job: Any, pending: int = 0) -> dict[str, Any]:
-    """One saved query in the info resource; `pending` counts its PMIDs found by ESearch and
-    not returned by EFetch yet (every sync of the key asks for them again)."""
+    """One saved query in the info resource: its last sync carries the term (what
+    `pubmed_sync_delta` takes to sync the key again); `pending` counts its PMIDs found by
+    ESearch and not returned by EFetch yet (every sync of the key asks for them again)."""
     last_sync = None
     if job is not None:
         last_sync = {
             "jobId": job.job_id,
+            "term": job.term,
             "status": job.status,
             "startedAt": iso_utc(job.started_at),
             "finishedAt": iso_utc(job.finished_at),
