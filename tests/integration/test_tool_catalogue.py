@@ -295,7 +295,16 @@ def _without_bounds(value: Any) -> Any:
 
 
 #: Optional inputs added after spec 01 (their defaults keep spec 01's behaviour safe).
-_ADDED_INPUTS = {"rag.search": {"include_retracted", "study_design"}}
+_ADDED_INPUTS = {
+    "rag.search": {
+        "include_retracted",
+        "study_design",
+        "evidence_type",
+        "year_min",
+        "year_max",
+        "min_quality",
+    }
+}
 
 
 def _without_added(name: str, schema: dict[str, Any]) -> dict[str, Any]:

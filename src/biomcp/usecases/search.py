@@ -93,6 +93,8 @@ class SearchHit:
             "text": self.text,
             "retracted": self.retracted,
             "study_design": self.study_design,
+            "year": self.year,
+            "journal": self.journal,
         }
 
 
@@ -148,7 +150,8 @@ class SearchCorpus:
         `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values).
 
         Raises:
-            InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design.
+            InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design, a
+                year range that ends before it starts.
             NotFoundError: nothing has been indexed yet.
             EmbeddingError, VectorStoreError: from the adapters.
         """
@@ -156,6 +159,11 @@ class SearchCorpus:
             raise InvalidRequestError(_EMPTY_QUERY)
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
+        first, last = (filters.year_min, filters.year_max) if filters else (None, None)
+        if first is not None and last is not None and first > last:
+            raise InvalidRequestError(
+                f"year_min {first} is after year_max {last}", details={"field": "year_min"}
+            )
         return await self.ranked(
             query,
             top_k,

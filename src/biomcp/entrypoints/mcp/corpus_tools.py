@@ -24,6 +24,7 @@ from biomcp.entrypoints.mcp.schemas import (
     contract_payload,
 )
 from biomcp.entrypoints.mcp.tools import Handler, ToolSpec
+from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
 
@@ -48,6 +49,18 @@ def _in_contract(name: str, handler: Handler, contract: Contract, backend: str) 
         return contract_payload(name, payload, contract)
 
     return answer
+
+
+def _search_filters(args: dict[str, Any]) -> SearchFilters | None:
+    """`rag_search`'s optional filters (the schema bounded them), or None when none is set."""
+    tiers = args.get("evidence_type")
+    filters = SearchFilters(
+        evidence_types=frozenset(tiers) if tiers else None,
+        year_min=args.get("year_min"),
+        year_max=args.get("year_max"),
+        min_quality=args.get("min_quality"),
+    )
+    return None if filters == SearchFilters() else filters
 
 
 def corpus_tool_specs(services: Services) -> list[ToolSpec]:
@@ -103,6 +116,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             args["query"],
             args["top_k"],
             args["quality_bias"],
+            filters=_search_filters(args),
             include_retracted=bool(args.get("include_retracted", False)),
             study_designs=args.get("study_design"),
         )
@@ -172,8 +186,9 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "higher-quality studies, Results/Conclusions sections and the evidence tier the "
             "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), "
             + (
-                "the chunk text, its section, evidence type, study design, quality (0-10) and "
-                "the raw scores; study_design filters by design (e.g. rct, systematic_review)."
+                "the chunk text, its section, evidence type, study design, quality (0-10), "
+                "year, journal and the raw scores; optional filters by study design, evidence "
+                "tier, year and quality."
                 if v11
                 else "the chunk's uuid, quality (0-10) and the raw and final scores."
             ),

@@ -247,6 +247,10 @@ TIMESTAMP_MAX_CHARS = 64
 OVERLAP_DAYS_MAX = 3650
 
 _QUERY_KEY = {"type": "string", "minLength": 1, "maxLength": QUERY_KEY_MAX_CHARS}
+_EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
+#: Publication years a search filter accepts (PubMed's records start in the 1780s).
+YEAR_MIN, YEAR_MAX = 1700, 2200
+_YEAR = {"type": "integer", "minimum": YEAR_MIN, "maximum": YEAR_MAX}
 
 # --- what tools/list shows -----------------------------------------------------------------
 
@@ -283,6 +287,20 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "items": {"type": "string", "enum": _STUDY_DESIGN_VALUES},
                 "maxItems": len(_STUDY_DESIGN_VALUES),
                 "description": "Only chunks of papers of these study designs.",
+            },
+            "evidence_type": {
+                "type": "array",
+                "items": {"type": "string", "enum": _EVIDENCE_TYPES},
+                "maxItems": len(_EVIDENCE_TYPES),
+                "description": "Only chunks of papers of these evidence tiers.",
+            },
+            "year_min": {**_YEAR, "description": "Only papers published in or after this year."},
+            "year_max": {**_YEAR, "description": "Only papers published in or before this year."},
+            "min_quality": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 10,
+                "description": "Only papers with at least this quality score (0-10).",
             },
         },
         "additionalProperties": False,
@@ -351,7 +369,6 @@ def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ())
     return schema
 
 
-_EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
 _QUALITY_BREAKDOWN = {
     "type": "object",
     "required": ["total"],
@@ -385,6 +402,8 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "study_design": {
                 "anyOf": [{"type": "string", "enum": _STUDY_DESIGN_VALUES}, {"type": "null"}]
             },
+            "year": NULLABLE_INT,
+            "journal": NULLABLE_STRING,
         },
         at=("properties", "results", "items"),
     ),
