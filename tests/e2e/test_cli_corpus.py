@@ -274,8 +274,9 @@ def test_search_prints_a_ranked_table(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "5 results for 'inhaled corticosteroids in asthma' (quality-biased)"
-    assert lines[1].split() == ["#", "score", "doc_id", "evidence", "quality", "section", "text"]
-    rows = [line.split(None, 6) for line in lines[2:]]
+    headers = ["#", "score", "doc_id", "evidence", "quality", "year", "section", "text"]
+    assert lines[1].split() == headers
+    rows = [line.split(None, 7) for line in lines[2:]]
     assert [row[0] for row in rows] == ["1", "2", "3", "4", "5"]
     scores = [float(row[1]) for row in rows]
     assert scores == sorted(scores, reverse=True)
@@ -284,16 +285,17 @@ def test_search_prints_a_ranked_table(
     assert all(tier in {"clinical", "preclinical", "basic", "other"} for tier, _ in tiers)
     assert all(design in {d.value for d in StudyDesign} for _, design in tiers)
     assert all(0 <= float(row[4]) <= 10 for row in rows)
-    assert all(len(row) == 7 and row[6].strip() for row in rows)  # a snippet of every chunk
-    assert "inhaled corticosteroids" in rows[0][6].lower()
+    assert all(len(row) == 8 and row[7].strip() for row in rows)  # a snippet of every chunk
+    assert "inhaled corticosteroids" in rows[0][7].lower()
     # the text column shows what the chunk says: not the title line every chunk starts with,
     # nor the section label the section column shows
     found = cli.json("search", "inhaled corticosteroids in asthma", "--top-k", "5")["results"]
     for row, hit in zip(rows, found, strict=True):
+        assert row[5] == str(hit["year"])  # the paper's publication year
         title, _, body = hit["text"].partition("\n")
         assert title, hit
         assert body, hit
-        shown = row[6].removesuffix("…")
+        shown = row[7].removesuffix("…")
         assert " ".join(body.removeprefix(f"{hit['section']}: ").split()).startswith(shown)
         assert not " ".join(title.split()).startswith(shown[:20])
 

@@ -87,19 +87,21 @@ def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
             + (f"/{hit.study_design}" if hit.study_design else "")
             + (" RETRACTED" if hit.retracted else ""),
             _quality(hit.quality),
+            str(hit.year) if hit.year is not None else "-",
             hit.section or "-",
             "",
         ]
         for rank, hit in enumerate(hits, 1)
     ]
-    headers = ["#", "score", "doc_id", "evidence", "quality", "section", "text"]
-    fixed = sum(max(len(headers[i]), *(len(r[i]) for r in rows)) + 2 for i in range(6))
+    headers = ["#", "score", "doc_id", "evidence", "quality", "year", "section", "text"]
+    text = len(headers) - 1
+    fixed = sum(max(len(headers[i]), *(len(r[i]) for r in rows)) + 2 for i in range(text))
     room = max(30, terminal_width() - fixed)
     for row, hit in zip(rows, hits, strict=True):
-        row[6] = clip(_passage(hit.text or "", hit.section), room)
+        row[text] = clip(_passage(hit.text or "", hit.section), room)
     bias = "quality-biased" if quality_bias else "no quality bias"
     title = f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {query!r} ({bias})"
-    return title + "\n" + _table(headers, rows, right=frozenset({0, 1, 4}))
+    return title + "\n" + _table(headers, rows, right=frozenset({0, 1, 4, 5}))
 
 
 def _document_view(doc: dict[str, Any]) -> str:
