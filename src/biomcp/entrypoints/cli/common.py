@@ -35,6 +35,7 @@ __all__ = [
     "JsonOption",
     "cli_settings",
     "clip",
+    "describe",
     "emit_json",
     "execute",
     "execute_and_show",
@@ -97,14 +98,20 @@ def cli_settings(json_output: bool) -> Settings:
         raise typer.Exit(code=EXIT_VALIDATION) from exc
 
 
-def fail(exc: BaseException, settings: Settings, json_output: bool) -> typer.Exit:
-    """Report `exc` as spec 01 classifies it; the exit to raise."""
+def describe(exc: BaseException, settings: Settings) -> tuple[str, str, Any]:
+    """`exc` as spec 01 classifies it, for a CLI user: (code, message, details)."""
     from biomcp.entrypoints.errors import classify
 
     code, message, details = classify(exc, vector_backend=settings.biomcp_vector_backend)
     if code == "UNKNOWN":
         # classify() logged the traceback; a CLI user wants the cause, not the server's words.
         message = f"unexpected {type(exc).__name__}: {exc} (a bug: please report it)"
+    return code, message, details
+
+
+def fail(exc: BaseException, settings: Settings, json_output: bool) -> typer.Exit:
+    """Report `exc` as spec 01 classifies it; the exit to raise."""
+    code, message, details = describe(exc, settings)
     if json_output:
         emit_json({"error": {"code": code, "message": message, "details": details}})
     typer.echo(f"error [{code}]: {message}", err=True)

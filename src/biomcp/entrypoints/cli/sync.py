@@ -16,6 +16,7 @@ from biomcp.entrypoints.cli.common import (
     CommandGroup,
     JsonOption,
     cli_settings,
+    describe,
     emit_json,
     execute,
     iso,
@@ -192,14 +193,9 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
     }
 
 
-# --- search and get views ---------------------------------------------------------------------
-
-
 def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
     """`biomcp sync --all`: every key with a checkpoint, with the term it was last synced
     with, one after another; a key that fails does not stop the others (exit status 1 then)."""
-    from biomcp.entrypoints.errors import classify
-
     settings = cli_settings(json_output)
 
     async def work(services: Services) -> list[tuple[str, SyncReport | Exception, float]]:
@@ -223,9 +219,7 @@ def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
     for key, outcome, elapsed in outcomes:
         if isinstance(outcome, Exception):
             failed += 1
-            code, message, details = classify(
-                outcome, vector_backend=settings.biomcp_vector_backend
-            )
+            code, message, details = describe(outcome, settings)
             shown.append(
                 {
                     "query_key": key,
@@ -243,6 +237,9 @@ def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
         typer.echo("no saved queries yet: sync one with --query-key and --term")
     if failed:
         raise typer.Exit(code=EXIT_FAILURE)
+
+
+# --- commands ------------------------------------------------------------------------------
 
 
 def register(app: typer.Typer) -> None:
