@@ -28,6 +28,8 @@ pytestmark = pytest.mark.e2e
 TERM = "asthma[mh]"
 KEY = "asthma_v1"
 _ISOLATED = ("BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_", "MCP_")
+#: An E-utilities URL nothing answers (the discard port).
+DEAD = "http://127.0.0.1:9"
 
 
 @dataclass(frozen=True)
@@ -234,15 +236,19 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
     assert shown.returncode == 0, shown.stderr
     assert field(shown.stdout, "term") == TERM
 
-    # --all: every key with a checkpoint, with its own term; one that cannot sync (a
-    # checkpoint set by hand, never synced) is reported and the others still sync
+    # --all: every saved query, with its own term; one that cannot sync (a checkpoint set by
+    # hand, never synced) is reported and the others still sync; one whose first sync failed
+    # (NCBI unreachable: a job, no checkpoint) is synced again
     cli.json("checkpoint", "set", "by_hand", "2019-01-01T00:00:00Z", "--reason", "planned")
+    offline = cli("sync", "-k", "was_offline", "-t", TERM, "-q", NCBI_EUTILS_BASE_URL=DEAD)
+    assert offline.returncode == 1, offline.stderr
     cli.json("checkpoint", "set", "everything", "2019-01-01T00:00:00Z", "--reason", "again")
     listed = cli.json("checkpoint", "list")["checkpoints"]
-    assert [(c["query_key"], c["term"]) for c in listed] == [
-        (KEY, TERM),
-        ("by_hand", None),
-        ("everything", every_term),
+    assert [(c["query_key"], c["term"], c["last_edat"] is None) for c in listed] == [
+        (KEY, TERM, False),
+        ("by_hand", None, False),
+        ("everything", every_term, False),
+        ("was_offline", TERM, True),
     ]
     table = cli("checkpoint", "list").stdout.splitlines()
     assert table[0].split() == ["query_key", "last_edat", "last_scan_at", "term"]
@@ -251,11 +257,13 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
     done = cli("sync", "--all", "--json", "-q")
     assert done.returncode == 1, done.stderr
     syncs = json.loads(done.stdout)["syncs"]
-    assert [s["query_key"] for s in syncs] == [KEY, "by_hand", "everything"]
+    assert [s["query_key"] for s in syncs] == [KEY, "by_hand", "everything", "was_offline"]
     assert syncs[0]["term"] == TERM
     assert syncs[1]["error"]["code"] == "VALIDATION"
     assert syncs[2]["term"] == every_term
     assert syncs[2]["pmids_found"] == len(fake.corpus)
+    assert (syncs[3]["term"], syncs[3]["inserted"]) == (TERM, 0)  # KEY stored them already
+    assert syncs[3]["pmids_found"] == len(expected.pmids)
     assert "sync by_hand: error [VALIDATION]" in done.stderr
 
     mixed = cli("sync", "--all", "-k", KEY)

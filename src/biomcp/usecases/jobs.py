@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import MetadataStore, SyncJob
+from biomcp.ports.metadata import Checkpoint, MetadataStore, SyncJob
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import (
@@ -32,9 +32,39 @@ from biomcp.usecases.sync import (
     new_job_id,
 )
 
-__all__ = ["JobOutcome", "SyncJobs"]
+__all__ = ["RECENT_JOBS", "JobOutcome", "SavedQuery", "SyncJobs", "saved_queries"]
 
 JOB_STATES = ("running", "succeeded", "failed", "interrupted")
+
+#: How many of the latest sync jobs are read to find the saved queries without a checkpoint.
+RECENT_JOBS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SavedQuery:
+    """A saved query: its key, its checkpoint (None before a sync stored anything) and its
+    latest sync job among the `RECENT_JOBS` latest (its `term` is what a sync reuses)."""
+
+    query_key: str
+    checkpoint: Checkpoint | None
+    last_job: SyncJob | None
+
+
+async def saved_queries(metadata: MetadataStore) -> list[SavedQuery]:
+    """Every saved query, by key: each key with a checkpoint or a recent sync job (a first
+    sync that failed leaves a job and no checkpoint).
+
+    Raises:
+        MetadataStoreError: from the store.
+    """
+    checkpoints = {c.query_key: c for c in await metadata.list_checkpoints()}
+    latest: dict[str, SyncJob] = {}
+    for job in sorted(await metadata.list_jobs(limit=RECENT_JOBS), key=lambda j: j.started_at):
+        latest[job.query_key] = job
+    return [
+        SavedQuery(key, checkpoints.get(key), latest.get(key))
+        for key in sorted(checkpoints.keys() | latest.keys())
+    ]
 
 
 @dataclass(slots=True)

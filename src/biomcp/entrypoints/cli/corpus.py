@@ -402,21 +402,26 @@ def register(app: typer.Typer) -> None:
 
     @checkpoint_app.command("list")
     def checkpoint_list(json_output: JsonOption = False) -> None:
-        """List every saved query: its checkpoint and the term it was last synced with (what
-        `biomcp sync --all` syncs)."""
+        """List every saved query (a key with a checkpoint or a sync): its checkpoint and the
+        term it was last synced with (what `biomcp sync --all` syncs)."""
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> list[dict[str, Any]]:
-            found = await services.metadata.list_checkpoints()
+            from biomcp.usecases.jobs import saved_queries
+
             entries = []
-            for c in sorted(found, key=lambda c: c.query_key):
-                jobs = await services.metadata.list_jobs(c.query_key, limit=1)
+            for saved in await saved_queries(services.metadata):
+                job = saved.last_job
+                if job is None:  # none among the latest jobs: the key's own latest, if any
+                    jobs = await services.metadata.list_jobs(saved.query_key, limit=1)
+                    job = jobs[0] if jobs else None
+                mark = saved.checkpoint
                 entries.append(
                     {
-                        "query_key": c.query_key,
-                        "last_edat": iso(c.last_edat),
-                        "last_scan_at": iso(c.last_scan_at),
-                        "term": jobs[0].term if jobs else None,
+                        "query_key": saved.query_key,
+                        "last_edat": iso(mark.last_edat) if mark else None,
+                        "last_scan_at": iso(mark.last_scan_at) if mark else None,
+                        "term": job.term if job else None,
                     }
                 )
             return entries

@@ -194,12 +194,15 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
 
 
 def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
-    """`biomcp sync --all`: every key with a checkpoint, with the term it was last synced
-    with, one after another; a key that fails does not stop the others (exit status 1 then)."""
+    """`biomcp sync --all`: every saved query (a key with a checkpoint or a recent sync), with
+    the term it was last synced with, one after another; a key that fails does not stop the
+    others (exit status 1 then)."""
+    from biomcp.usecases.jobs import saved_queries
+
     settings = cli_settings(json_output)
 
     async def work(services: Services) -> list[tuple[str, SyncReport | Exception, float]]:
-        keys = sorted(c.query_key for c in await services.metadata.list_checkpoints())
+        keys = [q.query_key for q in await saved_queries(services.metadata)]
         outcomes: list[tuple[str, SyncReport | Exception, float]] = []
         for key in keys:
             began = time.perf_counter()
@@ -267,7 +270,8 @@ def register(app: typer.Typer) -> None:
         every: Annotated[
             bool,
             typer.Option(
-                "--all", help="Sync every saved query (each key with a checkpoint), one by one."
+                "--all",
+                help="Sync every saved query (each key with a checkpoint or a sync), one by one.",
             ),
         ] = False,
         overlap_days: Annotated[

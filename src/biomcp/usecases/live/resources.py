@@ -8,6 +8,7 @@ from typing import Any
 
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
+from biomcp.usecases.jobs import saved_queries
 from biomcp.usecases.live.common import (
     ClientStatus,
     LiveBase,
@@ -95,19 +96,14 @@ class ResourcesMixin(LiveBase):
         if self._metadata is not None:
             try:
                 summary["records"] = await self._metadata.count_documents()
-                checkpoints = await self._metadata.list_checkpoints()
-                jobs = await self._metadata.list_jobs(limit=500)
-                latest: dict[str, Any] = {}
-                for job in sorted(jobs, key=lambda j: j.started_at):
-                    latest[job.query_key] = job
-                keys = sorted({c.query_key for c in checkpoints} | set(latest))
-                pending = {k: len(await self._metadata.pending_pmids(k)) for k in keys}
+                saved = await saved_queries(self._metadata)
+                pending = [len(await self._metadata.pending_pmids(q.query_key)) for q in saved]
             except Exception as exc:  # a status page reports a broken store, it does not fail
                 problems.append(f"metadata: {type(exc).__name__}: {exc}")
             else:
-                by_key = {c.query_key: c for c in checkpoints}
                 summary["queries"] = [
-                    _query_summary(k, by_key.get(k), latest.get(k), pending[k]) for k in keys
+                    _query_summary(q.query_key, q.checkpoint, q.last_job, n)
+                    for q, n in zip(saved, pending, strict=True)
                 ]
         if self._vectors is not None:
             try:
