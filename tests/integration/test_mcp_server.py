@@ -49,7 +49,7 @@ PORTABLE = {
     "corpus.checkpoint.set": "corpus_checkpoint_set",
 }
 #: Tools of wave 2 outside the specs, portable name -> dotted name.
-WAVE2 = {"corpus_sync_status": "corpus.sync_status"}
+WAVE2 = {"corpus_sync_status": "corpus.sync_status", "corpus_overview": "corpus.overview"}
 #: The project tools of spec 02 (one name: spec 02's names are already portable).
 PROJECT = {"store_chunks", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"}
 #: the `search` / `fetch` pair for ChatGPT-style clients (same names in every mode)

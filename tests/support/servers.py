@@ -58,6 +58,7 @@ DEFAULT_TOOLS = frozenset(
         "corpus_checkpoint_get",
         "corpus_checkpoint_set",
         "corpus_sync_status",
+        "corpus_overview",
         # the live PubMed tools (spec 04, then issue 18)
         "pubmed_search_articles",
         "pubmed_fetch_article_details",

@@ -411,11 +411,7 @@ def register(app: typer.Typer) -> None:
 
             entries = []
             for saved in await saved_queries(services.metadata):
-                job = saved.last_job
-                if job is None:  # none among the latest jobs: the key's own latest, if any
-                    jobs = await services.metadata.list_jobs(saved.query_key, limit=1)
-                    job = jobs[0] if jobs else None
-                mark = saved.checkpoint
+                job, mark = saved.last_job, saved.checkpoint
                 entries.append(
                     {
                         "query_key": saved.query_key,

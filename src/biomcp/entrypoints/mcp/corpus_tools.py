@@ -15,6 +15,8 @@ from mcp_types import ToolAnnotations
 
 from biomcp.entrypoints.errors import ToolCallError, classify
 from biomcp.entrypoints.mcp.schemas import (
+    CORPUS_OVERVIEW_INPUT,
+    CORPUS_OVERVIEW_OUTPUT,
     SYNC_STATUS_INPUT,
     SYNC_STATUS_OUTPUT,
     TOOL_INPUTS,
@@ -25,6 +27,7 @@ from biomcp.entrypoints.mcp.schemas import (
 )
 from biomcp.entrypoints.mcp.tools import Handler, ToolSpec
 from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.jobs import corpus_overview
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncProgress
 
@@ -111,6 +114,11 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
     async def sync_status(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         return await services.jobs.status(args["job_id"])
 
+    async def overview(_args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
+        return await corpus_overview(
+            services.metadata, services.vectors, services.sync.config.collection
+        )
+
     async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         hits = await services.search.run(
             args["query"],
@@ -176,6 +184,20 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             reading,
             input_override=SYNC_STATUS_INPUT,
             output_override=SYNC_STATUS_OUTPUT,
+        ),
+        ToolSpec(
+            "corpus.overview",
+            "corpus_overview",
+            "Corpus overview",
+            "Which topics the corpus holds: record and chunk counts, and every saved query "
+            "with its PubMed term, last_edat, last sync status and pending PMIDs"
+            "<!-- if pubmed_sync_delta --> (pubmed_sync_delta syncs one again with its key "
+            "and term)<!-- end -->.",
+            overview,
+            False,
+            reading,
+            input_override=CORPUS_OVERVIEW_INPUT,
+            output_override=CORPUS_OVERVIEW_OUTPUT,
         ),
         spec_tool(
             "rag.search",

@@ -26,6 +26,8 @@ from biomcp.domain.design import STUDY_DESIGN_VALUES
 __all__ = [
     "CONTRACT_VERSION",
     "CONTRACT_VERSIONS",
+    "CORPUS_OVERVIEW_INPUT",
+    "CORPUS_OVERVIEW_OUTPUT",
     "ERROR_CODES",
     "ERROR_ENVELOPE",
     "NULLABLE_INT",
@@ -564,5 +566,46 @@ SYNC_STATUS_OUTPUT: dict[str, Any] = {
         "error": NULLABLE_STRING,
     },
     "required": ["job_id", "query_key", "status", "progress", "report", "error"],
+    "additionalProperties": False,
+}
+
+
+# --- corpus_overview (wave 2) ----------------------------------------------------------------
+
+CORPUS_OVERVIEW_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "additionalProperties": False,
+}
+
+CORPUS_OVERVIEW_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "records": NULLABLE_INT,
+        "chunks": NULLABLE_INT,
+        "queries_total": {"type": "integer"},
+        "queries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "query_key": {"type": "string"},
+                    "term": NULLABLE_STRING,
+                    "last_edat": NULLABLE_STRING,
+                    "last_sync": NULLABLE_STRING,
+                    "pending_pmids": {"type": "integer"},
+                },
+                "required": [
+                    "query_key",
+                    "term",
+                    "last_edat",
+                    "last_sync",
+                    "pending_pmids",
+                ],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["records", "chunks", "queries_total", "queries"],
     "additionalProperties": False,
 }
