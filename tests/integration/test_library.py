@@ -115,6 +115,12 @@ def test_sync_search_get_and_checkpoint(synced: Corpus, matching: dict[str, date
     assert synced.checkpoint("unknown") == {"query_key": "unknown", "last_edat": None}
     keys = [c["query_key"] for c in synced.checkpoints()]
     assert "htn_v1" in keys
+    overview = synced.overview()  # the corpus_overview tool's answer
+    assert overview["records"] == len(matching)
+    assert overview["chunks"] >= len(matching)
+    [query] = [q for q in overview["queries"] if q["query_key"] == "htn_v1"]
+    assert (query["term"], query["last_sync"]) == (TERM, "succeeded")
+    assert query["last_edat"] == iso(max(matching.values()))
 
 
 def test_replay_stores_and_embeds_nothing(synced: Corpus) -> None:

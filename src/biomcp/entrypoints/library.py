@@ -36,6 +36,7 @@ from typing import Any, Self, TypeVar
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
 from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.jobs import corpus_overview
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
@@ -379,6 +380,18 @@ class Corpus:
             }
             for c in sorted(found, key=lambda c: c.query_key)
         ]
+
+    def overview(self) -> dict[str, Any]:
+        """What the corpus holds: `records`, `chunks` and every saved query (`query_key`,
+        `term`, `last_edat`, `last_sync` status, `pending_pmids`): the `corpus_overview`
+        tool's answer."""
+        return self._call(self._overview)
+
+    async def _overview(self) -> dict[str, Any]:
+        services = self._services
+        return await corpus_overview(
+            services.metadata, services.vectors, services.sync.config.collection
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
 
