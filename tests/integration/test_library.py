@@ -182,6 +182,10 @@ def test_errors_are_the_typed_ones(synced: Corpus) -> None:
         synced.get("doi:10.1/x")
     with pytest.raises(InvalidRequestError, match=r"top_k must be in 1\.\.100"):
         synced.search("hypertension", top_k=0)
+    with pytest.raises(InvalidRequestError, match="unknown evidence type anecdotal"):
+        synced.search("hypertension", evidence_types="anecdotal")
+    with pytest.raises(InvalidRequestError, match="year_min 2024 is after year_max 2020"):
+        synced.search("hypertension", year_min=2024, year_max=2020)
     with pytest.raises(InvalidRequestError, match="in the future"):
         synced.set_checkpoint("htn_v1", "2999-01-01")
 

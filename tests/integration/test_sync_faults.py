@@ -15,7 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -503,6 +505,39 @@ def _add_july_articles(corpus: FakeCorpus) -> list[str]:
     return [p for p in matching(corpus, MESH) if p in set(added)]
 
 
+@dataclass
+class _July:
+    """A store after KEY's first sync, with new July articles in the fake, 21 days later."""
+
+    clock: SteppingClock
+    metadata: Any
+    vectors: Any
+    sync: Any
+    entrez: Any
+    first: Any  # the first sync's report
+    new: list[str]  # the new articles TERM matches
+
+
+@asynccontextmanager
+async def _july_after_a_first_sync(
+    spec: BackendSpec, fake: FakeEutilsServer, **options: Any
+) -> AsyncIterator[_July]:
+    clock = SteppingClock(NOW)
+    entrez = entrez_client(fake.base_url)
+    try:
+        async with spec.stores(clock) as (metadata, vectors):
+            sync = make_sync(
+                entrez, metadata, vectors, embedder(), clock, spec.collection, **options
+            )
+            first = await sync.run(KEY, TERM)
+            new = _add_july_articles(fake.corpus)
+            clock.advance(timedelta(days=21))
+            yield _July(clock, metadata, vectors, sync, entrez, first, new)
+    finally:
+        fake.withhold([])
+        await entrez.aclose()
+
+
 def _fetched(fake: FakeEutilsServer) -> set[str]:
     """Every PMID the fake's EFetch was asked for since its log was last cleared."""
     asked: set[str] = set()
@@ -521,18 +556,14 @@ def test_a_pmid_efetch_does_not_return_is_kept_pending_and_fetched_until_it_arri
     keeps it pending and lets the checkpoint move on: holding the checkpoint for it made every
     later sync fetch a window that only grew."""
     corpus = fake.corpus
+    spec = sqlite_backend
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        entrez = entrez_client(fake.base_url)
-        spec = sqlite_backend
-        async with spec.stores(clock) as (metadata, vectors):
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
-            await sync.run(KEY, TERM)
-            new = _add_july_articles(corpus)
+        async with _july_after_a_first_sync(spec, fake) as july:
+            clock, metadata, vectors, sync = july.clock, july.metadata, july.vectors, july.sync
+            new = july.new
             early, lost = new[0], new[-1]  # the oldest and the newest of the new ones
             received = [p for p in new if p not in (early, lost)]
-            clock.advance(timedelta(days=21))
 
             # 1. EFetch returns neither: the rest is stored, both are pending, the checkpoint
             #    moves to the newest record that arrived.
@@ -599,7 +630,6 @@ def test_a_pmid_efetch_does_not_return_is_kept_pending_and_fetched_until_it_arri
             report = await sync.run(KEY, TERM)
             assert (report.inserted, report.updated, report.texts_embedded) == (0, 0, 0)
             assert early not in _fetched(fake)
-        await entrez.aclose()
 
     run(scenario())
 
@@ -610,15 +640,9 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
     corpus = fake.corpus
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        entrez = entrez_client(fake.base_url)
-        spec = sqlite_backend
-        async with spec.stores(clock) as (metadata, vectors):
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, spec.collection)
-            await sync.run(KEY, TERM)
-            new = _add_july_articles(corpus)
-            kept, removed = new[0], new[1]
-            clock.advance(timedelta(days=21))
+        async with _july_after_a_first_sync(sqlite_backend, fake) as july:
+            clock, metadata, sync, entrez = july.clock, july.metadata, july.sync, july.entrez
+            kept, removed = july.new[0], july.new[1]
             fake.withhold({kept, removed})
             report = await sync.run(KEY, TERM)
             assert report.pending == (kept, removed)
@@ -655,8 +679,6 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
             [left] = await metadata.pending_pmids(KEY)
             assert (left.pmid, left.misses) == (kept, 3)
             assert await metadata.get_document(removed) is None
-        fake.withhold([])
-        await entrez.aclose()
 
     run(scenario())
 
@@ -664,19 +686,10 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
 def test_past_the_pending_limit_the_checkpoint_is_held_for_the_newly_missed(
     sqlite_backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
-    corpus = fake.corpus
-
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        entrez = entrez_client(fake.base_url)
-        spec = sqlite_backend
-        async with spec.stores(clock) as (metadata, vectors):
-            sync = make_sync(
-                entrez, metadata, vectors, embedder(), clock, spec.collection, max_pending=1
-            )
-            checkpoint = (await sync.run(KEY, TERM)).checkpoint
-            new = _add_july_articles(corpus)
-            clock.advance(timedelta(days=21))
+        async with _july_after_a_first_sync(sqlite_backend, fake, max_pending=1) as july:
+            metadata, sync, new = july.metadata, july.sync, july.new
+            checkpoint = july.first.checkpoint
 
             fake.withhold(new[:2])
             report = await sync.run(KEY, TERM)
@@ -692,7 +705,6 @@ def test_past_the_pending_limit_the_checkpoint_is_held_for_the_newly_missed(
             assert report.inserted == 2
             assert report.warnings == ()
             assert report.checkpoint == _edats(fake, new)
-        await entrez.aclose()
 
     run(scenario())
 

@@ -36,8 +36,8 @@ from typing import Any, Self, TypeVar
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
 from biomcp.ports.vectors import SearchFilters
-from biomcp.usecases.jobs import corpus_overview
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.saved_queries import corpus_overview
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
+from biomcp.domain.records import EvidenceType
 from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
@@ -37,7 +38,7 @@ from biomcp.ports.vectors import (
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
 
-__all__ = ["SearchConfig", "SearchCorpus", "SearchHit", "with_designs"]
+__all__ = ["SearchConfig", "SearchCorpus", "SearchHit", "check_filters", "with_designs"]
 
 MAX_TOP_K = 100
 #: Vector searches one query may make while retracted papers are left out of its candidates.
@@ -150,8 +151,8 @@ class SearchCorpus:
         `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values).
 
         Raises:
-            InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design, a
-                year range that ends before it starts.
+            InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design or
+                evidence type, a year range that ends before it starts.
             NotFoundError: nothing has been indexed yet.
             EmbeddingError, VectorStoreError: from the adapters.
         """
@@ -159,11 +160,8 @@ class SearchCorpus:
             raise InvalidRequestError(_EMPTY_QUERY)
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
-        first, last = (filters.year_min, filters.year_max) if filters else (None, None)
-        if first is not None and last is not None and first > last:
-            raise InvalidRequestError(
-                f"year_min {first} is after year_max {last}", details={"field": "year_min"}
-            )
+        if filters is not None:
+            check_filters(filters)
         return await self.ranked(
             query,
             top_k,
@@ -308,6 +306,27 @@ def with_designs(
     base = filters or SearchFilters()
     others = tuple(f for f in base.facets or () if f[0] != DESIGN_FACET)
     return replace(base, facets=(*others, facet))
+
+
+def check_filters(filters: SearchFilters) -> None:
+    """Refuse filters no record could pass by mistake: an evidence type that is none of the
+    tiers, a year range that ends before it starts.
+
+    Raises:
+        InvalidRequestError: naming the field.
+    """
+    tiers = [t.value for t in EvidenceType]
+    unknown = sorted(set(filters.evidence_types or ()) - set(tiers))
+    if unknown:
+        raise InvalidRequestError(
+            f"unknown evidence type {', '.join(unknown)}: use {', '.join(tiers)}",
+            details={"field": "evidence_type", "allowed": tiers},
+        )
+    first, last = filters.year_min, filters.year_max
+    if first is not None and last is not None and first > last:
+        raise InvalidRequestError(
+            f"year_min {first} is after year_max {last}", details={"field": "year_min"}
+        )
 
 
 def _design_of(hit: VectorHit) -> str | None:

@@ -22,7 +22,6 @@ from biomcp.entrypoints.cli.common import (
     clip,
     emit_json,
     execute,
-    fail,
     iso,
     terminal_width,
 )
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-EVIDENCE_TYPES = ("clinical", "preclinical", "basic", "other")
 
 # --- formatting helpers -----------------------------------------------------------------------
 
@@ -228,25 +226,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
         from biomcp.ports.vectors import SearchFilters
-        from biomcp.usecases.errors import InvalidRequestError
 
         settings = cli_settings(json_output)
         types = [t.strip().casefold() for t in evidence_type or [] if t.strip()]
-        unknown = sorted(set(types) - set(EVIDENCE_TYPES))
-        if unknown:
-            raise fail(
-                InvalidRequestError(
-                    f"unknown evidence type {', '.join(unknown)}: use {', '.join(EVIDENCE_TYPES)}"
-                ),
-                settings,
-                json_output,
-            )
-        if year_min is not None and year_max is not None and year_min > year_max:
-            raise fail(
-                InvalidRequestError(f"--year-min {year_min} is after --year-max {year_max}"),
-                settings,
-                json_output,
-            )
         filters = SearchFilters(
             evidence_types=frozenset(types) or None,
             year_min=year_min,
@@ -407,7 +389,7 @@ def register(app: typer.Typer) -> None:
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> list[dict[str, Any]]:
-            from biomcp.usecases.jobs import saved_queries
+            from biomcp.usecases.saved_queries import saved_queries
 
             entries = []
             for saved in await saved_queries(services.metadata):

@@ -197,7 +197,7 @@ def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
     """`biomcp sync --all`: every saved query (a key with a checkpoint or a recent sync), with
     the term it was last synced with, one after another; a key that fails does not stop the
     others (exit status 1 then)."""
-    from biomcp.usecases.jobs import saved_queries
+    from biomcp.usecases.saved_queries import saved_queries
 
     settings = cli_settings(json_output)
 

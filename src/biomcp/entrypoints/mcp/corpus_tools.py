@@ -27,8 +27,8 @@ from biomcp.entrypoints.mcp.schemas import (
 )
 from biomcp.entrypoints.mcp.tools import Handler, ToolSpec
 from biomcp.ports.vectors import SearchFilters
-from biomcp.usecases.jobs import corpus_overview
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.saved_queries import corpus_overview
 from biomcp.usecases.sync import SyncProgress
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ import copy
 from typing import Any, Literal
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
+from biomcp.domain.records import EvidenceType
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -249,7 +250,7 @@ TIMESTAMP_MAX_CHARS = 64
 OVERLAP_DAYS_MAX = 3650
 
 _QUERY_KEY = {"type": "string", "minLength": 1, "maxLength": QUERY_KEY_MAX_CHARS}
-_EVIDENCE_TYPES = ["clinical", "preclinical", "basic", "other"]
+_EVIDENCE_TYPES = [t.value for t in EvidenceType]
 #: Publication years a search filter accepts (PubMed's records start in the 1780s).
 YEAR_MIN, YEAR_MAX = 1700, 2200
 _YEAR = {"type": "integer", "minimum": YEAR_MIN, "maximum": YEAR_MAX}

@@ -8,7 +8,6 @@ from typing import Any
 
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.jobs import saved_queries
 from biomcp.usecases.live.common import (
     ClientStatus,
     LiveBase,
@@ -20,6 +19,7 @@ from biomcp.usecases.live.shapes import (
 )
 from biomcp.usecases.maintenance import IndexStatus
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.saved_queries import saved_queries
 
 _USAGE_POLICY = "https://www.ncbi.nlm.nih.gov/books/NBK25497/"
 _EUTILITIES = ("ESearch", "EFetch", "ESummary", "ELink", "EInfo", "ESpell", "ECitMatch")
