@@ -23,6 +23,7 @@ from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
+    EntrezApiKeyError,
     EntrezError,
     EntrezRateLimitError,
     EntrezRequestError,
@@ -111,6 +112,36 @@ def test_requests_without_a_key_send_none(server: FakeEutilsServer) -> None:
     asyncio.run(scenario())
     assert [e["has_api_key"] for e in server.log] == [False]
     assert server.log[0]["params"]["tool"].startswith("bio-mcp/")
+
+
+def test_a_key_ncbi_does_not_know_is_its_own_error_asked_once_and_never_shown(
+    corpus: FakeCorpus,
+) -> None:
+    """NCBI answers an unknown `api_key` with HTTP 400 "API key invalid" (echoing the key):
+    the client raises `EntrezApiKeyError` without retrying, and its message does not carry
+    the key; the key NCBI knows, and no key at all, are served."""
+    outcomes: dict[str, object] = {}
+
+    async def scenario(fake: FakeEutilsServer) -> None:
+        for name, key in (("wrong", SECRET_KEY), ("known", "known-key"), ("none", None)):
+            client = _client(fake, api_key=key, max_retries=3)
+            try:
+                outcomes[name] = (await client.esearch("trial", retmax=0)).count
+            except EntrezError as exc:
+                outcomes[name] = exc
+            finally:
+                await client.aclose()
+
+    with FakeEutilsServer(corpus, api_keys={"known-key"}) as fake:
+        asyncio.run(scenario(fake))
+        statuses = [entry["status"] for entry in fake.log]
+    wrong = outcomes["wrong"]
+    assert isinstance(wrong, EntrezApiKeyError), wrong
+    assert SECRET_KEY not in str(wrong)
+    assert "HTTP 400" in str(wrong)
+    assert isinstance(outcomes["known"], int)
+    assert outcomes["known"] == outcomes["none"]
+    assert statuses == [400, 200, 200]  # the refused key was asked once, not retried
 
 
 # --- the rate limit ----------------------------------------------------------------------

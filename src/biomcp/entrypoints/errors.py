@@ -15,6 +15,7 @@ from typing import Any, Final
 from biomcp.domain.errors import DomainError
 from biomcp.ports.embeddings import EmbeddingError
 from biomcp.ports.entrez import (
+    EntrezApiKeyError,
     EntrezError,
     EntrezRateLimitError,
     EntrezRequestError,
@@ -78,6 +79,13 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
         return "TIMEOUT", f"NCBI did not answer in time ({exc}); retry later", None
     if isinstance(exc, EntrezUnavailableError):
         return "UPSTREAM", f"NCBI E-utilities are unavailable ({exc}); retry later", None
+    if isinstance(exc, EntrezApiKeyError):
+        return (
+            "ENTREZ",
+            f"NCBI does not accept the configured API key ({exc}): correct NCBI_API_KEY, or "
+            "unset it to run without a key at 3 requests/s",
+            None,
+        )
     if isinstance(exc, EntrezRequestError):
         return "ENTREZ", f"PubMed rejected the request: {exc}; check the query syntax", None
     if isinstance(exc, EntrezError):

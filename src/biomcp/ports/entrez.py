@@ -23,6 +23,7 @@ __all__ = [
     "DatabaseInfo",
     "DateType",
     "DocSummary",
+    "EntrezApiKeyError",
     "EntrezClient",
     "EntrezError",
     "EntrezRateLimitError",
@@ -56,6 +57,11 @@ class EntrezError(Exception):
 class EntrezRequestError(EntrezError):
     """NCBI refused the request itself: an `<ERROR>` payload, an invalid database or parameter,
     a retstart beyond the cap. Retrying the same request will not help."""
+
+
+class EntrezApiKeyError(EntrezRequestError):
+    """NCBI refused the configured API key ("API key invalid"): every request will fail until
+    the key is corrected or removed."""
 
 
 class EntrezRateLimitError(EntrezError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biomcp.entrypoints.errors import classify, envelope, without_paths
+from biomcp.ports.entrez import EntrezApiKeyError, EntrezRequestError
 from biomcp.ports.metadata import StoreUnavailableError
 from biomcp.ports.vectors import VectorStoreBusyError, VectorStoreUnavailableError
 
@@ -46,3 +47,12 @@ def test_a_writer_waiting_too_long_is_a_retryable_timeout_not_a_store_failure() 
     assert "retry" in message
     assert details["retryable"] is True
     assert classify(VectorStoreUnavailableError("gone"))[0] == "STORE"
+
+
+def test_a_refused_api_key_names_the_setting_not_the_query() -> None:
+    code, message, _ = classify(EntrezApiKeyError("NCBI esearch refused the API key (HTTP 400)"))
+    assert code == "ENTREZ"
+    assert "NCBI_API_KEY" in message
+    assert "query syntax" not in message
+    # any other refusal is still the query's
+    assert "query syntax" in classify(EntrezRequestError("bad term"))[1]

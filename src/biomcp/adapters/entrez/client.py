@@ -23,6 +23,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -69,6 +70,7 @@ from biomcp.ports.entrez import (
     DatabaseInfo,
     DateType,
     DocSummary,
+    EntrezApiKeyError,
     EntrezError,
     EntrezRateLimitError,
     EntrezRequestError,
@@ -94,6 +96,8 @@ DEFAULT_IDCONV_URL = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/
 DEFAULT_MAX_RESPONSE_MB = 64
 _MIB = 1024 * 1024
 _log = logging.getLogger("biomcp.entrez")
+#: NCBI's answer to a key it does not know: `{"error":"API key invalid", "api-key": ...}`.
+_API_KEY_INVALID = re.compile(r"api[ -]?key\W+(is\W+)?invalid|invalid\W+api[ -]?key", re.I)
 _T = TypeVar("_T")
 
 
@@ -402,6 +406,8 @@ class HttpEntrezClient:
         body = await self._read(endpoint, response)
         if status >= 400:
             snippet = self.redact(body[:300].decode("utf-8", "replace").strip())
+            if status in (400, 401, 403) and _API_KEY_INVALID.search(snippet):
+                raise EntrezApiKeyError(f"NCBI {endpoint} refused the API key (HTTP {status})")
             raise EntrezRequestError(
                 f"NCBI {endpoint} rejected the request (HTTP {status}): {snippet}"
             )

@@ -35,6 +35,12 @@ def fake_eutils(
     fault_probability: float = typer.Option(0.0, help="Fail each request with this probability."),
     fault_kinds: str = typer.Option("429,503", help="Kinds drawn by --fault-probability."),
     fault_seed: int | None = typer.Option(None, help="Seed of the random faults."),
+    api_key: list[str] = typer.Option(  # noqa: B008
+        [],
+        "--api-key",
+        help="Accept only this NCBI API key (repeatable): another key gets NCBI's HTTP 400 "
+        "'API key invalid', as a mistyped NCBI_API_KEY would; requests without a key pass.",
+    ),
     allow_remote: bool = typer.Option(
         False, "--allow-remote", help="Allow a non-loopback --host (the fake has admin endpoints)."
     ),
@@ -90,7 +96,13 @@ def fake_eutils(
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     server = FakeEutilsServer(
-        corpus, relations=table, host=host, port=port, faults=faults, warm=True
+        corpus,
+        relations=table,
+        host=host,
+        port=port,
+        faults=faults,
+        warm=True,
+        api_keys=api_key or None,
     )
     with server:
         typer.echo(f"fake E-utilities serving {len(corpus)} records at {server.base_url}")

@@ -258,6 +258,13 @@ def retry_after_header(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else f"{seconds:g}"
 
 
+def invalid_api_key_body(key: str) -> bytes:
+    """NCBI's answer (HTTP 400) to a request whose `api_key` it does not know."""
+    return json.dumps(
+        {"error": "API key invalid", "api-key": key, "type": "invalid", "status": "unknown"}
+    ).encode()
+
+
 def rate_limit_body() -> bytes:
     """NCBI's answer to a client over its request budget."""
     body = {"error": "API rate limit exceeded", "api-key": "127.0.0.1", "count": "4", "limit": "3"}

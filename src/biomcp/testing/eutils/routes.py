@@ -39,8 +39,16 @@ def request_route(
             body = (await request.body()).decode("utf-8", "replace")
             pairs += parse_qsl(body, keep_blank_values=True)
         params = Params(pairs)
-        fault = state.faults.next_fault(endpoint)
-        response = await _respond(state, handler, error_body, params, fault)
+        key = next((v for k, v in pairs if k.lower() == "api_key" and v), None)
+        fault = None
+        if state.api_keys is not None and key is not None and key not in state.api_keys:
+            # NCBI refuses an unknown key outright, whatever the request (no key is fine)
+            response = Response(
+                fault_bodies.invalid_api_key_body(key), 400, media_type="application/json"
+            )
+        else:
+            fault = state.faults.next_fault(endpoint)
+            response = await _respond(state, handler, error_body, params, fault)
         state.record(
             {
                 "t": arrived,
@@ -50,7 +58,7 @@ def request_route(
                 "endpoint": endpoint,
                 "method": request.method,
                 "params": loggable(pairs),
-                "has_api_key": any(k.lower() == "api_key" and v for k, v in pairs),
+                "has_api_key": key is not None,
                 "status": response.status_code,
                 "fault": fault.kind if fault is not None else None,
             }

@@ -38,7 +38,8 @@ def is_loopback(host: str) -> bool:
 
 class FakeEutilsServer(ServerLifecycle):
     """The fake E-utilities served by uvicorn on `host`:`port` (0: a free port, bound here so
-    the port is known before serving starts).
+    the port is known before serving starts). With `api_keys`, a request carrying another
+    `api_key` gets NCBI's HTTP 400 "API key invalid" (requests without a key are served).
 
     Attributes:
         corpus: the records served (adding to it is seen by the next request).
@@ -57,9 +58,10 @@ class FakeEutilsServer(ServerLifecycle):
         faults: FaultInjector | None = None,
         log_level: str = "critical",
         warm: bool = False,
+        api_keys: Iterable[str] | None = None,
     ) -> None:
         self.corpus = corpus
-        self.state = ServerState(corpus, relations=relations, faults=faults)
+        self.state = ServerState(corpus, relations=relations, faults=faults, api_keys=api_keys)
         self.app = create_app(corpus, state=self.state)
         self.host = host
         self._serving = BackgroundServer(

@@ -111,8 +111,11 @@ class ServerState:
         *,
         relations: Mapping[str, Any] | None = None,
         faults: FaultInjector | None = None,
+        api_keys: Iterable[str] | None = None,
     ) -> None:
         self.corpus = corpus
+        #: the API keys NCBI would accept (None: any); another key gets NCBI's HTTP 400
+        self.api_keys = frozenset(api_keys) if api_keys is not None else None
         self.relations: LinkTable = normalize_relations(relations or {})
         self.faults = faults or FaultInjector()
         self.history = History()
