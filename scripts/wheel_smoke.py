@@ -177,6 +177,17 @@ def main() -> int:
     upgrade = _run([str(biomcp), "db", "upgrade"], cwd=outside, env=env)
     if not (work / "data").is_dir():
         failures.append(f"`biomcp db upgrade` created no data folder: {upgrade.stdout}")
+    doctor = subprocess.run(  # noqa: S603 - the installed console script, fixed arguments
+        [str(biomcp), "doctor", "--offline", "--json"],
+        cwd=outside,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    checks = {c["name"]: c for c in json.loads(doctor.stdout or "{}").get("checks", [])}
+    if doctor.returncode != 0 or checks.get("embedder", {}).get("status") != "ok":
+        failures.append(f"`biomcp doctor --offline` found problems: {doctor.stdout[-2000:]}")
     serve = _serve_checks(biomcp, env)
     if not (serve["has_rag_search"] and serve["checkpoint_call_ok"] and serve["help_chars"]) or (
         serve["first_search"] not in ("NOT_FOUND", "results")
@@ -198,6 +209,7 @@ def main() -> int:
         "largest_packages": _largest(site),
         "probe": probe | {"biomcp_file": "<site-packages>/biomcp/__init__.py"},
         "serve": serve,
+        "doctor": {name: check["status"] for name, check in checks.items()},
         "times": times,
         "failures": failures,
     }

@@ -97,6 +97,12 @@ class CachingEmbedder:
     def max_tokens(self) -> int | None:
         return self.inner.max_tokens
 
+    @property
+    def runtime(self) -> str:
+        """The inner embedder's runtime, and that vectors are cached."""
+        inner = getattr(self.inner, "runtime", type(self.inner).__name__)
+        return f"{inner}; vectors cached on disk"
+
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not a single str")

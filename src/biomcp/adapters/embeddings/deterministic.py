@@ -97,6 +97,11 @@ class DeterministicEmbedder:
     def max_tokens(self) -> int | None:
         return self._max_tokens
 
+    @property
+    def runtime(self) -> str:
+        """What computes the vectors, for a person reading a diagnosis."""
+        return "word hashing (tests and demos: similar words, not similar meanings)"
+
     def embed_one(self, text: str) -> list[float]:
         """The vector of one text (synchronous; `embed` is the port's method)."""
         words = tokenize(text)

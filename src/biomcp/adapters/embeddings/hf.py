@@ -27,6 +27,7 @@ import importlib
 import logging
 import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Collection, Iterator, Sequence
@@ -176,6 +177,16 @@ class HfEmbedder:
     def loaded(self) -> bool:
         """Whether the model is in memory."""
         return self._model is not None
+
+    @property
+    def runtime(self) -> str:
+        """What computes the vectors, for a person reading a diagnosis."""
+        torch = sys.modules.get("torch")
+        version = getattr(torch, "__version__", None)
+        name = f"PyTorch {version}" if version else "PyTorch"
+        return (
+            f"{name} (sentence-transformers), {'int8' if self.quantize else 'fp32'}, {self.device}"
+        )
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return await embed_in_worker(self.embed_sync, texts)

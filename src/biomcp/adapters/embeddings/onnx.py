@@ -250,6 +250,16 @@ class OnnxEmbedder:
     def loaded(self) -> bool:
         return "fp32" in self._sessions
 
+    @property
+    def runtime(self) -> str:
+        """What computes the vectors, for a person reading a diagnosis (complete once the model
+        is loaded: the precision can fall back to fp32 at load)."""
+        version = getattr(self._ort, "__version__", None)
+        name = f"ONNX Runtime {version}" if version else "ONNX Runtime"
+        weights = " (uint8 weights)" if self._runs_uint8 else ""
+        graph = "fused graph" if self.fusion else "graph as exported"
+        return f"{name}, {self.precision}{weights}, {self.threads} threads, {graph}"
+
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return await embed_in_worker(self.embed_sync, texts)
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
@@ -133,6 +134,13 @@ class OpenAIEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def runtime(self) -> str:
+        """What computes the vectors, for a person reading a diagnosis (the host only: a
+        base URL may carry credentials)."""
+        host = urlsplit(self.base_url).hostname if self.base_url else "api.openai.com"
+        return f"OpenAI embeddings API at {host}"
 
     @property
     def max_tokens(self) -> int | None:

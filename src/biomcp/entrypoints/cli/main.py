@@ -7,7 +7,18 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import corpus, db, fakes, index, project, pubmed, serve, skill, sync
+from biomcp.entrypoints.cli import (
+    corpus,
+    db,
+    doctor,
+    fakes,
+    index,
+    project,
+    pubmed,
+    serve,
+    skill,
+    sync,
+)
 from biomcp.entrypoints.cli import eval as evaluation
 from biomcp.entrypoints.cli.common import CommandGroup
 
@@ -45,6 +56,7 @@ index.register(app)
 pubmed.register(app)
 evaluation.register(app)
 skill.register(app)
+doctor.register(app)
 
 
 def main() -> None:

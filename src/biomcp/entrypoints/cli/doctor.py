@@ -1,0 +1,419 @@
+"""`biomcp doctor`: check this install and its configuration, as the server would use them.
+
+One line per check, each `ok`, `warn`, `fail` or `skip`, with what to do when it is not `ok`:
+the platform, the data folder, the metadata database and its schema, the vector store and its
+index, the embedding model (loaded and run on one sentence), whether the corpus was embedded by
+that model, NCBI's settings and, unless `--offline`, one real ESearch through the configured
+client (so an API key NCBI refuses, a proxy or a firewall shows here, not in the first sync).
+Exit status 1 when a check fails, 0 otherwise (warnings do not fail).
+
+It opens the stores as `biomcp serve` would, except that in a data folder that does not exist
+yet it creates no database and no index (only the model's rewritten graph is kept there, as at
+any start). Secrets never appear in its output: keys are said to be set or not, URLs lose their
+credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import typer
+
+from biomcp import __version__
+from biomcp.entrypoints.cli.common import (
+    EXIT_FAILURE,
+    JsonOption,
+    cli_settings,
+    describe,
+    emit_json,
+    execute,
+)
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.services import Services
+    from biomcp.entrypoints.settings import Settings
+
+__all__ = ["Check", "platform_check", "register"]
+
+Status = Literal["ok", "warn", "fail", "skip"]
+
+#: Below this much free space in the data folder a sync may run out of room (a warning).
+LOW_DISK_BYTES = 1 << 30
+#: How long one check may take (the model's first load is the slowest, a few seconds).
+CHECK_TIMEOUT_S = 60.0
+#: The sentence the embedder is asked to embed.
+PROBE_TEXT = "Aspirin versus placebo for the secondary prevention of myocardial infarction."
+_NCBI_KEY_URL = "https://www.ncbi.nlm.nih.gov/account/settings/"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: its status, what was found and, unless it is `ok`, what to do."""
+
+    name: str
+    status: Status
+    detail: str
+    hint: str | None = None
+
+
+def platform_check(os_name: str = os.name, system: str | None = None) -> Check:
+    """Whether this operating system can run the embedded stores (POSIX file locks)."""
+    system = system or f"{platform.system()} {platform.machine()}"
+    where = f"{system}, Python {platform.python_version()}"
+    if os_name != "posix":
+        return Check(
+            "platform",
+            "fail",
+            f"{where}: the embedded stores take POSIX file locks (flock), which this system "
+            "does not have",
+            "run bio-mcp on Linux or macOS (on Windows: inside WSL)",
+        )
+    return Check("platform", "ok", where)
+
+
+def _without_credentials(url: str) -> str:
+    """`url` without its user and password (an E-utilities URL may carry them)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):.1f} GiB"
+
+
+def _embedded(settings: Settings) -> bool:
+    """Whether a store lives in the data folder (SQLite by default, the embedded index)."""
+    return settings.biomcp_database_url is None or settings.biomcp_vector_backend == "embedded"
+
+
+def data_folder_check(settings: Settings) -> Check:
+    """Where the embedded stores live: present and writable, with room to grow."""
+    folder = settings.biomcp_data_dir
+    if not _embedded(settings):
+        return Check("data folder", "ok", f"{folder} (the embedding cache and model copies)")
+    if not folder.exists():
+        return Check(
+            "data folder",
+            "ok",
+            f"{folder} does not exist yet: the first serve, sync or search creates it",
+        )
+    if not folder.is_dir():
+        return Check(
+            "data folder",
+            "fail",
+            f"{folder} is not a folder",
+            "point BIOMCP_DATA_DIR at a folder",
+        )
+    free = shutil.disk_usage(folder).free
+    if not os.access(folder, os.W_OK):
+        if settings.biomcp_read_only:
+            return Check("data folder", "ok", f"{folder} (read-only, as configured)")
+        return Check(
+            "data folder",
+            "fail",
+            f"{folder} is not writable by this user",
+            "give this user write access, or set BIOMCP_READ_ONLY=true for a corpus others sync",
+        )
+    if free < LOW_DISK_BYTES:
+        return Check(
+            "data folder",
+            "warn",
+            f"{folder}: {_gib(free)} free",
+            "free some space: a sync of 10,000 records needs a few hundred MB",
+        )
+    return Check("data folder", "ok", f"{folder} ({_gib(free)} free)")
+
+
+def ncbi_settings_check(settings: Settings) -> Check:
+    """The NCBI identity: an API key (10 requests/s instead of 3) and a contact email."""
+    base = settings.ncbi_eutils_base_url.rstrip("/")
+    where = (
+        ""
+        if base == "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+        else f"; E-utilities at {_without_credentials(base)} (NCBI_EUTILS_BASE_URL)"
+    )
+    key = settings.ncbi_api_key is not None and bool(settings.ncbi_api_key.get_secret_value())
+    email = bool(settings.ncbi_admin_email)
+    rate = "API key set: up to 10 requests/s" if key else "no API key: up to 3 requests/s"
+    detail = f"{rate}; contact email {'set' if email else 'not set'}{where}"
+    missing = [
+        name
+        for name, present in (("NCBI_API_KEY", key), ("NCBI_ADMIN_EMAIL", email))
+        if not present
+    ]
+    if not missing:
+        return Check("ncbi settings", "ok", detail)
+    hint = f"set {' and '.join(missing)}"
+    if not key:
+        hint += f" (a free key: {_NCBI_KEY_URL})"
+    return Check("ncbi settings", "warn", detail, hint + "; NCBI asks every tool for both")
+
+
+def auth_check(settings: Settings) -> Check:
+    """How `biomcp serve-http` authenticates clients (stdio needs nothing)."""
+    mode = settings.auth_mode
+    if mode == "hs256":
+        detail = "serve-http: HS256 bearer tokens (MCP_AUTH_SECRET_KEY)"
+    elif mode == "oauth":
+        detail = f"serve-http: OAuth access tokens of {settings.mcp_auth_issuer}"
+    else:
+        detail = (
+            "serve-http: no tokens, so it serves loopback only (set MCP_AUTH_SECRET_KEY or the "
+            "MCP_AUTH_ISSUER family to serve other hosts)"
+        )
+    if settings.biomcp_read_only:
+        detail += "; read-only: the writing tools are not offered"
+    return Check("http auth", "ok", detail)
+
+
+# --- the checks that open the stores, the model and the network -------------------------------
+
+
+class _Doctor:
+    """The checks that need the services; each records its own findings."""
+
+    def __init__(self, services: Services, settings: Settings, *, offline: bool) -> None:
+        self.services = services
+        self.settings = settings
+        self.offline = offline
+        self.checks: list[Check] = []
+        self.embedder_ok = False
+        self.stats: Any = None
+
+    def add(self, name: str, status: Status, detail: str, hint: str | None = None) -> None:
+        self.checks.append(Check(name, status, detail, hint))
+
+    async def guarded(self, name: str, check: Callable[[], Awaitable[None]]) -> None:
+        """Run `check`; an error or a timeout is its failure, described as the CLI would,
+        with what to do about it."""
+        try:
+            await asyncio.wait_for(check(), CHECK_TIMEOUT_S)
+        except TimeoutError:
+            self.add(name, "fail", f"no answer within {CHECK_TIMEOUT_S:g} s", self.remedy(name, ""))
+        except Exception as exc:
+            code, message, _ = describe(exc, self.settings)
+            self.add(name, "fail", f"[{code}] {message}", self.remedy(name, message))
+
+    def remedy(self, name: str, message: str) -> str | None:
+        """What to do when the check `name` failed with `message`."""
+        settings = self.settings
+        if name == "metadata":
+            if settings.biomcp_database_url is None:
+                return "a damaged or foreign SQLite file? move it aside and sync again"
+            if "biomcp db upgrade" in message:
+                return None
+            return "check BIOMCP_DATABASE_URL and that the database server answers"
+        if name == "vector store":
+            if settings.biomcp_vector_backend == "weaviate":
+                return "check WEAVIATE_URL (and WEAVIATE_GRPC_PORT) and that Weaviate runs"
+            return "biomcp index rebuild rebuilds the index from the metadata database"
+        if name == "embedder":
+            return (
+                f"BIOMCP_EMBEDDINGS={settings.biomcp_embeddings}: install what it needs "
+                "(onnx: a plain `pip install bio-mcp`; hf: bio-mcp[torch]; openai: "
+                "bio-mcp[openai] and OPENAI_API_KEY)"
+            )
+        if name == "ncbi":
+            if "NCBI_API_KEY" in message:
+                return f"copy the key again from {_NCBI_KEY_URL} (API Key Management)"
+            return (
+                "check the network, a proxy (HTTPS_PROXY) or NCBI_EUTILS_BASE_URL; "
+                "`biomcp doctor --offline` checks the rest"
+            )
+        return None
+
+    async def run(self) -> list[Check]:
+        settings = self.settings
+        if _embedded(settings) and not settings.biomcp_data_dir.exists():
+            for name in ("metadata", "vector store", "corpus"):
+                self.add(name, "skip", "nothing stored yet (no data folder)")
+        else:
+            await self.guarded("metadata", self.metadata)
+            await self.guarded("vector store", self.vectors)
+        await self.guarded("embedder", self.embedder)
+        if self.stats is not None and self.embedder_ok:
+            await self.guarded("corpus model", self.corpus_model)
+        self.checks.append(ncbi_settings_check(settings))
+        if self.offline:
+            self.add("ncbi", "skip", "not contacted (--offline)")
+        else:
+            await self.guarded("ncbi", self.ncbi)
+        return self.checks
+
+    async def metadata(self) -> None:
+        from biomcp.entrypoints.container import database_schema
+
+        settings = self.settings
+        schema = await asyncio.to_thread(
+            database_schema, settings.biomcp_database_url, settings.biomcp_data_dir
+        )
+        metadata = self.services.metadata
+        await metadata.ping()  # SQLite migrates itself here; PostgreSQL must be at head
+        documents = await metadata.count_documents()
+        revision = (
+            f"at revision {schema.head} (head)"
+            if schema.current in (None, schema.head)
+            else f"migrated from {schema.current} to {schema.head}"
+        )
+        self.add("metadata", "ok", f"{schema.database}: {revision}; {documents:,} records")
+
+    async def vectors(self) -> None:
+        settings = self.settings
+        vectors = self.services.vectors
+        collection = settings.weaviate_class
+        backend = (
+            f"Weaviate at {_without_credentials(settings.weaviate_url)}"
+            if settings.biomcp_vector_backend == "weaviate"
+            else "embedded index"
+        )
+        if collection not in await vectors.collections():
+            self.add("vector store", "ok", f"{backend}: no corpus collection yet")
+            self.add("corpus", "ok", "empty", "fill it: biomcp sync -k KEY -t 'PubMed query'")
+            return
+        self.stats = await vectors.stats(collection)
+        status = await self.services.maintenance.status()
+        if status.needs_rebuild:
+            self.add("vector store", "warn", f"{backend}: {status.describe()}")
+        else:
+            self.add("vector store", "ok", f"{backend}: {self.stats.count:,} chunks")
+        from biomcp.usecases.saved_queries import saved_queries
+
+        saved = await saved_queries(self.services.metadata)
+        records = await self.services.metadata.count_documents()
+        self.add(
+            "corpus",
+            "ok",
+            f"{records:,} records, {self.stats.count:,} chunks, {len(saved)} saved "
+            f"quer{'y' if len(saved) == 1 else 'ies'} (biomcp checkpoint list)",
+        )
+
+    async def embedder(self) -> None:
+        embedder = self.services.container.embedder()
+        model = getattr(embedder, "inner", embedder)  # past the cache: run the model itself
+        began = time.perf_counter()
+        load = getattr(model, "load", None)
+        if load is not None:
+            await asyncio.to_thread(load)
+        vectors = await model.embed([PROBE_TEXT])
+        took = time.perf_counter() - began
+        runtime = getattr(embedder, "runtime", type(model).__name__)
+        detail = f"{embedder.model_id} ({embedder.dim}-d), {runtime}; ready in {took:.1f} s"
+        vector = vectors[0] if len(vectors) == 1 else []
+        norm = math.sqrt(math.fsum(x * x for x in vector))
+        if len(vector) != embedder.dim or not math.isfinite(norm) or abs(norm - 1.0) > 1e-3:
+            self.add(
+                "embedder",
+                "fail",
+                f"{detail}: it returned {len(vectors)} vectors, the first of {len(vector)} "
+                f"values and norm {norm:.3g} (expected one unit vector of {embedder.dim})",
+                "a bug or a broken model file: please report it",
+            )
+            return
+        self.embedder_ok = True
+        if self.settings.biomcp_embeddings == "deterministic":
+            self.add(
+                "embedder",
+                "warn",
+                detail,
+                "BIOMCP_EMBEDDINGS=deterministic is for tests: unset it for semantic search",
+            )
+        else:
+            self.add("embedder", "ok", detail)
+
+    async def corpus_model(self) -> None:
+        from biomcp.ports.vectors import EmbeddingMismatchError
+
+        embedder = self.services.container.embedder()
+        stored = (self.stats.model_id, self.stats.dim)
+        if self.stats.count == 0 or stored == (embedder.model_id, embedder.dim):
+            self.add("corpus model", "ok", f"the corpus was embedded by {stored[0]}")
+            return
+        mismatch = EmbeddingMismatchError(
+            self.settings.weaviate_class,
+            f"{stored[0]} ({stored[1]}-d)",
+            f"{embedder.model_id} ({embedder.dim}-d)",
+        )
+        _, message, _ = describe(mismatch, self.settings)
+        self.add("corpus model", "fail", message)
+
+    async def ncbi(self) -> None:
+        began = time.perf_counter()
+        found = await self.services.entrez.esearch("pubmed", retmax=0)
+        took = time.perf_counter() - began
+        self.add(
+            "ncbi",
+            "ok",
+            f"ESearch answered in {took:.2f} s ({found.count:,} records match 'pubmed')",
+        )
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def _show(checks: list[Check]) -> str:
+    width = max(len(check.name) for check in checks)
+    lines = [f"bio-mcp {__version__}: this install and its settings"]
+    for check in checks:
+        lines.append(f"  {check.status:<4}  {check.name:<{width}}  {check.detail}")
+        if check.hint and check.status != "ok":
+            lines.append(f"        {'':<{width}}  -> {check.hint}")
+    failed = sum(check.status == "fail" for check in checks)
+    warned = sum(check.status == "warn" for check in checks)
+    verdict = f"{failed} check{'s' if failed > 1 else ''} failed" if failed else "ready"
+    if warned:
+        verdict += f" ({warned} warning{'s' if warned > 1 else ''})"
+    lines.append(verdict)
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `biomcp doctor` to `app`."""
+
+    @app.command("doctor")
+    def doctor(
+        offline: bool = typer.Option(
+            False, "--offline", help="Do not contact NCBI (every other check still runs)."
+        ),
+        json_output: JsonOption = False,
+    ) -> None:
+        """Check this install and its settings: platform, data folder, metadata database,
+        vector store, embedding model, the corpus's model, NCBI (one ESearch).
+
+        Exits 1 when a check fails, 0 otherwise; each problem comes with what to do.
+        """
+        settings = cli_settings(json_output)
+        checks = [platform_check(), data_folder_check(settings)]
+
+        async def work(services: Services) -> list[Check]:
+            return await _Doctor(services, settings, offline=offline).run()
+
+        checks += execute(settings, work, json_output=json_output)
+        checks.append(auth_check(settings))
+        failed = any(check.status == "fail" for check in checks)
+        if json_output:
+            emit_json(
+                {
+                    "version": __version__,
+                    "ok": not failed,
+                    "checks": [asdict(check) for check in checks],
+                }
+            )
+        else:
+            typer.echo(_show(checks))
+        sys.stdout.flush()
+        if failed:
+            raise typer.Exit(code=EXIT_FAILURE)

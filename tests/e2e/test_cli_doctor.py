@@ -1,0 +1,128 @@
+"""`biomcp doctor`: the real console script in child processes, against the fake E-utilities
+over real HTTP (which, like NCBI, refuses an API key it does not know) and the embedded stores
+in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.e2e.test_cli_corpus import DEAD, Cli, make_cli
+
+pytestmark = pytest.mark.e2e
+
+KNOWN_KEY = "known-key-0123"
+SECRET = "s3cr3t-wrong-key-98765"  # noqa: S105 - a test value
+RECORDS = 40
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    corpus = FakeCorpus.from_xml_bytes(
+        generate_articles(RECORDS, start=date(2021, 1, 1), end=date(2021, 6, 30), seed=5)
+    )
+    with FakeEutilsServer(corpus, api_keys={KNOWN_KEY}) as server:
+        yield server
+
+
+def doctor(cli: Cli, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
+    """Exit status and the JSON report, by check name."""
+    done = cli("doctor", "--json", *args, **env)
+    report = json.loads(done.stdout)
+    assert report["ok"] is (done.returncode == 0), done.stdout
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, {check["name"]: check for check in report["checks"]}
+
+
+def test_a_fresh_install_passes_and_nothing_is_stored(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    status, checks = doctor(cli)
+    assert status == 0
+    assert checks["platform"]["status"] == "ok"
+    assert "does not exist yet" in checks["data folder"]["detail"]
+    for name in ("metadata", "vector store", "corpus"):
+        assert checks[name]["status"] == "skip", checks[name]
+    # the hashing embedder runs, but is no semantic search: a warning that says so
+    assert checks["embedder"]["status"] == "warn"
+    assert "deterministic-v1 (384-d)" in checks["embedder"]["detail"]
+    assert "BIOMCP_EMBEDDINGS" in checks["embedder"]["hint"]
+    assert checks["ncbi settings"]["status"] == "warn"
+    assert "NCBI_API_KEY and NCBI_ADMIN_EMAIL" in checks["ncbi settings"]["hint"]
+    assert checks["ncbi"]["status"] == "ok"
+    data = tmp_path / "data"
+    assert not (data / "biomcp.sqlite3").exists()
+    assert not (data / "vectors").exists()
+
+
+def test_after_a_sync_it_reports_the_corpus_and_a_model_change_fails(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    synced = cli.json("sync", "-k", "all_v1", "-t", "Journal Article[pt]")
+    assert synced["inserted"] == RECORDS
+    status, checks = doctor(cli, NCBI_API_KEY=KNOWN_KEY)
+    assert status == 0
+    assert checks["metadata"]["status"] == "ok"
+    assert f"{RECORDS} records" in checks["metadata"]["detail"]
+    assert "(head)" in checks["metadata"]["detail"]
+    chunks = synced["chunks_written"]
+    assert checks["vector store"]["detail"].endswith(f"{chunks:,} chunks")
+    assert checks["corpus"]["detail"].startswith(f"{RECORDS} records, {chunks:,} chunks, 1 saved")
+    assert checks["corpus model"] == {
+        "name": "corpus model",
+        "status": "ok",
+        "detail": "the corpus was embedded by deterministic-v1",
+        "hint": None,
+    }
+    assert "API key set" in checks["ncbi settings"]["detail"]
+    assert checks["ncbi"]["status"] == "ok"
+
+    # The same corpus under the default model: the check says how to re-embed it.
+    status, checks = doctor(cli, "--offline", BIOMCP_EMBEDDINGS="onnx")
+    assert status == 1
+    assert checks["embedder"]["status"] == "ok"
+    assert (
+        "sentence-transformers/all-MiniLM-L6-v2 (384-d), ONNX Runtime"
+        in (checks["embedder"]["detail"])
+    )
+    assert checks["corpus model"]["status"] == "fail"
+    assert "deterministic-v1" in checks["corpus model"]["detail"]
+    assert "biomcp index rebuild --reset" in checks["corpus model"]["detail"]
+    assert checks["ncbi"]["status"] == "skip"
+
+
+def test_a_refused_key_and_an_unreachable_ncbi_fail_with_what_to_do(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    done = cli("doctor", NCBI_API_KEY=SECRET, NCBI_ADMIN_EMAIL="ops@example.org")
+    assert done.returncode == 1
+    assert SECRET not in done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    failed = [line for line in lines if line.lstrip().startswith("fail")]
+    assert len(failed) == 1, done.stdout
+    assert " ncbi " in failed[0]
+    assert "NCBI_API_KEY" in failed[0]
+    hint = lines[lines.index(failed[0]) + 1]
+    assert hint.strip().startswith("-> copy the key again")
+    assert lines[-1] == "1 check failed (1 warning)"  # the hashing embedder
+    assert [e["status"] for e in fake.log[-1:]] == [400]
+
+    status, checks = doctor(cli, NCBI_EUTILS_BASE_URL=DEAD)
+    assert status == 1
+    assert checks["ncbi"]["status"] == "fail"
+    assert "[UPSTREAM]" in checks["ncbi"]["detail"]
+    assert "--offline" in checks["ncbi"]["hint"]
+    assert "127.0.0.1:9 (NCBI_EUTILS_BASE_URL)" in checks["ncbi settings"]["detail"]
+
+    status, checks = doctor(cli, "--offline", NCBI_EUTILS_BASE_URL=DEAD)
+    assert status == 0
+    assert checks["ncbi"]["status"] == "skip"
