@@ -11,7 +11,9 @@ fires wins:
    participants were randomized, else `nonrandomized_trial`; Case Reports -> `case_report`;
    Observational Study -> `observational`; Review -> `narrative_review` (or
    `systematic_review` when the text says it is one); Historical Article -> `other`.
-   Veterinary types -> `animal`.
+   Veterinary types -> `animal`, and so is a trial type on a record whose MeSH has the Animals
+   check tag without Humans (NLM's indexers say who took part: an animal trial indexed before
+   the Veterinary types existed, or typed as a human one); without MeSH the type stands.
 2. MeSH (absent on records not indexed yet, e.g. a fresh EDAT sync): design descriptors of
    human research (Cohort, Case-Control, Cross-Sectional, Retrospective, Prospective,
    Longitudinal, Follow-Up Studies, Surveys and Questionnaires...) -> `observational`; the
@@ -330,7 +332,9 @@ def _affirmed(
     return False
 
 
-def _by_publication_type(types: set[str], text: str) -> DesignClassification | None:
+def _by_publication_type(
+    types: set[str], mesh: frozenset[str], text: str
+) -> DesignClassification | None:
     design_types = types - _NEUTRAL_TYPES
     if design_types and design_types <= NON_RESEARCH_TYPES:
         return DesignClassification(StudyDesign.OTHER, "other.non_research")
@@ -342,9 +346,12 @@ def _by_publication_type(types: set[str], text: str) -> DesignClassification | N
         )
     if types & _GUIDELINE_TYPES:
         return DesignClassification(StudyDesign.GUIDELINE, "guideline.publication_type")
+    trial = any("trial" in t and "as topic" not in t and "protocol" not in t for t in types)
+    if trial and "animals" in mesh and "humans" not in mesh:
+        return DesignClassification(StudyDesign.ANIMAL, "animal.trial_type_animals_mesh")
     if "randomized controlled trial" in types:
         return DesignClassification(StudyDesign.RCT, "rct.publication_type")
-    if any("trial" in t and "as topic" not in t and "protocol" not in t for t in types):
+    if trial:
         if _RANDOMIZED_METHODS.search(text):
             return DesignClassification(StudyDesign.RCT, "rct.trial_type_randomized_text")
         return DesignClassification(
@@ -443,7 +450,7 @@ def classify_design(record: PubMedRecord) -> DesignClassification:
     types = {t.casefold() for t in record.publication_types}
     mesh = record.mesh_descriptors
     text = f"{record.title or ''}\n{record.abstract_text}"
-    found = _by_publication_type(types, text)
+    found = _by_publication_type(types, mesh, text)
     if found is not None:
         return found
     found = _by_mesh(mesh, text, lambda: research_sentences(record))

@@ -52,6 +52,40 @@ def test_publication_types_decide_first(
     assert design(publication_types=pub_types, text=text) == expected
 
 
+@pytest.mark.parametrize(
+    ("pub_types", "mesh_terms", "expected"),
+    [
+        (("Randomized Controlled Trial",), ("Animals", "Mice"),
+         (D.ANIMAL, "animal.trial_type_animals_mesh")),
+        (("Clinical Trial",), ("Animals", "Dogs"), (D.ANIMAL, "animal.trial_type_animals_mesh")),
+        (("Randomized Controlled Trial",), ("Animals", "Humans"), (D.RCT, "rct.publication_type")),
+        (("Randomized Controlled Trial",), ("Humans",), (D.RCT, "rct.publication_type")),
+        (("Randomized Controlled Trial",), (), (D.RCT, "rct.publication_type")),
+        (("Meta-Analysis",), ("Animals",),
+         (D.SYSTEMATIC_REVIEW, "systematic_review.publication_type")),
+    ],
+)  # fmt: skip
+def test_a_trial_type_on_an_animals_only_record_is_an_animal_study(
+    pub_types: tuple[str, ...], mesh_terms: tuple[str, ...], expected: tuple[StudyDesign, str]
+) -> None:
+    """NLM's check tags say who took part: the Animals tag without Humans makes a trial an
+    animal one (before 2015 there was no Veterinary type for it); with Humans, or before the
+    record is indexed (no MeSH), the publication type stands."""
+    record = make_record(
+        publication_types=pub_types,
+        mesh_terms=mesh_terms,
+        text="In 21 mice, metformin reduced tumour volume by 40% (95% CI 7 to 18).",
+    )
+    found = classify_design(record)
+    assert (found.design, found.rule) == expected
+    evidence = classify_evidence(record, found)
+    if found.design is D.ANIMAL:
+        assert evidence.evidence_type is EvidenceType.PRECLINICAL
+        assert evidence.rule == "preclinical.animal.trial_type_animals_mesh"
+    elif found.design is D.RCT:
+        assert evidence.evidence_type is EvidenceType.CLINICAL
+
+
 def test_trial_type_with_randomization_in_the_methods_is_an_rct() -> None:
     text = "Patients were randomly assigned to drug or placebo."
     assert design(publication_types=("Clinical Trial",), text=text) == (
