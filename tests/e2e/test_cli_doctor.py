@@ -82,6 +82,10 @@ def test_after_a_sync_it_reports_the_corpus_and_a_model_change_fails(
         "detail": "the corpus was embedded by deterministic-v1",
         "hint": None,
     }
+    assert checks["derived data"]["status"] == "ok"
+    assert checks["derived data"]["detail"] == (
+        f"tiers, designs and scores of the {RECORDS} records follow this version's rules"
+    )
     assert "API key set" in checks["ncbi settings"]["detail"]
     assert checks["ncbi"]["status"] == "ok"
 

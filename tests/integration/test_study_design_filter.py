@@ -157,6 +157,16 @@ def test_rebuild_rederive_brings_a_corpus_stored_under_older_rules_up_to_date(
             assert all(h.study_design is None for h in await search.run(QUERY, top_k=20))
 
             maintenance = IndexMaintenance(metadata, sync.indexer, derive=sync.derive)
+            drift = await maintenance.drift()
+            assert (drift.checked, drift.classification, drift.quality) == (
+                len(records),
+                len(records),
+                0,
+            )
+            assert drift.stale
+            assert set(drift.examples) <= set(expected)
+            assert len(drift.examples) == min(5, len(records))
+            assert (await maintenance.drift(limit=2)).checked == 2
             report = await maintenance.rebuild(rederive=True)
             assert report.documents == len(records)
             assert report.rederived == len(records)
@@ -173,6 +183,7 @@ def test_rebuild_rederive_brings_a_corpus_stored_under_older_rules_up_to_date(
             # Nothing left to derive: a second pass changes no version.
             again = await maintenance.rebuild(rederive=True)
             assert again.rederived == 0
+            assert not (await maintenance.drift()).stale
             assert (await metadata.get_document(records[0].pmid)).version == 2  # type: ignore[union-attr]
             await entrez.aclose()
 

@@ -29,7 +29,9 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: again and re-indexes its chunks (their `evidence_type` and `quality_total` too).
 #: v2 (issue 17: tiers from the study design, sample sizes in words): the digest is v1's.
 #: v3 (issue 17: the study design stored with the tier and on every chunk, filterable).
-HASH_SCHEME = "v3"
+#: v4: a trial publication type on a record whose MeSH says animals only is an animal study.
+#: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
+HASH_SCHEME = "v4"
 
 
 def _canonical(value: Any) -> Any:
@@ -50,7 +52,7 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v3:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    """`v4:` + SHA-256 of the canonical JSON of the record's content (module docstring;
     `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")

@@ -7,7 +7,9 @@ re-chunks and re-indexes every document through `ChunkIndexer`, the path syncs t
 the embedding cache in front of the embedder a rebuild of an unchanged corpus embeds nothing.
 Both run under the store-wide index lock syncs take, so neither races a sync's writes.
 `status` is the cheap signal probes use: a store holding fewer documents than SQL says are
-indexed has lost some.
+indexed has lost some. `drift` says whether stored tiers, designs and scores are still what the
+rules in force give (an upgrade changed a rule: its new hash scheme lets `rebuild(rederive=True)`
+or the next sync store them again).
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from biomcp.domain.records import PubMedRecord
+from biomcp.domain.records import PubMedRecord, QualityBreakdown
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.sync import INDEX_LOCK
 
-__all__ = ["IndexCheck", "IndexMaintenance", "IndexStatus", "RebuildReport"]
+__all__ = ["DerivationDrift", "IndexCheck", "IndexMaintenance", "IndexStatus", "RebuildReport"]
 
 Progress = Callable[[int, int], Awaitable[None] | None]
 _SAMPLE = 20
@@ -107,6 +109,23 @@ class RebuildReport:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class DerivationDrift:
+    """Of `checked` stored documents, how many the rules in force would classify differently
+    (tier, its rule or the study design) and how many they would score differently (recency
+    aside: it ages with the years, not with the rules)."""
+
+    checked: int
+    classification: int
+    quality: int
+    #: up to a few PMIDs whose classification would change
+    examples: tuple[str, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.classification or self.quality)
+
+
 class IndexMaintenance:
     """Verify and rebuild the corpus collection of `indexer` from `metadata`."""
 
@@ -143,6 +162,40 @@ class IndexMaintenance:
             return IndexStatus(indexed, 0, False)
         stats = await self._vectors.stats(self.collection)
         return IndexStatus(indexed, stats.documents, True)
+
+    async def drift(self, limit: int = 2_000) -> DerivationDrift:
+        """Derive up to `limit` stored documents again (the first by PMID; pure computation,
+        nothing is written) and count those whose stored tier, design or score differ.
+
+        Raises:
+            ValueError: without a `derive` function.
+            MetadataStoreError: from the store.
+        """
+        if self._derive is None:
+            raise ValueError("drift() needs the derive function")
+        checked = classification = quality = 0
+        examples: list[str] = []
+        after = ""
+        while checked < limit and (
+            pmids := await self._metadata.document_pmids(after, min(self._page, limit - checked))
+        ):
+            after = pmids[-1]
+            for doc in (await self._metadata.get_documents(pmids)).values():
+                fresh = self._derive(doc.record)
+                checked += 1
+                stored, now = doc.evidence, fresh.evidence
+                design = stored.design.design if stored.design else None
+                if (stored.evidence_type, stored.rule, design) != (
+                    now.evidence_type,
+                    now.rule,
+                    now.design.design if now.design else None,
+                ):
+                    classification += 1
+                    if len(examples) < 5:
+                        examples.append(doc.record.pmid)
+                if _scored(doc.quality) != _scored(fresh.quality):
+                    quality += 1
+        return DerivationDrift(checked, classification, quality, tuple(examples))
 
     async def verify(self, progress: Progress | None = None) -> IndexCheck:
         """Every stored document's chunks against the store, and the store's own files.
@@ -232,6 +285,12 @@ class IndexMaintenance:
                 await _notify(progress, report.documents, total)
         report.seconds = time.perf_counter() - began
         return report
+
+
+def _scored(quality: QualityBreakdown) -> tuple[int, ...]:
+    """The score's components that only its rules move (recency also moves with the years:
+    a stored score keeps the recency of the day it was derived, spec 01's versions)."""
+    return (quality.design, quality.journal, quality.human, quality.sample_size)
 
 
 async def _notify(progress: Progress | None, done: int, total: int) -> None:

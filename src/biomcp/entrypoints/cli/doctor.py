@@ -51,6 +51,8 @@ Status = Literal["ok", "warn", "fail", "skip"]
 LOW_DISK_BYTES = 1 << 30
 #: How long one check may take (the model's first load is the slowest, a few seconds).
 CHECK_TIMEOUT_S = 60.0
+#: How many stored records are derived again to see whether their tiers and scores are current.
+DRIFT_SAMPLE = 2_000
 #: The sentence the embedder is asked to embed.
 PROBE_TEXT = "Aspirin versus placebo for the secondary prevention of myocardial infarction."
 _NCBI_KEY_URL = "https://www.ncbi.nlm.nih.gov/account/settings/"
@@ -244,6 +246,7 @@ class _Doctor:
         else:
             await self.guarded("metadata", self.metadata)
             await self.guarded("vector store", self.vectors)
+            await self.guarded("derived data", self.derived)
         await self.guarded("embedder", self.embedder)
         if self.stats is not None and self.embedder_ok:
             await self.guarded("corpus model", self.corpus_model)
@@ -299,6 +302,39 @@ class _Doctor:
             "ok",
             f"{records:,} records, {self.stats.count:,} chunks, {len(saved)} saved "
             f"quer{'y' if len(saved) == 1 else 'ies'} (biomcp checkpoint list)",
+        )
+
+    async def derived(self) -> None:
+        drift = await self.services.maintenance.drift(DRIFT_SAMPLE)
+        if not drift.checked:
+            return
+        scope = (
+            f"of the first {drift.checked:,} records"
+            if drift.checked == DRIFT_SAMPLE
+            else f"of the {drift.checked:,} records"
+        )
+        if not drift.stale:
+            self.add(
+                "derived data",
+                "ok",
+                f"tiers, designs and scores {scope} follow this version's rules",
+            )
+            return
+        found = []
+        if drift.classification:
+            shown = ", ".join(f"pmid:{p}" for p in drift.examples[:3])
+            found.append(
+                f"{drift.classification:,} would get another tier or design (e.g. {shown})"
+            )
+        if drift.quality:
+            found.append(f"{drift.quality:,} another quality score")
+        self.add(
+            "derived data",
+            "warn",
+            f"{scope.capitalize()}, {' and '.join(found)} under this version's rules "
+            "(an upgrade changed a rule)",
+            "biomcp index rebuild --rederive (derives them again, then re-indexes through "
+            "the embedding cache)",
         )
 
     async def embedder(self) -> None:

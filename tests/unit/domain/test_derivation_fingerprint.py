@@ -1,0 +1,99 @@
+"""A change to what the domain derives from a record must come with a new `HASH_SCHEME`.
+
+Stored documents keep the tier, design and score of the day they were stored: only a record
+whose content hash changes is derived again (by the next sync that sees it, or `biomcp index
+rebuild --rederive`), and spec 01 lets the version move only then. The hash scheme's prefix is
+how a rule change reaches stored corpora: bumping it makes every stored hash differ. So a rule
+that changes without a bump leaves every existing corpus on the old answers, for good.
+
+These tests derive fixed sets of records (synthetic; and the real NCBI records and PubMedQA
+abstracts of ../shared/data) and compare a digest of the answers with the one recorded for
+the current scheme. When one fails:
+
+* a derivation rule changed: bump `HASH_SCHEME` (biomcp/domain/versioning.py, with a line
+  saying why), then record the new digests under the new scheme;
+* only the test's inputs changed (the synthetic generator): record the new digest under the
+  same scheme.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import date
+
+import pytest
+
+from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
+from biomcp.domain.design import classify_design
+from biomcp.domain.evidence import classify_evidence
+from biomcp.domain.quality import score_quality
+from biomcp.domain.records import PubMedRecord
+from biomcp.domain.versioning import HASH_SCHEME
+from biomcp.testing.eutils import generate_articles
+from tests.conftest import shared_data_path
+from tests.support.pubmedqa import load_pubmedqa
+
+pytestmark = pytest.mark.unit
+
+#: A fixed "today": recency moves with the calendar, not with the rules.
+TODAY = date(2026, 1, 1)
+
+#: scheme -> input set -> sha256 of the derived answers (see the module docstring).
+FINGERPRINTS: dict[str, dict[str, str]] = {
+    "v4": {
+        "synthetic": "65e0da6352ecfcb620f89d8fb440078565fcf671a1fe175495cf59103bcb4e5e",
+        "real": "1f68a59d35db3b7b8f0b2bc907da435b22b6a13aafb6ebdfa22d3f4489cb3308",
+    },
+}
+
+
+def _fingerprint(records: Sequence[PubMedRecord]) -> str:
+    rows = []
+    for record in sorted(records, key=lambda r: r.pmid):
+        design = classify_design(record)
+        evidence = classify_evidence(record, design)
+        quality = score_quality(record, TODAY, evidence=evidence, design=design)
+        rows.append(
+            [
+                record.pmid,
+                evidence.evidence_type.value,
+                evidence.rule,
+                design.design.value,
+                evidence.has_numbers,
+                evidence.has_biomarker,
+                quality.as_dict(),
+            ]
+        )
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+def _check(name: str, records: Sequence[PubMedRecord]) -> None:
+    assert records, f"no {name} records"
+    found = _fingerprint(records)
+    recorded = FINGERPRINTS.get(HASH_SCHEME, {}).get(name)
+    assert recorded is not None, (
+        f"no {name!r} fingerprint recorded for HASH_SCHEME {HASH_SCHEME!r}: record {found}"
+    )
+    assert found == recorded, (
+        f"what the domain derives from the {name} records changed ({found}) under the same "
+        f"HASH_SCHEME {HASH_SCHEME!r}: bump HASH_SCHEME if a rule changed (stored corpora "
+        "are derived again only then), and record the new digest (module docstring)"
+    )
+
+
+def test_synthetic_records_derive_as_recorded_for_this_scheme() -> None:
+    body = generate_articles(3000, start=date(2015, 1, 1), end=date(2025, 12, 31), seed=17)
+    _check("synthetic", parse_pubmed_articles(body).records)
+
+
+def test_real_records_derive_as_recorded_for_this_scheme() -> None:
+    records: list[PubMedRecord] = []
+    for path in sorted(shared_data_path("eutils").rglob("*.xml")):
+        body = path.read_bytes()
+        if b"PubmedArticleSet" in body[:600]:
+            records.extend(parse_pubmed_articles(body).records)
+    records += load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))
+    unique = {record.pmid: record for record in records}  # one answer per PMID
+    _check("real", list(unique.values()))
