@@ -116,3 +116,41 @@ def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path
 
     assert asyncio.run(scenario())
     assert (tmp_path / "cache" / "models" / FUSED_NAME).is_file()
+
+
+def test_the_warm_up_logs_one_ready_line_or_a_warning_that_names_the_doctor(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a client's server log shows: on an empty corpus the warm-up is no failure (one
+    INFO line says what the server runs on, no secret in it); a model that cannot load is a
+    WARNING pointing at `biomcp doctor`."""
+    caplog.set_level("INFO", logger="biomcp.services")
+    secret = "s3cr3t-key-for-the-log-test"  # noqa: S105 - a test value
+
+    def warm(**values: Any) -> list[Any]:
+        caplog.clear()
+        settings = Settings(biomcp_data_dir=tmp_path, ncbi_api_key=secret, **values)
+        services = build_services(settings)
+
+        async def scenario() -> None:
+            try:
+                await services.warm_up()
+            finally:
+                await services.aclose()
+
+        asyncio.run(scenario())
+        return [r for r in caplog.records if r.name == "biomcp.services"]
+
+    records = warm(biomcp_embeddings="deterministic")
+    assert [r.levelname for r in records] == ["INFO"]
+    line = records[0].getMessage()
+    assert line.startswith("ready: 0 records, 0 chunks (sqlite + embedded vectors, data folder ")
+    assert "embeddings deterministic-v1, word hashing" in line
+    assert secret not in caplog.text
+
+    broken = tmp_path / "not-a-model.onnx"
+    broken.write_bytes(b"not an onnx model")
+    records = warm(biomcp_embeddings="onnx", biomcp_onnx_model_path=broken)
+    assert [r.levelname for r in records] == ["WARNING"]
+    assert "biomcp doctor" in records[0].getMessage()
+    assert "EmbeddingUnavailableError" in records[0].getMessage()

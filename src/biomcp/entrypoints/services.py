@@ -150,15 +150,38 @@ class Services:
         await self.ready()
 
     async def _warm(self) -> None:
+        settings = self.settings
         try:
             if self._building is not None:
                 vectors = await asyncio.wrap_future(self._building)
             else:
                 vectors = await asyncio.to_thread(self._build_warm)
             await self.metadata.ping()  # opens the database (and checks its schema)
-            await vectors.count(self.settings.weaviate_class)
-        except Exception as exc:  # logged; the first real call reports it
-            _log.info("warm-up stopped early: %s: %s", type(exc).__name__, exc)
+            collection = settings.weaviate_class
+            has_corpus = collection in await vectors.collections()
+            chunks = await vectors.count(collection) if has_corpus else 0
+            records = await self.metadata.count_documents()
+        except Exception as exc:  # logged; the first real call reports it to its caller
+            _log.warning(
+                "warm-up stopped early (the first call that needs it will fail too; "
+                "`biomcp doctor` checks the install): %s: %s",
+                type(exc).__name__,
+                exc,
+            )
+            return
+        # One line for the client's server log: what this server runs on (no secret, no URL).
+        embedder = self.container.embedder()
+        metadata = "sqlite" if settings.biomcp_database_url is None else "sql database"
+        _log.info(
+            "ready: %d records, %d chunks (%s + %s vectors, data folder %s); embeddings %s, %s",
+            records,
+            chunks,
+            metadata,
+            settings.biomcp_vector_backend,
+            settings.biomcp_data_dir,
+            embedder.model_id,
+            getattr(embedder, "runtime", type(embedder).__name__),
+        )
 
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports (after the warm-up)."""
