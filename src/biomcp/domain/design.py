@@ -11,9 +11,11 @@ fires wins:
    participants were randomized, else `nonrandomized_trial`; Case Reports -> `case_report`;
    Observational Study -> `observational`; Review -> `narrative_review` (or
    `systematic_review` when the text says it is one); Historical Article -> `other`.
-   Veterinary types -> `animal`, and so is a trial type on a record whose MeSH has the Animals
-   check tag without Humans (NLM's indexers say who took part: an animal trial indexed before
-   the Veterinary types existed, or typed as a human one); without MeSH the type stands.
+   Veterinary types -> `animal`, and so is a type of study with participants (a trial, Case
+   Reports, Observational Study) on a record whose MeSH has the Animals check tag without
+   Humans: NLM's indexers say who took part (a veterinary case report, for which there is no
+   Veterinary type; an animal trial indexed before those types existed). Without MeSH (not
+   indexed yet) the type stands.
 2. MeSH (absent on records not indexed yet, e.g. a fresh EDAT sync): design descriptors of
    human research (Cohort, Case-Control, Cross-Sectional, Retrospective, Prospective,
    Longitudinal, Follow-Up Studies, Surveys and Questionnaires...) -> `observational`; the
@@ -347,8 +349,9 @@ def _by_publication_type(
     if types & _GUIDELINE_TYPES:
         return DesignClassification(StudyDesign.GUIDELINE, "guideline.publication_type")
     trial = any("trial" in t and "as topic" not in t and "protocol" not in t for t in types)
-    if trial and "animals" in mesh and "humans" not in mesh:
-        return DesignClassification(StudyDesign.ANIMAL, "animal.trial_type_animals_mesh")
+    with_participants = trial or "case reports" in types or bool(types & _OBSERVATIONAL_TYPES)
+    if with_participants and "animals" in mesh and "humans" not in mesh:
+        return DesignClassification(StudyDesign.ANIMAL, "animal.publication_type_animals_mesh")
     if "randomized controlled trial" in types:
         return DesignClassification(StudyDesign.RCT, "rct.publication_type")
     if trial:

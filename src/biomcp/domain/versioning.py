@@ -29,7 +29,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: again and re-indexes its chunks (their `evidence_type` and `quality_total` too).
 #: v2 (issue 17: tiers from the study design, sample sizes in words): the digest is v1's.
 #: v3 (issue 17: the study design stored with the tier and on every chunk, filterable).
-#: v4: a trial publication type on a record whose MeSH says animals only is an animal study.
+#: v4: a trial, case report or observational study whose MeSH says animals only is an animal
+#: study (preclinical), not a human one.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v4"
 

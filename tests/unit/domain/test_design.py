@@ -56,21 +56,29 @@ def test_publication_types_decide_first(
     ("pub_types", "mesh_terms", "expected"),
     [
         (("Randomized Controlled Trial",), ("Animals", "Mice"),
-         (D.ANIMAL, "animal.trial_type_animals_mesh")),
-        (("Clinical Trial",), ("Animals", "Dogs"), (D.ANIMAL, "animal.trial_type_animals_mesh")),
+         (D.ANIMAL, "animal.publication_type_animals_mesh")),
+        (("Clinical Trial",), ("Animals", "Dogs"),
+         (D.ANIMAL, "animal.publication_type_animals_mesh")),
         (("Randomized Controlled Trial",), ("Animals", "Humans"), (D.RCT, "rct.publication_type")),
         (("Randomized Controlled Trial",), ("Humans",), (D.RCT, "rct.publication_type")),
         (("Randomized Controlled Trial",), (), (D.RCT, "rct.publication_type")),
+        (("Case Reports",), ("Animals", "Dogs", "Dog Diseases"),
+         (D.ANIMAL, "animal.publication_type_animals_mesh")),
+        (("Observational Study",), ("Animals", "Cattle"),
+         (D.ANIMAL, "animal.publication_type_animals_mesh")),
+        (("Case Reports",), ("Humans", "Animals", "Bites and Stings"),
+         (D.CASE_REPORT, "case_report.publication_type")),
         (("Meta-Analysis",), ("Animals",),
          (D.SYSTEMATIC_REVIEW, "systematic_review.publication_type")),
     ],
 )  # fmt: skip
-def test_a_trial_type_on_an_animals_only_record_is_an_animal_study(
+def test_a_study_with_participants_on_an_animals_only_record_is_an_animal_study(
     pub_types: tuple[str, ...], mesh_terms: tuple[str, ...], expected: tuple[StudyDesign, str]
 ) -> None:
-    """NLM's check tags say who took part: the Animals tag without Humans makes a trial an
-    animal one (before 2015 there was no Veterinary type for it); with Humans, or before the
-    record is indexed (no MeSH), the publication type stands."""
+    """NLM's check tags say who took part: the Animals tag without Humans makes a trial, a case
+    report or an observational study an animal one (there is no Veterinary type for case
+    reports, and none for trials before 2015); with Humans, or before the record is indexed
+    (no MeSH), the publication type stands."""
     record = make_record(
         publication_types=pub_types,
         mesh_terms=mesh_terms,
@@ -81,7 +89,7 @@ def test_a_trial_type_on_an_animals_only_record_is_an_animal_study(
     evidence = classify_evidence(record, found)
     if found.design is D.ANIMAL:
         assert evidence.evidence_type is EvidenceType.PRECLINICAL
-        assert evidence.rule == "preclinical.animal.trial_type_animals_mesh"
+        assert evidence.rule == "preclinical.animal.publication_type_animals_mesh"
     elif found.design is D.RCT:
         assert evidence.evidence_type is EvidenceType.CLINICAL
 
