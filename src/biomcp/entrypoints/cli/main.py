@@ -8,6 +8,7 @@ import typer
 
 from biomcp import __version__
 from biomcp.entrypoints.cli import (
+    clients,
     corpus,
     db,
     doctor,
@@ -57,6 +58,7 @@ pubmed.register(app)
 evaluation.register(app)
 skill.register(app)
 doctor.register(app)
+clients.register(app)
 
 
 def main() -> None:
