@@ -130,3 +130,27 @@ def test_a_refused_key_and_an_unreachable_ncbi_fail_with_what_to_do(
     status, checks = doctor(cli, "--offline", NCBI_EUTILS_BASE_URL=DEAD)
     assert status == 0
     assert checks["ncbi"]["status"] == "skip"
+
+
+def test_a_database_that_does_not_answer_fails_once_and_keeps_its_password(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    synced = cli.json("sync", "-k", "db_v1", "-t", "Journal Article[pt]")
+    url = "postgresql+psycopg://bio:pa55word-xyz@127.0.0.1:9/biomcp"
+    done = cli("doctor", "--offline", "--json", BIOMCP_DATABASE_URL=url)
+    assert done.returncode == 1
+    assert "pa55word-xyz" not in done.stdout + done.stderr
+    checks = {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+    assert checks["metadata"]["status"] == "fail"
+    assert "BIOMCP_DATABASE_URL" in checks["metadata"]["hint"]
+    # the embedded index still answers; what compares it with SQL is not run
+    assert checks["vector store"] == {
+        "name": "vector store",
+        "status": "ok",
+        "detail": f"embedded index: {synced['chunks_written']:,} chunks",
+        "hint": None,
+    }
+    assert "derived data" not in checks
+    assert "corpus" not in checks
+    assert [name for name, check in checks.items() if check["status"] == "fail"] == ["metadata"]

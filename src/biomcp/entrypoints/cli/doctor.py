@@ -194,6 +194,7 @@ class _Doctor:
         self.offline = offline
         self.checks: list[Check] = []
         self.embedder_ok = False
+        self.metadata_ok = False
         self.stats: Any = None
 
     def add(self, name: str, status: Status, detail: str, hint: str | None = None) -> None:
@@ -245,8 +246,11 @@ class _Doctor:
                 self.add(name, "skip", "nothing stored yet (no data folder)")
         else:
             await self.guarded("metadata", self.metadata)
+            # without the database, what compares the stores with it would only fail again
+            self.metadata_ok = self.checks[-1].status == "ok"
             await self.guarded("vector store", self.vectors)
-            await self.guarded("derived data", self.derived)
+            if self.metadata_ok:
+                await self.guarded("derived data", self.derived)
         await self.guarded("embedder", self.embedder)
         if self.stats is not None and self.embedder_ok:
             await self.guarded("corpus model", self.corpus_model)
@@ -285,9 +289,12 @@ class _Doctor:
         )
         if collection not in await vectors.collections():
             self.add("vector store", "ok", f"{backend}: no corpus collection yet")
-            self.add("corpus", "ok", "empty", "fill it: biomcp sync -k KEY -t 'PubMed query'")
+            self.add("corpus", "ok", "empty (biomcp sync -k KEY -t 'PubMed query' fills it)")
             return
         self.stats = await vectors.stats(collection)
+        if not self.metadata_ok:
+            self.add("vector store", "ok", f"{backend}: {self.stats.count:,} chunks")
+            return
         status = await self.services.maintenance.status()
         if status.needs_rebuild:
             self.add("vector store", "warn", f"{backend}: {status.describe()}")
