@@ -195,6 +195,7 @@ class _Doctor:
         self.checks: list[Check] = []
         self.embedder_ok = False
         self.metadata_ok = False
+        self.records = 0
         self.stats: Any = None
 
     def add(self, name: str, status: Status, detail: str, hint: str | None = None) -> None:
@@ -270,7 +271,7 @@ class _Doctor:
         )
         metadata = self.services.metadata
         await metadata.ping()  # SQLite migrates itself here; PostgreSQL must be at head
-        documents = await metadata.count_documents()
+        documents = self.records = await metadata.count_documents()
         revision = (
             f"at revision {schema.head} (head)"
             if schema.current in (None, schema.head)
@@ -317,7 +318,7 @@ class _Doctor:
             return
         scope = (
             f"of the first {drift.checked:,} records"
-            if drift.checked == DRIFT_SAMPLE
+            if drift.checked < self.records
             else f"of the {drift.checked:,} records"
         )
         if not drift.stale:
