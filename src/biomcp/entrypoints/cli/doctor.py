@@ -2,9 +2,10 @@
 
 One line per check, each `ok`, `warn`, `fail` or `skip`, with what to do when it is not `ok`:
 the platform, the data folder, the metadata database and its schema, the vector store and its
-index, the embedding model (loaded and run on one sentence), whether the corpus was embedded by
-that model, NCBI's settings and, unless `--offline`, one real ESearch through the configured
-client (so an API key NCBI refuses, a proxy or a firewall shows here, not in the first sync).
+index, whether stored tiers, designs and scores follow this version's rules, the embedding
+model (loaded and run on one sentence), whether the corpus was embedded by that model, NCBI's
+settings and, unless `--offline`, one real ESearch through the configured client (so an API key
+NCBI refuses, a proxy or a firewall shows here, not in the first sync).
 Exit status 1 when a check fails, 0 otherwise (warnings do not fail).
 
 It opens the stores as `biomcp serve` would, except that in a data folder that does not exist
@@ -304,11 +305,10 @@ class _Doctor:
         from biomcp.usecases.saved_queries import saved_queries
 
         saved = await saved_queries(self.services.metadata)
-        records = await self.services.metadata.count_documents()
         self.add(
             "corpus",
             "ok",
-            f"{records:,} records, {self.stats.count:,} chunks, {len(saved)} saved "
+            f"{self.records:,} records, {self.stats.count:,} chunks, {len(saved)} saved "
             f"quer{'y' if len(saved) == 1 else 'ies'} (biomcp checkpoint list)",
         )
 
