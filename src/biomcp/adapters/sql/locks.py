@@ -12,7 +12,6 @@ Acquiring polls in a worker thread until the timeout; `LockTimeoutError` when it
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import logging
 import os
@@ -23,6 +22,7 @@ from types import TracebackType
 
 from sqlalchemy import Connection, Engine, text
 
+from biomcp.adapters.filelocks import try_lock_exclusive
 from biomcp.adapters.sql.errors import translated
 from biomcp.ports.metadata import LockTimeoutError
 
@@ -141,11 +141,7 @@ class FileQueryLock(_PollingLock):
     def _try(self) -> bool:
         if self._fd is None:
             raise RuntimeError("lock file not open")
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
+        return try_lock_exclusive(self._fd)
 
     def _release(self) -> None:
         fd, self._fd = self._fd, None

@@ -19,7 +19,6 @@ that runs out of patience can say what holds the collection; the file never carr
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -29,7 +28,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from biomcp.ports.vectors import VectorStoreBusyError
+from biomcp.adapters.filelocks import FileLocksUnavailableError, try_lock_exclusive
+from biomcp.ports.vectors import VectorStoreBusyError, VectorStoreUnavailableError
 
 __all__ = ["WriterLock"]
 
@@ -46,13 +46,16 @@ def _try_flock(path: Path) -> int | None:
     """A new descriptor of `path` holding its exclusive flock, or None when another holds it."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        taken = try_lock_exclusive(fd)
+    except FileLocksUnavailableError as exc:
         os.close(fd)
-        return None
+        raise VectorStoreUnavailableError(str(exc)) from exc
     except BaseException:
         os.close(fd)
         raise
+    if not taken:
+        os.close(fd)
+        return None
     return fd
 
 
