@@ -69,19 +69,30 @@ class Check:
     hint: str | None = None
 
 
-def platform_check(os_name: str = os.name, system: str | None = None) -> Check:
-    """Whether this operating system can run the embedded stores (POSIX file locks)."""
+def platform_check(
+    os_name: str = os.name, system: str | None = None, *, embedded: bool = True
+) -> Check:
+    """Whether this operating system can run the configured stores: the embedded ones take
+    POSIX file locks; PostgreSQL and Weaviate need none, but bio-mcp is tested on POSIX only."""
     system = system or f"{platform.system()} {platform.machine()}"
     where = f"{system}, Python {platform.python_version()}"
-    if os_name != "posix":
+    if os_name == "posix":
+        return Check("platform", "ok", where)
+    if embedded:
         return Check(
             "platform",
             "fail",
             f"{where}: the embedded stores take POSIX file locks (flock), which this system "
             "does not have",
-            "run bio-mcp on Linux or macOS (on Windows: inside WSL)",
+            "run bio-mcp on Linux or macOS (on Windows: inside WSL), or use PostgreSQL and "
+            "Weaviate (BIOMCP_DATABASE_URL, BIOMCP_VECTOR_BACKEND=weaviate)",
         )
-    return Check("platform", "ok", where)
+    return Check(
+        "platform",
+        "warn",
+        f"{where}: PostgreSQL and Weaviate need no file locks, but bio-mcp is tested on Linux",
+        "report what fails: Linux, macOS or WSL are the tested ways",
+    )
 
 
 def _without_credentials(url: str) -> str:
@@ -440,7 +451,7 @@ def register(app: typer.Typer) -> None:
         Exits 1 when a check fails, 0 otherwise; each problem comes with what to do.
         """
         settings = cli_settings(json_output)
-        checks = [platform_check(), data_folder_check(settings)]
+        checks = [platform_check(embedded=_embedded(settings)), data_folder_check(settings)]
 
         async def work(services: Services) -> list[Check]:
             return await _Doctor(services, settings, offline=offline).run()
