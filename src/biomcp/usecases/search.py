@@ -115,7 +115,7 @@ class SearchCorpus:
         self.config = config or SearchConfig()
         self._model_checked = False
 
-    async def _check_model(self) -> None:
+    async def check_model(self) -> None:
         """Refuse to search a corpus embedded by another model (or dimension): the query
         vector would be compared with vectors of another space, and the ranking would be
         noise. Once it holds, it is not checked again in this process; a mismatch is checked
@@ -194,7 +194,7 @@ class SearchCorpus:
             raise InvalidRequestError(f"limit must be >= 1, got {limit}")
         config = self.config
         try:
-            await self._check_model()
+            await self.check_model()
             vector = (await self._embedder.embed([text]))[0]
             hits, retracted = await self._candidates(
                 text, vector, limit, filters, include_retracted

@@ -9,11 +9,8 @@ from pathlib import Path
 import pytest
 
 from biomcp.entrypoints.cli.clients import server_env, snippet
-from biomcp.entrypoints.settings import Settings
 
 pytestmark = pytest.mark.unit
-
-KNOWN = frozenset(name.upper() for name in Settings.model_fields)
 
 
 def test_the_settings_in_force_are_written_out_paths_absolute_secrets_as_placeholders(
@@ -30,7 +27,7 @@ def test_the_settings_in_force_are_written_out_paths_absolute_secrets_as_placeho
         "HOME": "/root",  # not ours
     }
     dotenv = {"NCBI_ADMIN_EMAIL": "old@example.org", "BIOMCP_READ_ONLY": "true", "EMPTY": None}
-    env = server_env(environ, dotenv, tmp_path, known=KNOWN)
+    env = server_env(environ, dotenv, tmp_path)
     assert env == {
         "BIOMCP_DATA_DIR": str(tmp_path / "corpus" / "data"),
         "BIOMCP_READ_ONLY": "true",  # from .env, which the client would not read
@@ -38,11 +35,9 @@ def test_the_settings_in_force_are_written_out_paths_absolute_secrets_as_placeho
         "NCBI_ADMIN_EMAIL": "ops@example.org",  # the environment wins over .env
         "NCBI_API_KEY": "<NCBI_API_KEY>",
     }
-    revealed = server_env(environ, dotenv, tmp_path, known=KNOWN, with_secrets=True)
+    revealed = server_env(environ, dotenv, tmp_path, with_secrets=True)
     assert revealed["NCBI_API_KEY"] == "k-123"
-    assert server_env({"BIOMCP_DATA_DIR": "/srv/x"}, {}, tmp_path, known=KNOWN) == {
-        "BIOMCP_DATA_DIR": "/srv/x"
-    }
+    assert server_env({"BIOMCP_DATA_DIR": "/srv/x"}, {}, tmp_path) == {"BIOMCP_DATA_DIR": "/srv/x"}
 
 
 def test_each_client_gets_its_own_shape() -> None:

@@ -17,7 +17,7 @@ import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 
@@ -37,12 +37,19 @@ CLIENTS: dict[str, tuple[str, str | None]] = {
     "vscode": (".vscode/mcp.json in the workspace (or the user's mcp.json)", "servers"),
     "claude-code": ("a command to run once (it writes Claude Code's own configuration)", None),
 }
-#: settings whose values are secrets: written as placeholders unless asked for
-SECRETS = frozenset({"NCBI_API_KEY", "OPENAI_API_KEY", "WEAVIATE_API_KEY", "MCP_AUTH_SECRET_KEY"})
-#: settings holding a path, relative to the folder the command runs in
-PATHS = frozenset({"BIOMCP_DATA_DIR", "BIOMCP_PROJECTS_FILE", "BIOMCP_ONNX_MODEL_PATH"})
 #: settings of `biomcp serve-http` only: a client-started stdio server has no use for them
 _HTTP_ONLY = ("MCP_HTTP_", "MCP_AUTH_", "MCP_ALLOWED_ORIGINS", "MCP_TRANSPORT_TYPE")
+
+
+def _settings_typed(kind: type) -> frozenset[str]:
+    """The names (as variables) of the settings declared of type `kind` (or `kind | None`)."""
+    from biomcp.entrypoints.settings import Settings
+
+    return frozenset(
+        name.upper()
+        for name, field in Settings.model_fields.items()
+        if kind in (get_args(field.annotation) or (field.annotation,))
+    )
 
 
 def server_env(
@@ -50,12 +57,18 @@ def server_env(
     dotenv: Mapping[str, str | None],
     cwd: Path,
     *,
-    known: frozenset[str],
     with_secrets: bool = False,
 ) -> dict[str, str]:
-    """The settings a client must pass to the server: each known setting set in `environ` or
-    `dotenv` (the environment wins, as it does for the settings), by name; relative paths
-    resolved against `cwd`; secrets as `<NAME>` placeholders unless `with_secrets`."""
+    """The settings a client must pass to the server: each setting set in `environ` or
+    `dotenv` (the environment wins, as it does for the settings), by name; relative paths (the
+    settings typed `Path`) resolved against `cwd`; secrets (typed `SecretStr`) as `<NAME>`
+    placeholders unless `with_secrets`."""
+    from pydantic import SecretStr
+
+    from biomcp.entrypoints.settings import Settings
+
+    known = {name.upper() for name in Settings.model_fields}
+    secrets, paths = _settings_typed(SecretStr), _settings_typed(Path)
     merged: dict[str, str] = {k.upper(): v for k, v in dotenv.items() if v is not None}
     merged.update({k.upper(): v for k, v in environ.items()})
     out: dict[str, str] = {}
@@ -63,9 +76,9 @@ def server_env(
         if name not in known or name.startswith(_HTTP_ONLY):
             continue
         value = merged[name]
-        if name in SECRETS and not with_secrets:
+        if name in secrets and not with_secrets:
             value = f"<{name}>"
-        elif name in PATHS and value:
+        elif name in paths and value:
             path = Path(value).expanduser()
             value = str(path if path.is_absolute() else (cwd / path).resolve())
         out[name] = value
@@ -129,8 +142,6 @@ def register(app: typer.Typer) -> None:
         run the printed command (Claude Code). `biomcp doctor`, run with the same settings,
         checks them first.
         """
-        from biomcp.entrypoints.settings import Settings
-
         if client not in CLIENTS:
             typer.echo(
                 f"error [VALIDATION]: unknown client {client!r}: one of {', '.join(CLIENTS)}",
@@ -142,8 +153,7 @@ def register(app: typer.Typer) -> None:
             from dotenv import dotenv_values
 
             dotenv = dict(dotenv_values(Path(".env")))
-        known = frozenset(field.upper() for field in Settings.model_fields)
-        env = server_env(os.environ, dotenv, Path.cwd(), known=known, with_secrets=with_secrets)
+        env = server_env(os.environ, dotenv, Path.cwd(), with_secrets=with_secrets)
         command = server_command()
         typer.echo(snippet(client, name, command, env))
         where, _ = CLIENTS[client]

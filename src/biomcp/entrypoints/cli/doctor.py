@@ -392,18 +392,13 @@ class _Doctor:
     async def corpus_model(self) -> None:
         from biomcp.ports.vectors import EmbeddingMismatchError
 
-        embedder = self.services.container.embedder()
-        stored = (self.stats.model_id, self.stats.dim)
-        if self.stats.count == 0 or stored == (embedder.model_id, embedder.dim):
-            self.add("corpus model", "ok", f"the corpus was embedded by {stored[0]}")
-            return
-        mismatch = EmbeddingMismatchError(
-            self.settings.weaviate_class,
-            f"{stored[0]} ({stored[1]}-d)",
-            f"{embedder.model_id} ({embedder.dim}-d)",
-        )
-        _, message, _ = describe(mismatch, self.settings)
-        self.add("corpus model", "fail", message)
+        try:
+            await self.services.search.check_model()  # what every search checks first
+        except EmbeddingMismatchError as mismatch:
+            _, message, _ = describe(mismatch, self.settings)
+            self.add("corpus model", "fail", message)
+        else:
+            self.add("corpus model", "ok", f"the corpus was embedded by {self.stats.model_id}")
 
     async def ncbi(self) -> None:
         began = time.perf_counter()
