@@ -24,6 +24,7 @@ import threading
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, TypeVar
 
@@ -333,6 +334,77 @@ class MetadataStoreContract:
         stored = run(store.get_document("134"))
         assert stored is not None
         assert (stored.version, stored.indexed_version) == (2, 2)
+
+    # -- quality scores ---------------------------------------------------------------------
+
+    def test_scores_counted_before_a_year_are_listed_by_pmid_with_the_record_s_year(
+        self, store: MetadataStore
+    ) -> None:
+        dated = full_record("301")  # published 1998 (a MedlineDate), EDAT 2021
+        undated_pub = full_record("302", pdat=None)  # the year is EDAT's
+        undated = full_record("303", pdat=None, edat=None)
+        _upsert(store, undated, dated, undated_pub)
+        scored_in = run(store.get_document("301")).quality.scored_in  # type: ignore[union-attr]
+        assert scored_in is not None
+
+        assert run(store.scores_before(scored_in)) == []
+        assert run(store.count_documents(scored_before=scored_in)) == 0
+        listed = run(store.scores_before(scored_in + 1))
+        assert [s.pmid for s in listed] == ["301", "302", "303"]
+        assert [s.year for s in listed] == [1998, 2021, None]
+        assert [(s.version, s.indexed_version) for s in listed] == [(1, 0)] * 3
+        stored = run(store.get_documents(["301", "302", "303"]))
+        assert [s.quality for s in listed] == [stored[p].quality for p in ("301", "302", "303")]
+        assert run(store.count_documents(scored_before=scored_in + 1)) == 3
+        assert run(store.count_documents(indexed=True, scored_before=scored_in + 1)) == 0
+        # pages, by PMID
+        assert [s.pmid for s in run(store.scores_before(scored_in + 1, limit=2))] == [
+            "301",
+            "302",
+        ]
+        assert [s.pmid for s in run(store.scores_before(scored_in + 1, after="302"))] == ["303"]
+
+    def test_a_score_stored_without_its_year_is_listed_before_any_year(
+        self, store: MetadataStore
+    ) -> None:
+        upsert = upsert_of(full_record("304"))
+        legacy = replace(upsert, quality=replace(upsert.quality, scored_in=None))
+        run(store.upsert_documents([legacy]))
+
+        assert [s.pmid for s in run(store.scores_before(1900))] == ["304"]
+        assert run(store.count_documents(scored_before=1900)) == 1
+
+    def test_a_new_score_is_stored_while_the_document_keeps_its_version(
+        self, store: MetadataStore
+    ) -> None:
+        record = full_record("305")
+        other = full_record("306")
+        _upsert(store, record, other)
+        [score, other_score] = run(store.scores_before(9999))
+        assert score.quality.scored_in is not None
+        new = replace(
+            score.quality,
+            recency=score.quality.recency + 1,
+            total=score.quality.total + 1,
+            scored_in=score.quality.scored_in + 1,
+        )
+
+        assert run(store.set_quality([replace(score, quality=new)])) == 1
+        stored = run(store.get_document("305"))
+        assert stored is not None
+        assert stored.quality == new
+        assert stored.version == 1
+        assert run(store.get_document("306")).quality == other_score.quality  # type: ignore[union-attr]
+        assert [s.pmid for s in run(store.scores_before(score.quality.scored_in + 1))] == ["306"]
+
+        # A document that moved on to version 2 keeps its own score.
+        _upsert(store, revised(other, title="A corrected title"))
+        moved_on = run(store.get_document("306"))
+        assert moved_on is not None
+        assert moved_on.version == 2
+        assert run(store.set_quality([replace(other_score, quality=new)])) == 0
+        assert run(store.get_document("306")).quality == moved_on.quality  # type: ignore[union-attr]
+        assert run(store.set_quality([])) == 0
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@ Five components, each an integer in its own range, every one kept in the breakdo
   non-research items (editorials, letters, errata, historical articles).
 * recency 0-2: 2 when published at most 5 years before "today", 1 at most 10, else 0. Age is
   counted in calendar years (today.year - publication year) so a year-only date is never
-  guessed; "today" is injected, never read from a clock.
+  guessed; "today" is injected, never read from a clock. The breakdown records the year it
+  was counted in (`scored_in`): when the calendar year turns, `rescore_recency` brings a
+  stored score up to date without the record.
 * journal 0-2: 2 for a tier-1 journal (`JournalTiers`, matched by ISSN and by name), 1 for an
   optional tier-2 list, else 0.
 * human 0-2: 2 for a human study (MeSH Humans, a clinical tier, or, for records not yet
@@ -50,6 +52,8 @@ __all__ = [
     "journal_key",
     "parse_sample_size",
     "read_sample_size",
+    "recency_points",
+    "rescore_recency",
     "score_quality",
     "total_score",
     "words_to_number",
@@ -318,8 +322,8 @@ def design_points(design: DesignClassification) -> int:
     return _DESIGN_POINTS.get(design.design, 1)
 
 
-def _recency_points(record: PubMedRecord, today: date, config: QualityConfig) -> int:
-    year = record.year
+def recency_points(year: int | None, today: date, config: QualityConfig) -> int:
+    """Recency component 0-2 of a record published in `year` (None: undated, 0)."""
     if year is None:
         return 0
     age = today.year - year
@@ -366,7 +370,7 @@ def score_quality(
     if n is not None:
         sample = 2 if n > config.sample_large else 1 if n >= config.sample_medium else 0
     design_score = design_points(design)
-    recency = _recency_points(record, today, config)
+    recency = recency_points(record.year, today, config)
     journal = config.journals.points(record)
     human = _human_points(record, evidence, design)
     return QualityBreakdown(
@@ -377,7 +381,23 @@ def score_quality(
         sample_size=sample,
         total=total_score(design_score, recency, journal, human, sample, config.weights),
         sample_size_n=n,
+        scored_in=today.year,
     )
+
+
+def rescore_recency(
+    quality: QualityBreakdown, year: int | None, today: date, config: QualityConfig | None = None
+) -> QualityBreakdown:
+    """`quality` (a stored score of a record published in `year`) with its recency counted
+    from `today` and its total summed again under `config`'s weights; the other components
+    stand (they follow the record, not the calendar)."""
+    config = config or QualityConfig()
+    recency = recency_points(year, today, config)
+    total = total_score(
+        quality.design, recency, quality.journal, quality.human, quality.sample_size,
+        config.weights,
+    )  # fmt: skip
+    return replace(quality, recency=recency, total=total, scored_in=today.year)
 
 
 def total_score(

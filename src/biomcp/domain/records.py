@@ -279,7 +279,10 @@ class QualityBreakdown:
     """The document-level quality score (spec 03 section 5) with every component kept.
 
     `sample_size` is the additive v1.1 field; `sample_size_n` the largest sample size parsed
-    from the abstract (None when none was found), so the score can be explained.
+    from the abstract (None when none was found), so the score can be explained. `scored_in`
+    is the calendar year whose "today" the recency was counted from (None for a score stored
+    before it was recorded): recency moves with the calendar, so a score from an earlier year
+    may be out of date (`quality.rescore_recency`).
     """
 
     design: int
@@ -289,6 +292,7 @@ class QualityBreakdown:
     sample_size: int
     total: int
     sample_size_n: int | None = None
+    scored_in: int | None = None
 
     def as_dict(self) -> dict[str, int | None]:
         return {

@@ -27,6 +27,7 @@ __all__ = [
     "MetadataStoreError",
     "StoreUnavailableError",
     "StoredDocument",
+    "StoredScore",
     "SyncJob",
     "UpsertOutcome",
     "UpsertSummary",
@@ -83,6 +84,19 @@ class StoredDocument:
     version: int
     indexed_version: int
     last_seen_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScore:
+    """A stored document's quality score with what rescoring it needs: the record's
+    publication year (`PubMedRecord.year`; None when undated) and the version it was scored
+    at (a new score is stored only while the document is still at that version)."""
+
+    pmid: str
+    year: int | None
+    version: int
+    indexed_version: int
+    quality: QualityBreakdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +161,24 @@ class MetadataStore(Protocol):
         """Record that `pmid`'s chunks of `version` are in the vector store."""
         ...
 
-    async def count_documents(self, *, indexed: bool = False) -> int:
-        """How many documents are stored (`indexed`: only those with chunks written)."""
+    async def count_documents(
+        self, *, indexed: bool = False, scored_before: int | None = None
+    ) -> int:
+        """How many documents are stored (`indexed`: only those with chunks written;
+        `scored_before`: only those `scores_before` that year would list)."""
+        ...
+
+    async def scores_before(
+        self, year: int, after: str = "", limit: int = 500
+    ) -> list[StoredScore]:
+        """The scores of the documents whose quality was scored in a calendar year before
+        `year`, or in an unrecorded one (`QualityBreakdown.scored_in` None), in ascending PMID
+        order: the first `limit` after `after`."""
+        ...
+
+    async def set_quality(self, scores: Sequence[StoredScore]) -> int:
+        """Store each score's quality as its document's, where the document is still at the
+        score's version (one that moved on keeps its own); return how many were stored."""
         ...
 
     async def document_pmids(self, after: str = "", limit: int = 1000) -> list[str]:

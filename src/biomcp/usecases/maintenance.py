@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biomcp.domain.records import PubMedRecord, QualityBreakdown
-from biomcp.ports.metadata import DocumentUpsert, MetadataStore
+from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredScore
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.sync import INDEX_LOCK
@@ -90,6 +90,7 @@ class RebuildReport:
     reset: bool = False
     documents: int = 0
     rederived: int = 0
+    rescored: int = 0
     chunks_written: int = 0
     chunks_deleted: int = 0
     texts_embedded: int = 0
@@ -101,6 +102,7 @@ class RebuildReport:
             "reset": self.reset,
             "documents": self.documents,
             "rederived": self.rederived,
+            "rescored": self.rescored,
             "chunks_written": self.chunks_written,
             "chunks_deleted": self.chunks_deleted,
             "texts_embedded": self.texts_embedded,
@@ -120,6 +122,9 @@ class DerivationDrift:
     quality: int
     #: up to a few PMIDs whose classification would change
     examples: tuple[str, ...] = ()
+    #: of every stored document, those whose score counts recency from an earlier calendar
+    #: year (the next sync brings them up to date: `usecases.rescoring`)
+    recency: int = 0
 
     @property
     def stale(self) -> bool:
@@ -175,6 +180,7 @@ class IndexMaintenance:
             raise ValueError("drift() needs the derive function")
         checked = classification = quality = 0
         examples: list[str] = []
+        year: int | None = None
         after = ""
         while checked < limit and (
             pmids := await self._metadata.document_pmids(after, min(self._page, limit - checked))
@@ -182,6 +188,7 @@ class IndexMaintenance:
             after = pmids[-1]
             for doc in (await self._metadata.get_documents(pmids)).values():
                 fresh = self._derive(doc.record)
+                year = fresh.quality.scored_in
                 checked += 1
                 stored, now = doc.evidence, fresh.evidence
                 design = stored.design.design if stored.design else None
@@ -195,7 +202,8 @@ class IndexMaintenance:
                         examples.append(doc.record.pmid)
                 if _scored(doc.quality) != _scored(fresh.quality):
                     quality += 1
-        return DerivationDrift(checked, classification, quality, tuple(examples))
+        recency = await self._metadata.count_documents(scored_before=year) if year else 0
+        return DerivationDrift(checked, classification, quality, tuple(examples), recency)
 
     async def verify(self, progress: Progress | None = None) -> IndexCheck:
         """Every stored document's chunks against the store, and the store's own files.
@@ -240,7 +248,8 @@ class IndexMaintenance:
         or when the collection's files cannot be opened at all, the collection is dropped
         first and refilled from SQL. With `rederive`, each stored record's tier, study design
         and quality are first derived again under the rules in force and stored (a record
-        derived under older rules gets a new version, as a sync that saw it would give it).
+        derived under older rules gets a new version, as a sync that saw it would give it;
+        an unchanged one keeps its version and gets its score counted today: `rescored`).
 
         Raises:
             ValueError: `rederive` without a `derive` function.
@@ -271,7 +280,23 @@ class IndexMaintenance:
                     derived = [self._derive(doc.record) for doc in docs]
                     summary = await self._metadata.upsert_documents(derived)
                     report.rederived += summary.updated
-                    if summary.updated:
+                    # An unchanged record keeps its version, but its score is counted again
+                    # too (recency moves with the calendar, weights with the settings).
+                    rescored = await self._metadata.set_quality(
+                        [
+                            StoredScore(
+                                d.record.pmid,
+                                d.record.year,
+                                d.version,
+                                d.indexed_version,
+                                fresh.quality,
+                            )
+                            for d, fresh in zip(docs, derived, strict=True)
+                            if fresh.quality != d.quality
+                        ]
+                    )
+                    report.rescored += rescored
+                    if summary.updated or rescored:
                         docs = list((await self._metadata.get_documents(pmids)).values())
                 outcome = await self._indexer.index(docs)
                 await self._metadata.mark_indexed(

@@ -20,6 +20,9 @@
    takes fewer requests: `usecases.retractions`), and re-fetch, store and index those PubMed
    now lists as retracted, so their flag and notice are current. A failed re-check is a
    warning: it neither fails the sync nor holds the checkpoint (the next sync re-checks again).
+   Then bring up to date the stored scores whose recency the calendar moved
+   (`usecases.rescoring`: a score counted in an earlier year, in SQL and on the chunks of its
+   document, without a new version); a failure there is a warning too.
 7. Settle the pending PMIDs (`_settle_pending`): a PMID ESearch found and EFetch did not
    return (NCBI's answers now and then lag for a record in flux) is recorded as pending, with
    a warning, and every later sync asks for it again until it arrives; one that arrived and
@@ -70,6 +73,7 @@ from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.pending import sample, settle_pending
+from biomcp.usecases.rescoring import rescore_stale
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
 
 __all__ = [
@@ -169,6 +173,8 @@ class SyncReport:
     pending_gone: tuple[str, ...] = ()
     #: the PubMed query synced
     term: str = ""
+    #: stored scores whose recency the calendar moved, brought up to date (`usecases.rescoring`)
+    rescored: int = 0
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
@@ -228,6 +234,7 @@ class _Run:
     pending: tuple[str, ...] = ()
     pending_arrived: tuple[str, ...] = ()
     pending_gone: tuple[str, ...] = ()
+    rescored: int = 0
 
     def timed(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
@@ -461,6 +468,7 @@ class SyncDelta:
 
         if self.config.recheck_retractions:
             await self._recheck_retractions(run, frozenset(pmids))
+        await self._rescore(run)
 
         final = checkpoint.last_edat
         advanced = False
@@ -496,6 +504,7 @@ class SyncDelta:
             pending_arrived=run.pending_arrived,
             pending_gone=run.pending_gone,
             term=term,
+            rescored=run.rescored,
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
@@ -579,6 +588,30 @@ class SyncDelta:
             )
         finally:
             run.timed("retractions", began)
+
+    async def _rescore(self, run: _Run) -> None:
+        """Bring the stored scores counted in an earlier calendar year up to date (step 6 of
+        the module docstring). A failure is a warning: the next sync tries again."""
+        began = time.perf_counter()
+        try:
+            outcome = await rescore_stale(
+                self._metadata,
+                self.indexer,
+                INDEX_LOCK,
+                today=self._clock.now().date(),
+                config=self.config.quality,
+                lock_timeout_s=self.config.lock_timeout_s,
+            )
+            run.rescored = outcome.rescored
+            run.chunks_written += outcome.chunks_updated
+        except Exception as exc:  # a cancellation (BaseException) still stops the sync
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            run.warnings.append(
+                f"updating the recency of stored quality scores failed ({reason}); the next "
+                "sync tries again"
+            )
+        finally:
+            run.timed("rescore", began)
 
     async def _fetch(self, run: _Run, pmids: Sequence[str]) -> FetchResult:
         began = time.perf_counter()

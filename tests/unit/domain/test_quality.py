@@ -22,6 +22,7 @@ from biomcp.domain.quality import (
     journal_key,
     parse_sample_size,
     read_sample_size,
+    rescore_recency,
     score_quality,
     total_score,
     words_to_number,
@@ -139,6 +140,45 @@ def test_recency_thresholds_follow_the_config() -> None:
     assert score_quality(record, TODAY, config).recency == 1
     assert score_quality(record, date(2024, 1, 1), config).recency == 2
     assert score_quality(record, date(2027, 1, 1), config).recency == 0
+
+
+def test_a_score_records_the_year_its_recency_was_counted_in() -> None:
+    record = make_record(pdat=PubDate(2020))
+    assert score_quality(record, date(2025, 12, 31)).scored_in == 2025
+    assert score_quality(record, date(2026, 1, 1)).scored_in == 2026
+
+
+@pytest.mark.parametrize(
+    ("year", "today", "recency"),
+    [
+        (2020, date(2025, 6, 1), 2),  # 5 years: unchanged
+        (2020, date(2026, 1, 1), 1),  # 6 years from New Year's Day
+        (2015, date(2026, 1, 1), 0),  # 11 years
+        (None, date(2026, 1, 1), 0),  # undated
+    ],
+)
+def test_rescoring_counts_recency_again_and_keeps_the_other_components(
+    year: int | None, today: date, recency: int
+) -> None:
+    record = make_record(pdat=PubDate(year) if year else None, edat=None)
+    stored = score_quality(record, date(2025, 6, 1))
+    again = rescore_recency(stored, record.year, today)
+
+    assert again == score_quality(record, today)  # what scoring the record today gives
+    assert again.recency == recency
+    assert again.scored_in == today.year
+    parts = (again.design, again.journal, again.human, again.sample_size, again.sample_size_n)
+    assert parts == (
+        stored.design, stored.journal, stored.human, stored.sample_size, stored.sample_size_n
+    )  # fmt: skip
+
+
+def test_rescoring_sums_the_total_under_the_weights_in_force_and_clamps_it() -> None:
+    stored = QualityBreakdown(design=3, recency=1, journal=2, human=2, sample_size=2, total=10)
+    again = rescore_recency(stored, 2025, date(2026, 3, 1))
+    assert (again.recency, again.total) == (2, 10)  # 11 clamped
+    unweighted = QualityConfig().with_weights(recency=0.0)
+    assert rescore_recency(stored, 2025, date(2026, 3, 1), unweighted).total == 9
 
 
 # --- journal 0-2 ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from biomcp.ports.metadata import (
     DocumentUpsert,
     PendingPmid,
     StoredDocument,
+    StoredScore,
     SyncJob,
 )
 from biomcp.ports.projects import ProjectInfo
@@ -51,6 +52,7 @@ __all__ = [
     "pending_from_row",
     "project_from_row",
     "project_values",
+    "score_from_row",
 ]
 
 
@@ -119,6 +121,24 @@ def document_from_row(row: Row[Any]) -> StoredDocument:
         version=row.version,
         indexed_version=row.indexed_version,
         last_seen_at=row.last_seen_at,
+    )
+
+
+def score_from_row(row: Any) -> StoredScore:
+    """A document's score from its pmid, pdat, edat, version, indexed_version and quality
+    columns (the year as `PubMedRecord.year` gives it: the publication date's, else EDAT's).
+
+    Raises ValueError on a malformed quality_json."""
+    if row.pdat:
+        year: int | None = int(row.pdat[:4])
+    else:
+        year = row.edat.year if row.edat is not None else None
+    return StoredScore(
+        pmid=row.pmid,
+        year=year,
+        version=row.version,
+        indexed_version=row.indexed_version,
+        quality=quality_from_json(row.quality_json),
     )
 
 

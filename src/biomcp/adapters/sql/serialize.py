@@ -236,8 +236,12 @@ def record_from_json(data: JsonDict) -> PubMedRecord:
 
 
 def quality_to_json(quality: QualityBreakdown) -> JsonDict:
-    """The breakdown with every component, `sample_size_n` included."""
-    return {**quality.as_dict(), "sample_size_n": quality.sample_size_n}
+    """The breakdown with every component, `sample_size_n` and `scored_in` included."""
+    return {
+        **quality.as_dict(),
+        "sample_size_n": quality.sample_size_n,
+        "scored_in": quality.scored_in,
+    }
 
 
 def quality_from_json(data: JsonDict) -> QualityBreakdown:
@@ -251,6 +255,7 @@ def quality_from_json(data: JsonDict) -> QualityBreakdown:
             sample_size=data["sample_size"],
             total=data["total"],
             sample_size_n=data.get("sample_size_n"),
+            scored_in=data.get("scored_in"),
         )
     except KeyError as exc:
         raise ValueError(f"malformed quality_json: missing {exc}") from exc

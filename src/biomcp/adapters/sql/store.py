@@ -19,7 +19,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Connection, Engine, bindparam, delete, func, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy import exc as sa_exc
 
 from biomcp.adapters.sql.engine import (
@@ -51,8 +62,9 @@ from biomcp.adapters.sql.rows import (
     pending_from_row,
     project_from_row,
     project_values,
+    score_from_row,
 )
-from biomcp.adapters.sql.serialize import retracted_from_json
+from biomcp.adapters.sql.serialize import quality_to_json, retracted_from_json
 from biomcp.adapters.sql.upsert import upsert_batch
 from biomcp.domain.watermarks import WatermarkAudit, advance_watermark, manual_watermark
 from biomcp.ports.clock import Clock
@@ -62,6 +74,7 @@ from biomcp.ports.metadata import (
     MetadataStoreError,
     PendingPmid,
     StoredDocument,
+    StoredScore,
     StoreUnavailableError,
     SyncJob,
     UpsertSummary,
@@ -74,6 +87,12 @@ T = TypeVar("T")
 
 #: `rag_get`'s query, built once: one document by its PMID.
 _DOC_BY_PMID = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
+#: The calendar year a stored score's recency was counted in (NULL when not recorded).
+_scored_in = DOCS.c.quality_json["scored_in"].as_integer()
+
+
+def _scored_before(year: int) -> ColumnElement[bool]:
+    return or_(_scored_in.is_(None), _scored_in < year)
 
 
 def _read_document(engine: Engine, pmid: str) -> StoredDocument | None:
@@ -310,10 +329,14 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         if versions:
             await self._run("marking documents indexed", work)
 
-    async def count_documents(self, *, indexed: bool = False) -> int:
+    async def count_documents(
+        self, *, indexed: bool = False, scored_before: int | None = None
+    ) -> int:
         query = select(func.count()).select_from(DOCS)
         if indexed:
             query = query.where(DOCS.c.indexed_version > 0)
+        if scored_before is not None:
+            query = query.where(_scored_before(scored_before))
 
         def work(engine: Engine) -> int:
             with engine.connect() as connection:
@@ -329,6 +352,53 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 return [str(pmid) for pmid in connection.execute(query).scalars()]
 
         return await self._run("listing documents", work)
+
+    async def scores_before(
+        self, year: int, after: str = "", limit: int = 500
+    ) -> list[StoredScore]:
+        """The port's contract; reads the score columns only, not the records."""
+        query = (
+            select(
+                DOCS.c.pmid,
+                DOCS.c.pdat,
+                DOCS.c.edat,
+                DOCS.c.version,
+                DOCS.c.indexed_version,
+                DOCS.c.quality_json,
+            )
+            .where(DOCS.c.pmid > after, _scored_before(year))
+            .order_by(DOCS.c.pmid)
+            .limit(limit)
+        )
+
+        def work(engine: Engine) -> list[StoredScore]:
+            with engine.connect() as connection:
+                return [score_from_row(row) for row in connection.execute(query)]
+
+        return await self._run("listing quality scores", work)
+
+    async def set_quality(self, scores: Sequence[StoredScore]) -> int:
+        """The port's contract, in one transaction."""
+        statement = (
+            update(DOCS)
+            .where(DOCS.c.pmid == bindparam("k_pmid"), DOCS.c.version == bindparam("k_version"))
+            .values(quality_total=bindparam("k_total"), quality_json=bindparam("k_quality"))
+        )
+        params = [
+            {
+                "k_pmid": score.pmid,
+                "k_version": score.version,
+                "k_total": score.quality.total,
+                "k_quality": quality_to_json(score.quality),
+            }
+            for score in scores
+        ]
+
+        def work(engine: Engine) -> int:
+            with writing(engine) as connection:
+                return sum(connection.execute(statement, [p]).rowcount for p in params)
+
+        return await self._run("storing quality scores", work) if params else 0
 
     # -- checkpoints ------------------------------------------------------------------------
 

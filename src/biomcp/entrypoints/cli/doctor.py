@@ -332,6 +332,16 @@ class _Doctor:
             if drift.checked < self.records
             else f"of the {drift.checked:,} records"
         )
+        if drift.recency:
+            self.add(
+                "score recency",
+                "warn",
+                f"{drift.recency:,} stored quality scores were counted in an earlier "
+                "calendar year, or before bio-mcp recorded the year (recency is a record's "
+                "age in years)",
+                "the next sync brings them up to date (biomcp sync --all), or "
+                "biomcp index rebuild --rederive",
+            )
         if not drift.stale:
             self.add(
                 "derived data",

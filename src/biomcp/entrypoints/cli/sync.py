@@ -146,6 +146,11 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
             f"{report.chunks_written} written, {report.chunks_deleted} deleted, "
             f"{report.texts_embedded} texts embedded",
         ),
+        *(
+            [("rescored", f"{report.rescored} stored scores (recency counted this year)")]
+            if report.rescored
+            else []
+        ),
         ("max EDAT", iso(report.max_edat_seen) or "-"),
         ("checkpoint", checkpoint),
         *(
@@ -183,6 +188,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "chunks_written": report.chunks_written,
         "chunks_deleted": report.chunks_deleted,
         "texts_embedded": report.texts_embedded,
+        "rescored": report.rescored,
         "window_start": iso(report.window_start),
         "checkpoint": iso(report.checkpoint),
         "checkpoint_advanced": report.checkpoint_advanced,
