@@ -41,7 +41,7 @@ from biomcp.domain.design import (
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.evidence import EvidenceClassification, classify_evidence
 from biomcp.domain.journals import DEFAULT_TIER1_JOURNALS
-from biomcp.domain.records import EvidenceType, PubMedRecord, QualityBreakdown
+from biomcp.domain.records import EvidenceType, PubMedRecord, QualityBreakdown, SampleSizeReading
 
 __all__ = [
     "JournalTiers",
@@ -231,16 +231,6 @@ def words_to_number(text: str) -> int | None:
     return total + current
 
 
-@dataclass(frozen=True, slots=True)
-class SampleSizeReading:
-    """What `read_sample_size` read: the sample size `n` and the `phrase` it came from (None
-    when nothing was stated), and the counts it `refused` as not participants."""
-
-    n: int | None
-    phrase: str | None
-    refused: tuple[str, ...] = ()
-
-
 def _counts_something_else(text: str, start: int, end: int, pattern_index: int) -> bool:
     """True when the number at text[start:end] counts things, not people: "a total of 232,878
     seafarer medical examinations", "N = 26,819,987 person-months", "trips ... (n = 205,673)"."""
@@ -365,7 +355,8 @@ def score_quality(
     config = config or QualityConfig()
     design = design or classify_design(record)
     evidence = evidence or classify_evidence(record, design)
-    n = parse_sample_size(record.abstract_text)
+    reading = read_sample_size(record.abstract_text)
+    n = reading.n
     sample = 0
     if n is not None:
         sample = 2 if n > config.sample_large else 1 if n >= config.sample_medium else 0
@@ -382,6 +373,7 @@ def score_quality(
         total=total_score(design_score, recency, journal, human, sample, config.weights),
         sample_size_n=n,
         scored_in=today.year,
+        sample_size_reading=reading,
     )
 
 

@@ -275,6 +275,16 @@ def utc(year: int, month: int = 1, day: int = 1, hour: int = 0, minute: int = 0)
 
 
 @dataclass(frozen=True, slots=True)
+class SampleSizeReading:
+    """What `quality.read_sample_size` read: the sample size `n` and the `phrase` it came from
+    (None when nothing was stated), and the counts it `refused` as not participants."""
+
+    n: int | None
+    phrase: str | None
+    refused: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class QualityBreakdown:
     """The document-level quality score (spec 03 section 5) with every component kept.
 
@@ -282,7 +292,9 @@ class QualityBreakdown:
     from the abstract (None when none was found), so the score can be explained. `scored_in`
     is the calendar year whose "today" the recency was counted from (None for a score stored
     before it was recorded): recency moves with the calendar, so a score from an earlier year
-    may be out of date (`quality.rescore_recency`).
+    may be out of date (`quality.rescore_recency`). `sample_size_reading` is what the sample
+    size was read from, kept so a reader need not read the abstract again (None for a score
+    stored before it was kept).
     """
 
     design: int
@@ -293,6 +305,7 @@ class QualityBreakdown:
     total: int
     sample_size_n: int | None = None
     scored_in: int | None = None
+    sample_size_reading: SampleSizeReading | None = None
 
     def as_dict(self) -> dict[str, int | None]:
         return {

@@ -76,7 +76,9 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
     record = doc.record
     quality = doc.quality
     design = doc.evidence.design or classify_design(record)
-    reading = read_sample_size(record.abstract_text)
+    # What the sample size was read from: kept with the score, or (a score stored before it
+    # was kept) read again from the abstract.
+    reading = quality.sample_size_reading or read_sample_size(record.abstract_text)
     return {
         "doc_id": record.doc_id,
         "title": record.title,
@@ -111,8 +113,8 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
             "sample_size": quality.sample_size,
             "sample_size_n": quality.sample_size_n,
             # What was read: the phrase the stored n came from, and the counts refused as
-            # not participants (232,878 examinations). Re-read here from the abstract; the
-            # phrase is left out if the stored n came from older rules (see versioning).
+            # not participants (232,878 examinations); the phrase is left out if a reading
+            # done again does not give the stored n (older rules: see versioning).
             "sample_size_text": reading.phrase if reading.n == quality.sample_size_n else None,
             "sample_size_refused": list(reading.refused),
             "total": quality.total,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -31,6 +31,7 @@ from biomcp.domain.records import (
     PubDate,
     PubMedRecord,
     QualityBreakdown,
+    SampleSizeReading,
 )
 from tests.support.sql_records import full_record
 
@@ -131,6 +132,32 @@ def test_a_quality_breakdown_round_trips_with_its_sample_size(sample_size_n: int
     assert quality_from_json(data) == quality
     assert data["sample_size"] == 2
     assert data["sample_size_n"] == sample_size_n
+
+
+def test_a_quality_breakdown_round_trips_with_its_year_and_what_was_read() -> None:
+    reading = SampleSizeReading(1961, "1961 adults", ("total of 3,000 visits",))
+    quality = QualityBreakdown(3, 2, 2, 1, 2, 10, 1961, scored_in=2026, sample_size_reading=reading)
+
+    data = through_json(quality_to_json(quality))
+
+    assert quality_from_json(data) == quality
+    assert (data["scored_in"], data["sample_size_text"]) == (2026, "1961 adults")
+    assert data["sample_size_refused"] == ["total of 3,000 visits"]
+    nothing_read = replace(
+        quality, sample_size_n=None, sample_size_reading=SampleSizeReading(None, None)
+    )
+    assert quality_from_json(through_json(quality_to_json(nothing_read))) == nothing_read
+
+
+def test_a_quality_breakdown_stored_before_its_year_and_reading_were_kept_reads_as_none() -> None:
+    older = {"design": 3, "recency": 2, "journal": 2, "human": 1, "sample_size": 2, "total": 10,
+             "sample_size_n": 1961}  # fmt: skip
+
+    quality = quality_from_json(older)
+
+    assert quality.scored_in is None
+    assert quality.sample_size_reading is None
+    assert quality.sample_size_n == 1961
 
 
 def test_a_quality_breakdown_missing_a_component_is_refused() -> None:

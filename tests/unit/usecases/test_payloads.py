@@ -8,6 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.domain.design import StudyDesign
+from biomcp.domain.records import SampleSizeReading
 from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS, contract_payload
 from biomcp.usecases.payloads import document_payload
 from tests.support.builders import make_record, stored_document
@@ -40,6 +41,22 @@ def test_a_stale_stored_n_hides_the_phrase_rather_than_misexplain_it() -> None:
     doc = stored_document(make_record(text="We studied 412 patients."))
     stale = replace(doc, quality=replace(doc.quality, sample_size_n=9))
     assert document_payload(stale)["quality_breakdown"]["sample_size_text"] is None
+
+
+def test_what_was_read_is_taken_from_the_score_and_read_again_only_for_an_older_score() -> None:
+    doc = stored_document(make_record(text="We studied 412 patients. 90 samples were lost."))
+    kept = doc.quality.sample_size_reading
+    assert kept == SampleSizeReading(412, "412 patients", ())  # scored with its reading
+
+    # The reading kept with the score is what is shown (the abstract is not read again).
+    marked = replace(kept, phrase="412 patients (as kept)", refused=("kept refusal",))
+    shown = document_payload(replace(doc, quality=replace(doc.quality, sample_size_reading=marked)))
+    assert shown["quality_breakdown"]["sample_size_text"] == "412 patients (as kept)"
+    assert shown["quality_breakdown"]["sample_size_refused"] == ["kept refusal"]
+
+    # A score stored before readings were kept: the abstract is read again.
+    older = replace(doc, quality=replace(doc.quality, sample_size_reading=None))
+    assert document_payload(older)["quality_breakdown"]["sample_size_text"] == "412 patients"
 
 
 def test_the_schema_lists_every_design() -> None:

@@ -23,6 +23,7 @@ from biomcp.domain.records import (
     PubDate,
     PubMedRecord,
     QualityBreakdown,
+    SampleSizeReading,
 )
 
 __all__ = [
@@ -236,12 +237,18 @@ def record_from_json(data: JsonDict) -> PubMedRecord:
 
 
 def quality_to_json(quality: QualityBreakdown) -> JsonDict:
-    """The breakdown with every component, `sample_size_n` and `scored_in` included."""
-    return {
+    """The breakdown with every component, `sample_size_n`, `scored_in` and what the sample
+    size was read from (when kept) included."""
+    data: JsonDict = {
         **quality.as_dict(),
         "sample_size_n": quality.sample_size_n,
         "scored_in": quality.scored_in,
     }
+    reading = quality.sample_size_reading
+    if reading is not None:
+        data["sample_size_text"] = reading.phrase
+        data["sample_size_refused"] = list(reading.refused)
+    return data
 
 
 def quality_from_json(data: JsonDict) -> QualityBreakdown:
@@ -256,6 +263,15 @@ def quality_from_json(data: JsonDict) -> QualityBreakdown:
             total=data["total"],
             sample_size_n=data.get("sample_size_n"),
             scored_in=data.get("scored_in"),
+            sample_size_reading=(
+                SampleSizeReading(
+                    data.get("sample_size_n"),
+                    data.get("sample_size_text"),
+                    tuple(data["sample_size_refused"]),
+                )
+                if "sample_size_refused" in data
+                else None
+            ),
         )
     except KeyError as exc:
         raise ValueError(f"malformed quality_json: missing {exc}") from exc
