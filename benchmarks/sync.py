@@ -18,7 +18,9 @@ and use cases come from `build_services(Settings(...))` exactly as the server bu
    embedding calls (counted by a pass-through wrapper) and vector writes (must both be 0).
    Each replay also re-checks the stored records outside its window for retractions; the
    fake lists `RETRACTED` retracted articles (the oldest, retracted before the first sync), as
-   PubMed always lists some, so the re-check runs as it would against NCBI.
+   PubMed always lists some, so the re-check runs as it would against NCBI. It also asks for
+   the records revised since the first sync (`revisions_found`: the synthetic articles whose
+   DateRevised is today, fetched and skipped).
 3. `rag_search` through the MCP server (`build_server` + an in-process `mcp.Client`): N calls
    (`--searches`) over a rotating set of questions, p50 / p95 / mean; the same queries through
    `SearchCorpus` directly show what the MCP layer adds.
@@ -393,6 +395,7 @@ async def _measure(
                 {
                     "wall_s": round(seconds, 3),
                     "records": replay.pmids_processed,
+                    "revisions_found": replay.revisions_found,
                     "inserted": replay.inserted,
                     "updated": replay.updated,
                     "skipped": replay.skipped,

@@ -651,11 +651,11 @@ def test_a_pending_pmid_pubmed_removes_is_pending_no_more(
             corpus.remove(removed)
 
             # While the ESearch that asks fails, nothing is taken for gone. The sync's first
-            # ESearch (its window) is answered; the next one, the lookup, fails every retry.
+            # ESearches (its window, the records revised since the last sync) are answered;
+            # the next one, the lookup, fails every retry.
             retries = entrez.settings.max_retries
-            fake.faults.sequence(
-                [{"kind": "slow", "delay": 0}, *["500"] * (retries + 1)], endpoint="esearch"
-            )
+            answered = {"kind": "slow", "delay": 0}
+            fake.faults.sequence([answered, answered, *["500"] * (retries + 1)], endpoint="esearch")
             clock.advance(timedelta(days=1))
             report = await sync.run(KEY, TERM)
             assert (report.pending, report.pending_gone) == ((kept, removed), ())

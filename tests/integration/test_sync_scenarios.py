@@ -71,14 +71,15 @@ def _check_report_payload(report: SyncReport) -> None:
     assert report.job_id.startswith("sync_")
 
 
-def _esearch_windows(fake: FakeEutilsServer) -> list[tuple[str, str]]:
+def _esearch_windows(fake: FakeEutilsServer, datetype: str = "edat") -> list[tuple[str, str]]:
+    """The date windows the sync's ESearches asked for: the Entrez-date window's (`edat`), or
+    the revisions' since the last sync (`mdat`); not the retraction re-check's."""
     return [
         (entry["params"]["mindate"], entry["params"]["maxdate"])
         for entry in fake.log
-        # the windows' ESearches, not the retraction re-check's
         if entry["endpoint"] == "esearch"
         and entry["status"] == 200
-        and "mindate" in entry["params"]
+        and entry["params"].get("datetype") == datetype
     ]
 
 
@@ -295,6 +296,9 @@ def test_a_later_window_picks_up_only_the_new_records(
             assert _esearch_windows(fake) == [
                 (window_day.strftime("%Y/%m/%d"), date(2024, 7, 31).strftime("%Y/%m/%d"))
             ]
+            # ...and the records revised since the first sync's scan (2024-07-01), less the
+            # same overlap: none here (`test_sync_revisions.py` has some).
+            assert _esearch_windows(fake, "mdat") == [("2024/06/26", "2024/07/31")]
             assert (later.inserted, later.updated) == (len(new), 0)
             assert later.skipped == len(overlap)
             assert later.pmids_processed == len(new) + len(overlap)

@@ -87,10 +87,12 @@ __all__ = [
     "make_corpus",
     "make_sync",
     "matching",
+    "medline_index",
     "record_of",
     "replace_abstract",
     "revise",
     "run",
+    "unindex",
     "utc_noon",
 ]
 
@@ -290,18 +292,20 @@ class CountingVectorStore:
 class FlakyEntrezClient(HttpEntrezClient):
     """The real HTTP client, with one scriptable lapse on top of what the server sends:
     `incomplete=True` marks every enumeration incomplete (as when a day holds more ids than the
-    ESearch cap allows). A record EFetch does not return is the fake server's own
-    (`FakeEutilsServer.withhold`)."""
+    ESearch cap allows), `incomplete="mdat"` only those by that date type. A record EFetch does
+    not return is the fake server's own (`FakeEutilsServer.withhold`)."""
 
     def __init__(self, settings: EntrezSettings, *, limiter: RateLimiter | None = None) -> None:
         super().__init__(settings, limiter=limiter)
-        self.incomplete = False
+        self.incomplete: bool | DateType = False
 
     async def esearch_delta(
         self, term: str, mindate: date, maxdate: date, datetype: DateType = "edat"
     ) -> WindowEnumeration:
         found = await super().esearch_delta(term, mindate, maxdate, datetype)
-        return replace(found, complete=False) if self.incomplete else found
+        if self.incomplete is True or self.incomplete == datetype:
+            return replace(found, complete=False)
+        return found
 
 
 def entrez_client(base_url: str, *, flaky: bool = False, **settings: Any) -> HttpEntrezClient:
@@ -414,9 +418,13 @@ _ABSTRACT = re.compile(rb"<Abstract>.*?</Abstract>", re.S)
 def make_corpus(
     n: int, start: date, end: date, *, seed: int = 1, pmid_start: int = 30_000_000
 ) -> FakeCorpus:
-    """A fake corpus of `n` synthetic articles with Entrez dates spread over [start, end]."""
+    """A fake corpus of `n` synthetic articles with Entrez dates spread over [start, end],
+    each last revised the day it appeared (as PubMed's, no DateRevised lies in the future, so
+    a later sync finds revised only the records a test revises)."""
     return FakeCorpus.from_xml_bytes(
-        generate_articles(n, start=start, end=end, seed=seed, pmid_start=pmid_start)
+        generate_articles(
+            n, start=start, end=end, seed=seed, pmid_start=pmid_start, revised_after_days=0
+        )
     )
 
 
@@ -424,7 +432,11 @@ def add_articles(
     corpus: FakeCorpus, n: int, start: date, end: date, *, seed: int, pmid_start: int
 ) -> list[str]:
     """Add `n` synthetic articles (PMIDs from `pmid_start`); returns their PMIDs."""
-    corpus.add(generate_articles(n, start=start, end=end, seed=seed, pmid_start=pmid_start))
+    corpus.add(
+        generate_articles(
+            n, start=start, end=end, seed=seed, pmid_start=pmid_start, revised_after_days=0
+        )
+    )
     return [str(pmid_start + i) for i in range(n)]
 
 
@@ -443,6 +455,43 @@ def revise(corpus: FakeCorpus, pmid: str, revised: date) -> None:
         f"<Day>{revised.day:02d}</Day></DateRevised>"
     ).encode()
     _replace_article(corpus, pmid, _DATE_REVISED, new)
+
+
+_MESH_LIST = re.compile(rb"<MeshHeadingList>.*?</MeshHeadingList>", re.S)
+_TYPE_LIST_END = b"</PublicationTypeList>"
+
+
+def unindex(corpus: FakeCorpus, pmid: str) -> bytes:
+    """Take the article's MeSH terms away, as PubMed has them before MEDLINE indexing; return
+    its MeSH heading list for `medline_index`."""
+    raw = corpus.raw(pmid)
+    assert raw is not None, f"PMID {pmid} is not in the fake corpus"
+    found = _MESH_LIST.search(raw)
+    assert found is not None, f"PMID {pmid} has no MeSH"
+    _replace_article(corpus, pmid, _MESH_LIST, b"")
+    return found.group(0)
+
+
+def medline_index(
+    corpus: FakeCorpus,
+    pmid: str,
+    revised: date,
+    *,
+    mesh: bytes | None = None,
+    publication_type: tuple[str, str] | None = None,
+) -> None:
+    """What MEDLINE indexing does to an article weeks after it appeared: its MeSH heading list
+    (`mesh`, as `unindex` returned it) and a publication type (`(ui, name)`) are added, and its
+    DateRevised (LR, the modification date `mdat` searches) moves to `revised`."""
+    if mesh is not None:
+        _replace_article(corpus, pmid, re.compile(rb"</MedlineJournalInfo>"),
+                         b"</MedlineJournalInfo>" + mesh)  # fmt: skip
+    if publication_type is not None:
+        ui, name = publication_type
+        added = f'<PublicationType UI="{ui}">{name}</PublicationType>'.encode()
+        _replace_article(corpus, pmid, re.compile(re.escape(_TYPE_LIST_END)),
+                         added + _TYPE_LIST_END)  # fmt: skip
+    revise(corpus, pmid, revised)
 
 
 def replace_abstract(corpus: FakeCorpus, pmid: str, text: str) -> None:

@@ -216,6 +216,7 @@ def _sync_config(settings: Settings) -> SyncConfig:
         initial_days=settings.biomcp_sync_initial_days or None,
         batch_size=settings.biomcp_sync_batch_size,
         lock_timeout_s=settings.biomcp_sync_lock_timeout_s,
+        follow_revisions=settings.biomcp_sync_revisions,
     )
 
 

@@ -134,6 +134,9 @@ class Settings(BaseSettings):
     biomcp_sync_initial_days: int | None = Field(None, ge=0)
     biomcp_sync_batch_size: int = Field(500, ge=1, le=10_000)
     biomcp_sync_lock_timeout_s: float = Field(600.0, ge=0)
+    #: Each sync also fetches the records of its query PubMed revised since the last sync
+    #: (MEDLINE indexing adds MeSH terms and publication types weeks after a record appears).
+    biomcp_sync_revisions: bool = True
     #: How long `pubmed_sync_delta` waits for its job before answering with the counts so far
     #: (below the request timeouts of common MCP clients); the job goes on.
     biomcp_sync_wait_s: float = Field(45.0, ge=0, le=3600)

@@ -5,7 +5,15 @@
 2. Window = [last EDAT - overlap, today]; with no checkpoint, `initial_days` back (None or 0:
    the whole history).
 3. Enumerate every PMID of the window (the client bisects past the 9,999 cap), and add the
-   key's pending PMIDs (found by an earlier sync, not returned by its EFetch).
+   key's pending PMIDs (found by an earlier sync, not returned by its EFetch) and the records
+   PubMed revised since the last sync (`follow_revisions`): the PMIDs matching the term whose
+   modification date (`mdat`, LR) falls in [last scan - overlap, today]. An EDAT window sees a
+   record only in its first days, before MEDLINE indexing adds its MeSH terms and publication
+   types (weeks to months later), and before corrections; without this a stored record would
+   keep its unindexed copy (its design and tier read without MeSH), and a query on indexing
+   fields ([mh], [pt], [majr]) would never see records that match only once indexed. They
+   flow through steps 4-8 with the window's records (a revised record gets version + 1; an
+   unchanged one is skipped); a first sync has no last scan and needs none.
 4. Fetch in batches; classify, score and hash each record; upsert the batch in one transaction
    (insert / update with version + 1 / skip).
 5. Chunk the documents whose indexed version is behind, embed the chunk texts, upsert the
@@ -47,7 +55,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig
@@ -59,8 +67,9 @@ from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import EntrezClient, EntrezWarning, FetchResult
+from biomcp.ports.entrez import EntrezClient, EntrezError, EntrezWarning, FetchResult
 from biomcp.ports.metadata import (
+    Checkpoint,
     DocumentUpsert,
     MetadataStore,
     PendingPmid,
@@ -108,6 +117,8 @@ class SyncConfig:
     chunking: ChunkingConfig | None = None
     quality: QualityConfig = field(default_factory=QualityConfig)
     recheck_retractions: bool = True
+    #: Also fetch the records of the term PubMed revised since the last sync (step 3).
+    follow_revisions: bool = True
     recheck_batch_size: int = RECHECK_BATCH
     max_pending: int = MAX_PENDING
 
@@ -175,6 +186,8 @@ class SyncReport:
     term: str = ""
     #: stored scores whose recency the calendar moved, brought up to date (`usecases.rescoring`)
     rescored: int = 0
+    #: PMIDs of the term PubMed revised since the last sync, outside the EDAT window (step 3)
+    revisions_found: int = 0
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
@@ -447,12 +460,15 @@ class SyncDelta:
 
         began = time.perf_counter()
         found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
+        revised = await self._revisions(run, term, checkpoint, overlap_days, maxdate)
         pending = await self._metadata.pending_pmids(query_key)
         run.timed("search", began)
         window = set(found.pmids)
-        pmids = [*found.pmids, *(p.pmid for p in pending if p.pmid not in window)]
+        extra = [p for p in revised if p not in window]
+        window.update(extra)
+        pmids = [*found.pmids, *extra, *(p.pmid for p in pending if p.pmid not in window)]
         run.total = len(pmids)
-        run.warnings.extend(_term_warning(w) for w in found.warnings)
+        run.warnings[:0] = [_term_warning(w) for w in found.warnings]
         if not found.complete:
             run.complete = False
             run.warnings.append(
@@ -505,6 +521,7 @@ class SyncDelta:
             pending_gone=run.pending_gone,
             term=term,
             rescored=run.rescored,
+            revisions_found=len(extra),
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
@@ -588,6 +605,42 @@ class SyncDelta:
             )
         finally:
             run.timed("retractions", began)
+
+    async def _revisions(
+        self, run: _Run, term: str, checkpoint: Checkpoint, overlap_days: int, today: date
+    ) -> tuple[str, ...]:
+        """The PMIDs of `term` PubMed revised since the key's last scan, less the overlap
+        (step 3 of the module docstring); none on a first sync or with `follow_revisions`
+        off. An ESearch that fails is a warning and holds the checkpoint (and so the last
+        scan: the next sync asks for the same days again); the window's own records are synced
+        either way. An enumeration cut by the ESearch cap is a warning only."""
+        if not self.config.follow_revisions or checkpoint.last_scan_at is None:
+            return ()
+        since = checkpoint.last_scan_at - timedelta(days=overlap_days)
+        start = min(since.astimezone(UTC).date(), today)
+        try:
+            found = await self._entrez.esearch_delta(term, start, today, "mdat")
+        except EntrezError as exc:
+            run.complete = False
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            run.warnings.append(
+                f"could not ask PubMed for the records revised since {start.isoformat()} "
+                f"({reason}); the checkpoint stays where it was and the next sync asks again"
+            )
+            return ()
+        if not found.complete:
+            # A day with more revised records than ESearch returns (PubMed's yearly MeSH
+            # update touches most of MEDLINE): asking again would meet the same cap, and
+            # holding the checkpoint for it would grow every later window. Those found are
+            # fetched; the warning says how to refresh the rest.
+            capped = "; ".join(str(w) for w in found.warnings if w.source == "client")
+            run.warnings.append(
+                f"PubMed revised more records of this query since {start.isoformat()} than "
+                f"ESearch can list ({capped or 'a day over the cap'}); the "
+                f"{len(found.pmids)} listed are synced. To refresh every record, move the "
+                "checkpoint back (corpus_checkpoint_set / biomcp checkpoint set) and sync again"
+            )
+        return found.pmids
 
     async def _rescore(self, run: _Run) -> None:
         """Bring the stored scores counted in an earlier calendar year up to date (step 6 of

@@ -136,7 +136,15 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
         ("job", report.job_id),
         ("term", report.term or "-"),
         ("window", window),
-        ("found", f"{report.pmids_found} PMIDs"),
+        (
+            "found",
+            f"{report.pmids_found} PMIDs"
+            + (
+                f", and {report.revisions_found} revised since the last sync"
+                if report.revisions_found
+                else ""
+            ),
+        ),
         ("inserted", str(report.inserted)),
         ("updated", str(report.updated)),
         ("skipped", str(report.skipped)),
@@ -185,6 +193,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "query_key": report.query_key,
         "term": report.term,
         "pmids_found": report.pmids_found,
+        "revisions_found": report.revisions_found,
         "chunks_written": report.chunks_written,
         "chunks_deleted": report.chunks_deleted,
         "texts_embedded": report.texts_embedded,

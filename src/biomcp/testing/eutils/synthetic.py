@@ -89,7 +89,13 @@ _CITIES = ("Boston, MA, USA", "Lyon, France", "Kyoto, Japan", "Lagos, Nigeria", 
 
 
 def generate_articles(
-    n: int, *, start: date, end: date, seed: int = 0, pmid_start: int = 30000000
+    n: int,
+    *,
+    start: date,
+    end: date,
+    seed: int = 0,
+    pmid_start: int = 30000000,
+    revised_after_days: int | None = None,
 ) -> bytes:
     """A `PubmedArticleSet` of `n` synthetic articles, deterministic for a given `seed`.
 
@@ -97,7 +103,9 @@ def generate_articles(
     [`start`, `end`] (later PMIDs never have earlier dates), each with a random hour and minute.
     About one article in five is a randomized controlled trial; every article is tagged
     Humans or Animals in MeSH, has a title, a one- or two-section abstract, a journal with an
-    ISSN, one to three authors, a DateRevised and a DOI.
+    ISSN, one to three authors, a DateRevised and a DOI. The DateRevised (LR, what `mdat`
+    searches) is 1-400 days after the Entrez date, or exactly `revised_after_days` after it
+    (0: revised the day it appeared, so no record looks revised since a later sync).
 
     Raises:
         ValueError: when `n` is negative or `end` is before `start`.
@@ -111,12 +119,12 @@ def generate_articles(
     parts = [_HEADER]
     for i in range(n):
         day = start + timedelta(days=i * days // n)
-        parts.append(_article(rng, pmid_start + i, day))
+        parts.append(_article(rng, pmid_start + i, day, revised_after_days))
     parts.append("</PubmedArticleSet>\n")
     return "".join(parts).encode("utf-8")
 
 
-def _article(rng: random.Random, pmid: int, edat: date) -> str:
+def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int | None) -> str:
     condition, cond_mesh, cond_ui = rng.choice(_CONDITIONS)
     intervention, int_mesh, int_ui = rng.choice(_INTERVENTIONS)
     outcome = rng.choice(_OUTCOMES)
@@ -127,7 +135,9 @@ def _article(rng: random.Random, pmid: int, edat: date) -> str:
     title = f"{lead} {intervention} on {outcome} in {condition}."
     hour, minute = rng.randint(0, 23), rng.randint(0, 59)
     pub = edat + timedelta(days=rng.randint(0, 60))
-    revised = edat + timedelta(days=rng.randint(1, 400))
+    revised = edat + timedelta(days=rng.randint(1, 400))  # drawn either way: same articles
+    if revised_after_days is not None:
+        revised = edat + timedelta(days=revised_after_days)
     doi = f"10.5555/fake.{pmid}"
     subjects = f"{n_patients} patients" if human else f"{rng.randint(8, 80)} mice"
 
