@@ -244,3 +244,28 @@ def test_revisions_past_the_esearch_cap_are_a_warning_and_do_not_hold_the_checkp
             await entrez.aclose()
 
     run(scenario())
+
+
+def test_an_overlap_reaching_before_year_one_asks_for_every_revision(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        async with backend.stores(clock) as (metadata, vectors):
+            entrez = entrez_client(fake.base_url)
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            first = await sync.run(KEY, TERM)
+            clock.advance(timedelta(days=1))
+            fake.clear_log()
+            again = await sync.run(KEY, TERM, 800_000)  # 2,190 years before the last scan
+            assert again.pmids_found == first.inserted  # the whole history by Entrez date
+            assert again.revisions_found == 0  # every revised one is in that window
+            asked = [
+                (e["params"]["mindate"], e["params"].get("datetype"))
+                for e in fake.log
+                if e["endpoint"] == "esearch" and "mindate" in e["params"]
+            ]
+            assert ("1700/01/01", "mdat") in asked
+            await entrez.aclose()
+
+    run(scenario())

@@ -55,7 +55,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig
@@ -616,8 +616,10 @@ class SyncDelta:
         either way. An enumeration cut by the ESearch cap is a warning only."""
         if not self.config.follow_revisions or checkpoint.last_scan_at is None:
             return ()
-        since = checkpoint.last_scan_at - timedelta(days=overlap_days)
-        start = min(since.astimezone(UTC).date(), today)
+        # The last scan less the overlap, as the EDAT window's start is computed (an overlap
+        # reaching before year 1 is the whole history).
+        since = window_start(checkpoint.last_scan_at, overlap_days, checkpoint.last_scan_at, None)
+        start = min(since.astimezone(UTC).date(), today) if since is not None else HISTORY_START
         try:
             found = await self._entrez.esearch_delta(term, start, today, "mdat")
         except EntrezError as exc:
