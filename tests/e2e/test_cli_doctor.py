@@ -5,6 +5,7 @@ in a temporary folder."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -82,6 +83,7 @@ def test_after_a_sync_it_reports_the_corpus_and_a_model_change_fails(
         "detail": "the corpus was embedded by deterministic-v1",
         "hint": None,
     }
+    assert "score recency" not in checks  # scored this year
     assert checks["derived data"]["status"] == "ok"
     assert checks["derived data"]["detail"] == (
         f"tiers, designs and scores of the {RECORDS} records follow this version's rules"
@@ -101,6 +103,32 @@ def test_after_a_sync_it_reports_the_corpus_and_a_model_change_fails(
     assert "deterministic-v1" in checks["corpus model"]["detail"]
     assert "biomcp index rebuild --reset" in checks["corpus model"]["detail"]
     assert checks["ncbi"]["status"] == "skip"
+
+
+def test_scores_stored_before_their_year_was_kept_are_reported_until_the_next_sync(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    cli.json("sync", "-k", "old_v1", "-t", "Journal Article[pt]")
+    # A corpus stored by the version before: its scores do not say which year they count from.
+    with sqlite3.connect(tmp_path / "data" / "biomcp.sqlite3") as connection:
+        connection.execute(
+            "UPDATE pubmed_docs SET quality_json = json_remove(quality_json, '$.scored_in')"
+        )
+    connection.close()
+
+    status, checks = doctor(cli, "--offline")
+    assert status == 0  # a warning, not a failure
+    recency = checks["score recency"]
+    assert recency["status"] == "warn"
+    assert recency["detail"].startswith(f"{RECORDS} stored quality scores were counted")
+    assert "biomcp sync --all" in recency["hint"]
+    assert checks["derived data"]["status"] == "ok"  # the rules did not change
+
+    again = cli.json("sync", "-k", "old_v1")
+    assert again["rescored"] == 0  # the same year: no total moved, every year recorded
+    _, checks = doctor(cli, "--offline")
+    assert "score recency" not in checks
 
 
 def test_a_refused_key_and_an_unreachable_ncbi_fail_with_what_to_do(

@@ -19,6 +19,7 @@ from biomcp.ports.metadata import MetadataStore, StoredDocument
 from biomcp.ports.vectors import VectorStore
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.maintenance import IndexMaintenance
+from biomcp.usecases.sync import SyncDelta
 from tests.support.sync_harness import (
     BackendSpec,
     CountingVectorStore,
@@ -61,18 +62,22 @@ async def _stored(metadata: MetadataStore, pmids: list[str]) -> dict[str, Stored
     return docs
 
 
-async def _chunk_totals(
-    vectors: VectorStore, collection: str, docs: dict[str, StoredDocument], sync: object
-) -> dict[str, set[float | None]]:
-    indexer = sync.indexer  # type: ignore[attr-defined]
-    wanted = indexer.chunk_uuids([d.record for d in docs.values()])
+async def _assert_chunks_carry_sql_totals(
+    vectors: VectorStore, collection: str, docs: dict[str, StoredDocument], sync: SyncDelta
+) -> None:
+    """Every chunk of every document in `docs` carries the document's stored total."""
+    wanted = sync.indexer.chunk_uuids([d.record for d in docs.values()])
     uuids = [u for us in wanted.values() for u in us]
     totals: dict[str, set[float | None]] = {}
     for chunk in await vectors.fetch_chunks(collection, uuids):
         assert chunk.pmid is not None
         totals.setdefault(chunk.pmid, set()).add(chunk.quality_total)
-    assert set(totals) == set(docs)
-    return totals
+    assert totals == {p: {float(d.quality.total)} for p, d in docs.items()}
+
+
+def _crossing(fake: FakeEutilsServer) -> set[str]:
+    """The records published in 2016 or 2021: those whose recency moves on 2027-01-01."""
+    return {p for p in fake.corpus.pmids() if record_of(fake.corpus, p).year in (2016, 2021)}
 
 
 def test_the_first_sync_of_a_new_year_counts_recency_again_in_sql_and_on_the_chunks(
@@ -80,7 +85,7 @@ def test_the_first_sync_of_a_new_year_counts_recency_again_in_sql_and_on_the_chu
 ) -> None:
     pmids = fake.corpus.pmids()
     years = {p: record_of(fake.corpus, p).year for p in pmids}
-    moving = {p for p, y in years.items() if y in (2016, 2021)}
+    moving = _crossing(fake)
     assert moving, years  # the fixture crosses both boundaries...
     assert len(moving) < len(pmids), years  # ...and has years that keep their recency
 
@@ -123,8 +128,7 @@ def test_the_first_sync_of_a_new_year_counts_recency_again_in_sql_and_on_the_chu
                 assert doc.version == before[pmid].version  # the content did not change
                 assert doc.indexed_version == doc.version
                 assert doc.quality.design == before[pmid].quality.design
-            totals = await _chunk_totals(vectors, backend.collection, after, sync)
-            assert totals == {p: {float(d.quality.total)} for p, d in after.items()}
+            await _assert_chunks_carry_sql_totals(vectors, backend.collection, after, sync)
             assert await metadata.count_documents(scored_before=2027) == 0
 
             third = await sync.run(KEY, TERM)
@@ -139,7 +143,7 @@ def test_a_failed_pass_leaves_the_old_scores_and_the_next_sync_updates_them(
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
     pmids = fake.corpus.pmids()
-    moving = {p for p in pmids if record_of(fake.corpus, p).year in (2016, 2021)}
+    moving = _crossing(fake)
 
     async def scenario() -> None:
         clock = SteppingClock(IN_2026)
@@ -167,8 +171,7 @@ def test_a_failed_pass_leaves_the_old_scores_and_the_next_sync_updates_them(
             assert healed.rescored == len(moving)
             assert not any("recency" in w for w in healed.warnings)
             after = await _stored(metadata, pmids)
-            totals = await _chunk_totals(inner, backend.collection, after, sync)
-            assert totals == {p: {float(d.quality.total)} for p, d in after.items()}
+            await _assert_chunks_carry_sql_totals(inner, backend.collection, after, sync)
             assert await metadata.count_documents(scored_before=2027) == 0
             await entrez.aclose()
 
@@ -179,7 +182,7 @@ def test_rebuild_with_rederive_counts_the_scores_again_and_doctor_s_drift_counts
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
     pmids = fake.corpus.pmids()
-    moving = {p for p in pmids if record_of(fake.corpus, p).year in (2016, 2021)}
+    moving = _crossing(fake)
 
     async def scenario() -> None:
         clock = SteppingClock(IN_2026)
@@ -200,8 +203,7 @@ def test_rebuild_with_rederive_counts_the_scores_again_and_doctor_s_drift_counts
             assert report.rescored == len(pmids)  # every score now says 2027
             after = await _stored(metadata, pmids)
             assert {p for p, d in after.items() if d.quality.scored_in != 2027} == set()
-            totals = await _chunk_totals(vectors, backend.collection, after, sync)
-            assert totals == {p: {float(d.quality.total)} for p, d in after.items()}
+            await _assert_chunks_carry_sql_totals(vectors, backend.collection, after, sync)
             changed = {p for p, d in after.items() if d.quality != before[p].quality}
             assert changed == set(pmids)  # scored_in moved for all
             moved = {p for p in pmids if after[p].quality.recency != before[p].quality.recency}

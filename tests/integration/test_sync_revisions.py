@@ -63,6 +63,22 @@ def _picks(fake: FakeEutilsServer) -> tuple[str, str]:
     return humans[0], humans[-1]
 
 
+def _medline_indexing(
+    fake: FakeEutilsServer,
+    clock: SteppingClock,
+    indexed_later: str,
+    unindexed: tuple[str, bytes] | None = None,
+) -> None:
+    """Six weeks on, MEDLINE indexing reaches the picked records, their EDATs long past: the
+    first becomes an RCT, the second (a PMID and the MeSH `unindex` took away) gets its MeSH."""
+    clock.advance(timedelta(days=42))
+    day = (NOW + timedelta(days=41)).date()
+    medline_index(fake.corpus, indexed_later, day, publication_type=RCT)
+    if unindexed is not None:
+        pmid, mesh = unindexed
+        medline_index(fake.corpus, pmid, day, mesh=mesh)
+
+
 def test_a_sync_fetches_the_records_pubmed_revised_since_the_last_one(
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
@@ -86,11 +102,7 @@ def test_a_sync_fetches_the_records_pubmed_revised_since_the_last_one(
             assert before is not None
             checkpoint = (await metadata.get_checkpoint(KEY)).last_edat
 
-            # Six weeks on, MEDLINE indexing reaches both records (their EDATs long past).
-            clock.advance(timedelta(days=42))
-            day = (NOW + timedelta(days=41)).date()
-            medline_index(fake.corpus, indexed_later, day, publication_type=RCT)
-            medline_index(fake.corpus, unindexed, day, mesh=mesh)
+            _medline_indexing(fake, clock, indexed_later, (unindexed, mesh))
 
             second = await sync.run(KEY, TERM)
             assert checkpoint is not None
@@ -150,10 +162,7 @@ def test_with_revisions_off_a_sync_sees_only_its_entrez_date_window(
                 follow_revisions=False,
             )  # fmt: skip
             await sync.run(KEY, TERM)
-            clock.advance(timedelta(days=42))
-            day = (NOW + timedelta(days=41)).date()
-            medline_index(fake.corpus, indexed_later, day, publication_type=RCT)
-            medline_index(fake.corpus, unindexed, day, mesh=mesh)
+            _medline_indexing(fake, clock, indexed_later, (unindexed, mesh))
 
             second = await sync.run(KEY, TERM)
             assert second.revisions_found == 0
@@ -180,9 +189,7 @@ def test_when_pubmed_cannot_list_the_revisions_the_window_is_synced_and_the_chec
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
             await sync.run(KEY, TERM)
             held = await metadata.get_checkpoint(KEY)
-            clock.advance(timedelta(days=42))
-            day = (NOW + timedelta(days=41)).date()
-            medline_index(fake.corpus, indexed_later, day, publication_type=RCT)
+            _medline_indexing(fake, clock, indexed_later)
 
             # The window's ESearch is answered; the revisions' fails every retry.
             retries = entrez.settings.max_retries
@@ -224,11 +231,7 @@ def test_revisions_past_the_esearch_cap_are_a_warning_and_do_not_hold_the_checkp
             assert isinstance(entrez, FlakyEntrezClient)
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
             await sync.run(KEY, TERM)
-            clock.advance(timedelta(days=42))
-            medline_index(
-                fake.corpus, indexed_later, (NOW + timedelta(days=41)).date(),
-                publication_type=RCT,
-            )  # fmt: skip
+            _medline_indexing(fake, clock, indexed_later)
 
             # A day with more revised records than ESearch lists (PubMed's yearly MeSH update):
             # asking again would meet the same cap, so the checkpoint is not held for it.

@@ -460,6 +460,13 @@ class SyncDelta:
 
         began = time.perf_counter()
         found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
+        run.warnings.extend(_term_warning(w) for w in found.warnings)
+        if not found.complete:
+            run.complete = False
+            run.warnings.append(
+                "the window could not be enumerated completely; the checkpoint stays where it "
+                "was (narrow the query to sync the rest)"
+            )
         revised = await self._revisions(run, term, checkpoint, overlap_days, maxdate)
         pending = await self._metadata.pending_pmids(query_key)
         run.timed("search", began)
@@ -468,13 +475,6 @@ class SyncDelta:
         window.update(extra)
         pmids = [*found.pmids, *extra, *(p.pmid for p in pending if p.pmid not in window)]
         run.total = len(pmids)
-        run.warnings[:0] = [_term_warning(w) for w in found.warnings]
-        if not found.complete:
-            run.complete = False
-            run.warnings.append(
-                "the window could not be enumerated completely; the checkpoint stays where it "
-                "was (narrow the query to sync the rest)"
-            )
         await _notify(progress, run)
 
         size = self.config.batch_size
