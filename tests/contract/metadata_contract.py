@@ -417,9 +417,9 @@ class MetadataStoreContract:
         key = _key()
         high, low = utc(2025, 8, 10, 12), utc(2025, 8, 1)
 
-        first = run(store.advance_checkpoint(key, high, utc(2025, 8, 11)))
-        second = run(store.advance_checkpoint(key, low, utc(2025, 8, 12)))
-        third = run(store.advance_checkpoint(key, None, utc(2025, 8, 13)))
+        first = run(store.advance_checkpoint(key, high, utc(2025, 8, 11), window_start=None))
+        second = run(store.advance_checkpoint(key, low, utc(2025, 8, 12), window_start=None))
+        third = run(store.advance_checkpoint(key, None, utc(2025, 8, 13), window_start=None))
 
         assert first == Checkpoint(key, high, utc(2025, 8, 11))
         assert second == Checkpoint(key, high, utc(2025, 8, 12))
@@ -431,14 +431,48 @@ class MetadataStoreContract:
         self, store: MetadataStore
     ) -> None:
         key = _key()
-        checkpoint = run(store.advance_checkpoint(key, None, utc(2025, 8, 1)))
+        checkpoint = run(store.advance_checkpoint(key, None, utc(2025, 8, 1), window_start=None))
         assert checkpoint == Checkpoint(key, None, utc(2025, 8, 1))
         assert run(store.get_checkpoint(key)) == checkpoint
+
+    def test_the_first_completed_scan_sets_the_history_covered_and_later_ones_only_widen_it(
+        self, store: MetadataStore
+    ) -> None:
+        key, whole = _key(), _key()
+        june, may, july = utc(2025, 6, 1), utc(2025, 5, 1), utc(2025, 7, 1)
+
+        first = run(
+            store.advance_checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=june)
+        )
+        later = run(store.advance_checkpoint(key, None, utc(2025, 8, 3), window_start=july))
+        backfill = run(store.advance_checkpoint(key, None, utc(2025, 8, 4), window_start=may))
+
+        assert first == Checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), june)
+        assert later.covers_from == june
+        assert backfill.covers_from == may
+        assert run(store.get_checkpoint(key)) == backfill
+        # The whole history stays the whole history.
+        run(store.advance_checkpoint(whole, None, utc(2025, 8, 2), window_start=None))
+        run(store.advance_checkpoint(whole, None, utc(2025, 8, 3), window_start=july))
+        assert run(store.get_checkpoint(whole)).covers_from is None
+
+    def test_a_watermark_set_before_any_sync_leaves_the_first_scan_to_set_the_history(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        run(store.set_checkpoint(key, utc(2025, 6, 6), actor="a", reason="r", at=utc(2025, 7, 1)))
+        assert run(store.get_checkpoint(key)).covers_from is None
+
+        scanned = run(
+            store.advance_checkpoint(key, None, utc(2025, 7, 2), window_start=utc(2025, 6, 1))
+        )
+
+        assert scanned == Checkpoint(key, utc(2025, 6, 6), utc(2025, 7, 2), utc(2025, 6, 1))
 
     def test_checkpoint_times_come_back_as_utc(self, store: MetadataStore) -> None:
         key = _key()
         paris = datetime(2025, 8, 10, 14, 0, tzinfo=timezone(timedelta(hours=2)))
-        run(store.advance_checkpoint(key, paris, paris))
+        run(store.advance_checkpoint(key, paris, paris, window_start=None))
 
         checkpoint = run(store.get_checkpoint(key))
 
@@ -450,7 +484,7 @@ class MetadataStoreContract:
         self, store: MetadataStore
     ) -> None:
         key = _key()
-        run(store.advance_checkpoint(key, utc(2025, 8, 10), utc(2025, 8, 11)))
+        run(store.advance_checkpoint(key, utc(2025, 8, 10), utc(2025, 8, 11), window_start=None))
 
         back = run(
             store.set_checkpoint(
@@ -490,7 +524,7 @@ class MetadataStoreContract:
     def test_list_checkpoints_returns_every_key_in_order(self, store: MetadataStore) -> None:
         keys = sorted(_key() for _ in range(3))
         for key in reversed(keys):
-            run(store.advance_checkpoint(key, utc(2025, 1, 1), utc(2025, 1, 2)))
+            run(store.advance_checkpoint(key, utc(2025, 1, 1), utc(2025, 1, 2), window_start=None))
 
         listed = [c for c in run(store.list_checkpoints()) if c.query_key in keys]
 
@@ -499,7 +533,11 @@ class MetadataStoreContract:
 
     def test_naive_datetimes_are_refused_with_a_store_error(self, store: MetadataStore) -> None:
         with pytest.raises(MetadataStoreError):
-            run(store.advance_checkpoint(_key(), datetime(2025, 1, 1), utc(2025, 1, 1)))
+            run(
+                store.advance_checkpoint(
+                    _key(), datetime(2025, 1, 1), utc(2025, 1, 1), window_start=None
+                )
+            )
 
     # -- PMIDs pending a retry --------------------------------------------------------------
 

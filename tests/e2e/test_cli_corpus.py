@@ -192,11 +192,9 @@ def test_backfill_after_moving_a_checkpoint_back(
     assert moved.returncode == 0, moved.stderr
     assert f"{key}: {expected.max_edat} -> 2020-01-01T00:00:00Z" in moved.stdout
     assert "moved backward" in moved.stderr
-    assert cli.json("checkpoint", "get", key) == {
-        "query_key": key,
-        "last_edat": "2020-01-01T00:00:00Z",
-        "pending": [],
-    }
+    moved_back = cli.json("checkpoint", "get", key)
+    assert moved_back["last_edat"] == "2020-01-01T00:00:00Z"
+    assert moved_back["covers_from"] is None  # first synced over the whole history
 
     again = cli.json("sync", "-k", key, "-t", TERM, "--overlap-days", "0", "-q")
     assert again["window_start"] == "2020-01-01T00:00:00Z"
@@ -426,18 +424,34 @@ def test_checkpoint_get_after_sync(
     cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
 ) -> None:
     assert first_sync.returncode == 0
-    assert cli.json("checkpoint", "get", KEY) == {
+    got = cli.json("checkpoint", "get", KEY)
+    assert got["last_scan_at"].endswith("Z")
+    assert got == {
         "query_key": KEY,
         "last_edat": expected.max_edat,
+        "last_scan_at": got["last_scan_at"],
+        "covers_from": None,
         "pending": [],
     }
     done = cli("checkpoint", "get", KEY)
     assert done.returncode == 0
-    assert done.stdout.startswith(f"{KEY}: {expected.max_edat} (last scan ")
+    assert done.stdout.startswith(f"{KEY}: {expected.max_edat} (last scan {got['last_scan_at']})")
+    assert "covers the whole history" in done.stdout
     listed = cli.json("checkpoint", "list")["checkpoints"]
     assert {"query_key": KEY, "last_edat": expected.max_edat}.items() <= next(
         c for c in listed if c["query_key"] == KEY
     ).items()
+
+
+def test_a_key_first_synced_initial_days_back_shows_the_history_it_covers(cli: Cli) -> None:
+    key = "asthma_recent"
+    report = cli.json("sync", "-k", key, "-t", TERM, "-q", BIOMCP_SYNC_INITIAL_DAYS="36500")
+    assert report["window_start"] is not None
+    assert cli.json("checkpoint", "get", key)["covers_from"] == report["window_start"]
+    shown = cli("checkpoint", "get", key)
+    assert f"covers Entrez dates from {report['window_start']}" in shown.stdout
+    [listed] = [c for c in cli.json("checkpoint", "list")["checkpoints"] if c["query_key"] == key]
+    assert listed["covers_from"] == report["window_start"]
 
 
 def test_a_pmid_efetch_does_not_return_is_shown_pending_until_it_arrives(

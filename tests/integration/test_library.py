@@ -113,8 +113,9 @@ def test_sync_search_get_and_checkpoint(synced: Corpus, matching: dict[str, date
         "last_edat": iso(max(matching.values())),
     }
     assert synced.checkpoint("unknown") == {"query_key": "unknown", "last_edat": None}
-    keys = [c["query_key"] for c in synced.checkpoints()]
-    assert "htn_v1" in keys
+    [listed] = [c for c in synced.checkpoints() if c["query_key"] == "htn_v1"]
+    assert listed["covers_from"] is None  # synced over the whole history
+    assert listed["last_scan_at"] is not None
     overview = synced.overview()  # the corpus_overview tool's answer
     assert overview["records"] == len(matching)
     assert overview["chunks"] >= len(matching)

@@ -1213,6 +1213,7 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert query["lastSync"]["term"] == "asthma[mh]"  # what a sync of the key takes again
         assert query["lastSync"]["inserted"] == 1
         assert query["pendingPmids"] == 0
+        assert query["coversFrom"] is None  # the whole history
 
         # A second key whose record EFetch does not return yet: one PMID pending for it.
         [pmid] = await services.metadata.document_pmids()

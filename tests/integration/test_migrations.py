@@ -5,6 +5,7 @@ at once."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -17,13 +18,16 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 from typer.testing import CliRunner
 
 from biomcp.adapters.sql import current_revision, head_revision, upgrade
 from biomcp.adapters.sql.migrate import MIGRATIONS_DIR, alembic_config
 from biomcp.adapters.sql.models import Base
+from biomcp.adapters.sql.store import SqlMetadataStore
+from biomcp.domain.records import utc
 from biomcp.entrypoints.cli.main import app
+from biomcp.ports.metadata import Checkpoint
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 
@@ -88,6 +92,37 @@ def test_downgrade_to_base_removes_every_table_and_upgrade_restores_them(
     command.upgrade(alembic_config(empty_url), "head")
 
     assert schema_differences(empty_url) == []
+
+
+def test_checkpoints_written_before_0004_keep_their_watermark_and_cover_the_whole_history(
+    empty_url: str,
+) -> None:
+    """A key synced by an earlier version reads `covers_from` None: the whole history, which
+    is what its revisions' ESearch asked for before."""
+    command.upgrade(alembic_config(empty_url), "0003")
+    engine = create_engine(empty_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO checkpoints (query_key, last_edat, last_scan_at) "
+                    "VALUES ('old', '2025-08-01 12:00:00+00:00', '2025-08-02 06:00:00+00:00')"
+                )
+            )
+    finally:
+        engine.dispose()
+
+    upgrade(empty_url)
+
+    async def read() -> Checkpoint:
+        store = SqlMetadataStore(empty_url)
+        try:
+            return await store.get_checkpoint("old")
+        finally:
+            await store.aclose()
+
+    checkpoint = asyncio.run(read())
+    assert checkpoint == Checkpoint("old", utc(2025, 8, 1, 12), utc(2025, 8, 2, 6), None)
 
 
 def test_two_upgraders_at_once_both_succeed(empty_url: str) -> None:

@@ -272,3 +272,66 @@ def test_an_overlap_reaching_before_year_one_asks_for_every_revision(
             await entrez.aclose()
 
     run(scenario())
+
+
+def test_revisions_stay_inside_the_history_the_key_covers(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    """A key first synced `initial_days` back covers that history: PubMed revising an older
+    record of its term (its yearly MeSH update revises most of them) does not add it. An
+    operator's backfill widens what the key covers, and the revisions' ESearch with it."""
+    scope_day = date(2025, 2, 15)  # NOW less 45 days
+    older = matching(fake.corpus, MESH, hi=scope_day - timedelta(days=2))
+    inside = matching(fake.corpus, MESH, lo=scope_day, hi=END - timedelta(days=20))
+    assert len(older) >= 2, older
+    assert inside
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        async with backend.stores(clock) as (metadata, vectors):
+            entrez = entrez_client(fake.base_url)
+            sync = make_sync(
+                entrez, metadata, vectors, embedder(), clock, backend.collection,
+                initial_days=45,
+            )  # fmt: skip
+            first = await sync.run(KEY, TERM)
+            assert first.inserted == len(matching(fake.corpus, MESH, lo=scope_day))
+            covered = await metadata.get_checkpoint(KEY)
+            assert covered.covers_from is not None
+            assert covered.covers_from.date() == scope_day  # the first window's start
+
+            clock.advance(timedelta(days=42))
+            day = (NOW + timedelta(days=41)).date()
+            for pmid in (older[0], inside[0]):
+                medline_index(fake.corpus, pmid, day, publication_type=RCT)
+            second = await sync.run(KEY, TERM)
+            assert second.revisions_found == 1
+            assert second.updated == 1
+            revised = await metadata.get_document(inside[0])
+            assert revised is not None
+            assert revised.version == 2
+            assert await metadata.get_document(older[0]) is None
+            assert (await metadata.get_checkpoint(KEY)).covers_from == covered.covers_from
+
+            # The operator backfills from the start of the year: the window brings the older
+            # records in, and their later revisions are followed too.
+            backfill = datetime(2025, 1, 1, tzinfo=UTC)
+            await metadata.set_checkpoint(
+                KEY, backfill, actor="test", reason="backfill", at=clock.now()
+            )
+            clock.advance(timedelta(days=10))  # the revisions above, past the next overlap
+            widened = await sync.run(KEY, TERM, 0)
+            assert widened.inserted == len(older)
+            assert (await metadata.get_checkpoint(KEY)).covers_from == backfill
+            clock.advance(timedelta(days=30))
+            medline_index(fake.corpus, older[1], (clock.now() - timedelta(days=1)).date(),
+                          publication_type=RCT)  # fmt: skip
+            followed = await sync.run(KEY, TERM)
+            assert followed.revisions_found == 1
+            assert followed.updated == 1
+            refreshed = await metadata.get_document(older[1])
+            assert refreshed is not None
+            assert refreshed.version == 2
+            await entrez.aclose()
+
+    run(scenario())

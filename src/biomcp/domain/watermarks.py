@@ -25,6 +25,7 @@ __all__ = [
     "QUERY_KEY_MAX_CHARS",
     "WatermarkAudit",
     "advance_watermark",
+    "covered_from",
     "manual_watermark",
     "query_key_problem",
     "window_start",
@@ -103,6 +104,27 @@ def advance_watermark(current: datetime | None, candidate: datetime | None) -> d
     if current is None:
         return candidate
     return max(current, candidate)
+
+
+def covered_from(
+    recorded: datetime | None, scanned_before: bool, window: datetime | None
+) -> datetime | None:
+    """The earliest Entrez date a query key's corpus covers, once a sync whose EDAT window
+    started at `window` (None: the whole history) has completed.
+
+    The first completed sync (`scanned_before` false) sets it: a key first synced from
+    `initial_days` back, or from a watermark an operator set, covers what its window held, not
+    the term's whole history. Later syncs only widen it (an operator's backfill moves the
+    window back); None, the whole history, stays. A key scanned before this was recorded reads
+    None too, and so keeps the whole history.
+    """
+    _require_aware("recorded", recorded)
+    _require_aware("window", window)
+    if not scanned_before:
+        return window
+    if recorded is None or window is None:
+        return None
+    return min(recorded, window)
 
 
 @dataclass(frozen=True, slots=True)

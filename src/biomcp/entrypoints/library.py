@@ -377,6 +377,7 @@ class Corpus:
                 "query_key": c.query_key,
                 "last_edat": iso_utc(c.last_edat),
                 "last_scan_at": iso_utc(c.last_scan_at),
+                "covers_from": iso_utc(c.covers_from),
             }
             for c in sorted(found, key=lambda c: c.query_key)
         ]

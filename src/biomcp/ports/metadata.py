@@ -101,9 +101,14 @@ class StoredScore:
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
+    """A query key's EDAT watermark (`last_edat`), when a sync of it last completed
+    (`last_scan_at`), and the earliest Entrez date its syncs have covered (`covers_from`; None:
+    the whole history, also for a key scanned before this was recorded)."""
+
     query_key: str
     last_edat: datetime | None = None
     last_scan_at: datetime | None = None
+    covers_from: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +194,16 @@ class MetadataStore(Protocol):
     async def get_checkpoint(self, query_key: str) -> Checkpoint: ...
 
     async def advance_checkpoint(
-        self, query_key: str, candidate: datetime | None, scanned_at: datetime
+        self,
+        query_key: str,
+        candidate: datetime | None,
+        scanned_at: datetime,
+        *,
+        window_start: datetime | None,
     ) -> Checkpoint:
-        """Automatic move: the watermark becomes max(current, candidate), never less."""
+        """Automatic move after a completed sync whose EDAT window started at `window_start`
+        (None: the whole history): the watermark becomes max(current, candidate), never less;
+        `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`."""
         ...
 
     async def set_checkpoint(

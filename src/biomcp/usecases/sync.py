@@ -11,7 +11,9 @@
    record only in its first days, before MEDLINE indexing adds its MeSH terms and publication
    types (weeks to months later), and before corrections; without this a stored record would
    keep its unindexed copy (its design and tier read without MeSH), and a query on indexing
-   fields ([mh], [pt], [majr]) would never see records that match only once indexed. They
+   fields ([mh], [pt], [majr]) would never see records that match only once indexed. The
+   ESearch is limited to the history the key's syncs cover (`within_history`): a key first
+   synced `initial_days` back, or from a watermark an operator set, keeps to that history. They
    flow through steps 4-8 with the window's records (a revised record gets version + 1; an
    unchanged one is skipped); a first sync has no last scan and needs none.
 4. Fetch in batches; classify, score and hash each record; upsert the batch in one transaction
@@ -92,6 +94,7 @@ __all__ = [
     "SyncReport",
     "derive_document",
     "new_job_id",
+    "within_history",
 ]
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
@@ -129,6 +132,18 @@ class SyncConfig:
             raise ValueError("max_pending must be >= 0")
         if self.initial_days is not None and self.initial_days < 0:
             raise ValueError("initial_days must be >= 0")
+
+
+def within_history(term: str, covers_from: datetime | None) -> str:
+    """`term` limited to the records PubMed entered (EDAT) from the day of `covers_from` on:
+    the history a key's syncs cover (`Checkpoint.covers_from`; None, the whole history, leaves
+    `term` as it is). The revisions' ESearch asks with it, so that a key first synced
+    `initial_days` back does not gain every older record of its term PubMed revises (most of
+    MEDLINE at its yearly MeSH update)."""
+    if covers_from is None:
+        return term
+    day = covers_from.astimezone(UTC).date()
+    return f'({term}) AND ("{day:%Y/%m/%d}"[EDAT] : "3000/12/31"[EDAT])'
 
 
 def new_job_id(started_at: datetime) -> str:
@@ -494,7 +509,9 @@ class SyncDelta:
             candidate = run.indexed_max_edat
             if candidate is not None and candidate > now:
                 candidate = now
-            moved = await self._metadata.advance_checkpoint(query_key, candidate, now)
+            moved = await self._metadata.advance_checkpoint(
+                query_key, candidate, now, window_start=start
+            )
             advanced = moved.last_edat != checkpoint.last_edat
             final = moved.last_edat
         return SyncReport(
@@ -621,7 +638,9 @@ class SyncDelta:
         since = window_start(checkpoint.last_scan_at, overlap_days, checkpoint.last_scan_at, None)
         start = min(since.astimezone(UTC).date(), today) if since is not None else HISTORY_START
         try:
-            found = await self._entrez.esearch_delta(term, start, today, "mdat")
+            found = await self._entrez.esearch_delta(
+                within_history(term, checkpoint.covers_from), start, today, "mdat"
+            )
         except EntrezError as exc:
             run.complete = False
             reason = f"{type(exc).__name__}: {exc}"[:300]

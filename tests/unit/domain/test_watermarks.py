@@ -15,6 +15,7 @@ from biomcp.domain.records import utc
 from biomcp.domain.watermarks import (
     WatermarkAudit,
     advance_watermark,
+    covered_from,
     manual_watermark,
     window_start,
 )
@@ -137,6 +138,42 @@ def test_folding_advance_is_monotone_and_ends_at_the_max(
     seen = [c for c in candidates if c is not None]
     assert current == (max(seen) if seen else None)
     assert reduce(advance_watermark, candidates, None) == current
+
+
+# --- covered_from --------------------------------------------------------------------------
+
+
+def test_the_first_completed_scan_sets_the_history_covered() -> None:
+    assert covered_from(None, False, LAST) == LAST
+    assert covered_from(None, False, None) is None
+    # A value read before the first scan completed is not kept (none is written then).
+    assert covered_from(NOW, False, LAST) == LAST
+
+
+def test_later_scans_only_widen_the_history() -> None:
+    assert covered_from(LAST, True, NOW) == LAST
+    assert covered_from(NOW, True, LAST) == LAST
+
+
+def test_the_whole_history_stays_whole() -> None:
+    assert covered_from(None, True, LAST) is None  # also a key scanned before it was recorded
+    assert covered_from(LAST, True, None) is None
+
+
+def test_covered_from_rejects_naive_datetimes() -> None:
+    with pytest.raises(InvalidRecordError):
+        covered_from(NAIVE, True, LAST)
+    with pytest.raises(InvalidRecordError):
+        covered_from(LAST, True, NAIVE)
+
+
+@given(windows=st.lists(st.one_of(st.none(), AWARE), min_size=1, max_size=20))
+def test_folding_scans_covers_the_earliest_window(windows: list[datetime | None]) -> None:
+    covers = covered_from(None, False, windows[0])
+    for window in windows[1:]:
+        covers = covered_from(covers, True, window)
+    expected = None if None in windows else min(w for w in windows if w is not None)
+    assert covers == expected
 
 
 # --- manual_watermark ----------------------------------------------------------------------

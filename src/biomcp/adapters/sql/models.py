@@ -138,6 +138,7 @@ class CheckpointRow(Base):
     query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
     last_edat: Mapped[datetime | None]
     last_scan_at: Mapped[datetime | None]
+    covers_from: Mapped[datetime | None]
 
 
 class PendingPmidRow(Base):

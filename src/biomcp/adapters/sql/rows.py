@@ -153,7 +153,12 @@ def _design(value: str | None, rule: str | None) -> DesignClassification | None:
 def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:
     if row is None:
         return Checkpoint(query_key)
-    return Checkpoint(query_key, last_edat=row.last_edat, last_scan_at=row.last_scan_at)
+    return Checkpoint(
+        query_key,
+        last_edat=row.last_edat,
+        last_scan_at=row.last_scan_at,
+        covers_from=row.covers_from,
+    )
 
 
 def pending_from_row(row: Row[Any]) -> PendingPmid:

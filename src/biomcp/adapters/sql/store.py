@@ -66,7 +66,12 @@ from biomcp.adapters.sql.rows import (
 )
 from biomcp.adapters.sql.serialize import quality_to_json, retracted_from_json
 from biomcp.adapters.sql.upsert import upsert_batch
-from biomcp.domain.watermarks import WatermarkAudit, advance_watermark, manual_watermark
+from biomcp.domain.watermarks import (
+    WatermarkAudit,
+    advance_watermark,
+    covered_from,
+    manual_watermark,
+)
 from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import (
     Checkpoint,
@@ -424,21 +429,27 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         return connection.execute(query.with_for_update()).one()
 
     async def advance_checkpoint(
-        self, query_key: str, candidate: datetime | None, scanned_at: datetime
+        self,
+        query_key: str,
+        candidate: datetime | None,
+        scanned_at: datetime,
+        *,
+        window_start: datetime | None,
     ) -> Checkpoint:
         """Automatic move: the watermark becomes max(current, candidate), never less;
-        `last_scan_at` becomes `scanned_at`."""
+        `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`."""
 
         def work(engine: Engine) -> Checkpoint:
             with writing(engine) as connection:
                 row = self._lock_checkpoint(connection, query_key)
                 new = advance_watermark(row.last_edat, candidate)
+                covers = covered_from(row.covers_from, row.last_scan_at is not None, window_start)
                 connection.execute(
                     update(CHECKPOINTS)
                     .where(CHECKPOINTS.c.query_key == query_key)
-                    .values(last_edat=new, last_scan_at=scanned_at)
+                    .values(last_edat=new, last_scan_at=scanned_at, covers_from=covers)
                 )
-            return Checkpoint(query_key, last_edat=new, last_scan_at=scanned_at)
+            return Checkpoint(query_key, new, scanned_at, covers)
 
         return await self._run("advancing a checkpoint", work)
 

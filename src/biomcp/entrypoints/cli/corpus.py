@@ -302,6 +302,8 @@ def register(app: typer.Typer) -> None:
                 {
                     "query_key": checkpoint.query_key,
                     "last_edat": iso(checkpoint.last_edat),
+                    "last_scan_at": iso(checkpoint.last_scan_at),
+                    "covers_from": iso(checkpoint.covers_from),
                     "pending": [
                         {
                             "pmid": p.pmid,
@@ -323,6 +325,14 @@ def register(app: typer.Typer) -> None:
             scanned = iso(checkpoint.last_scan_at)
             suffix = f" (last scan {scanned})" if scanned else ""
             typer.echo(f"{checkpoint.query_key}: {iso(checkpoint.last_edat)}{suffix}")
+        if checkpoint.last_scan_at is not None and checkpoint.covers_from is None:
+            typer.echo("covers the whole history")
+        elif checkpoint.last_scan_at is not None:
+            typer.echo(
+                f"covers Entrez dates from {iso(checkpoint.covers_from)} (older records of "
+                "the term are not synced, even when PubMed revises them; a checkpoint set "
+                "further back widens this)"
+            )
         if pending:
             typer.echo(
                 f"{len(pending)} PMIDs pending (found by ESearch, not returned by EFetch yet; "
@@ -399,6 +409,7 @@ def register(app: typer.Typer) -> None:
                         "query_key": saved.query_key,
                         "last_edat": iso(mark.last_edat) if mark else None,
                         "last_scan_at": iso(mark.last_scan_at) if mark else None,
+                        "covers_from": iso(mark.covers_from) if mark else None,
                         "term": job.term if job else None,
                     }
                 )

@@ -207,6 +207,7 @@ def _query_summary(key: str, checkpoint: Any, job: Any, pending: int = 0) -> dic
         "queryKey": key,
         "lastEdat": iso_utc(checkpoint.last_edat) if checkpoint is not None else None,
         "lastScanAt": iso_utc(checkpoint.last_scan_at) if checkpoint is not None else None,
+        "coversFrom": iso_utc(checkpoint.covers_from) if checkpoint is not None else None,
         "lastSync": last_sync,
         "pendingPmids": pending,
     }
