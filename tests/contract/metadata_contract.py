@@ -417,13 +417,19 @@ class MetadataStoreContract:
         key = _key()
         high, low = utc(2025, 8, 10, 12), utc(2025, 8, 1)
 
-        first = run(store.advance_checkpoint(key, high, utc(2025, 8, 11), window_start=None))
-        second = run(store.advance_checkpoint(key, low, utc(2025, 8, 12), window_start=None))
-        third = run(store.advance_checkpoint(key, None, utc(2025, 8, 13), window_start=None))
+        first = run(
+            store.advance_checkpoint(key, high, utc(2025, 8, 11), window_start=None, term="q")
+        )
+        second = run(
+            store.advance_checkpoint(key, low, utc(2025, 8, 12), window_start=None, term="q")
+        )
+        third = run(
+            store.advance_checkpoint(key, None, utc(2025, 8, 13), window_start=None, term="q")
+        )
 
-        assert first == Checkpoint(key, high, utc(2025, 8, 11))
-        assert second == Checkpoint(key, high, utc(2025, 8, 12))
-        assert third == Checkpoint(key, high, utc(2025, 8, 13))
+        assert first == Checkpoint(key, high, utc(2025, 8, 11), term="q")
+        assert second == Checkpoint(key, high, utc(2025, 8, 12), term="q")
+        assert third == Checkpoint(key, high, utc(2025, 8, 13), term="q")
         assert run(store.get_checkpoint(key)) == third
         assert run(store.checkpoint_audit(key)) == []
 
@@ -431,8 +437,10 @@ class MetadataStoreContract:
         self, store: MetadataStore
     ) -> None:
         key = _key()
-        checkpoint = run(store.advance_checkpoint(key, None, utc(2025, 8, 1), window_start=None))
-        assert checkpoint == Checkpoint(key, None, utc(2025, 8, 1))
+        checkpoint = run(
+            store.advance_checkpoint(key, None, utc(2025, 8, 1), window_start=None, term="q")
+        )
+        assert checkpoint == Checkpoint(key, None, utc(2025, 8, 1), term="q")
         assert run(store.get_checkpoint(key)) == checkpoint
 
     def test_the_first_completed_scan_sets_the_history_covered_and_later_ones_only_widen_it(
@@ -442,18 +450,24 @@ class MetadataStoreContract:
         june, may, july = utc(2025, 6, 1), utc(2025, 5, 1), utc(2025, 7, 1)
 
         first = run(
-            store.advance_checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=june)
+            store.advance_checkpoint(
+                key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=june, term="q"
+            )
         )
-        later = run(store.advance_checkpoint(key, None, utc(2025, 8, 3), window_start=july))
-        backfill = run(store.advance_checkpoint(key, None, utc(2025, 8, 4), window_start=may))
+        later = run(
+            store.advance_checkpoint(key, None, utc(2025, 8, 3), window_start=july, term="q")
+        )
+        backfill = run(
+            store.advance_checkpoint(key, None, utc(2025, 8, 4), window_start=may, term="q")
+        )
 
-        assert first == Checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), june)
+        assert first == Checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), june, "q")
         assert later.covers_from == june
         assert backfill.covers_from == may
         assert run(store.get_checkpoint(key)) == backfill
         # The whole history stays the whole history.
-        run(store.advance_checkpoint(whole, None, utc(2025, 8, 2), window_start=None))
-        run(store.advance_checkpoint(whole, None, utc(2025, 8, 3), window_start=july))
+        run(store.advance_checkpoint(whole, None, utc(2025, 8, 2), window_start=None, term="q"))
+        run(store.advance_checkpoint(whole, None, utc(2025, 8, 3), window_start=july, term="q"))
         assert run(store.get_checkpoint(whole)).covers_from is None
 
     def test_a_watermark_set_before_any_sync_leaves_the_first_scan_to_set_the_history(
@@ -464,15 +478,33 @@ class MetadataStoreContract:
         assert run(store.get_checkpoint(key)).covers_from is None
 
         scanned = run(
-            store.advance_checkpoint(key, None, utc(2025, 7, 2), window_start=utc(2025, 6, 1))
+            store.advance_checkpoint(
+                key, None, utc(2025, 7, 2), window_start=utc(2025, 6, 1), term="q"
+            )
         )
 
-        assert scanned == Checkpoint(key, utc(2025, 6, 6), utc(2025, 7, 2), utc(2025, 6, 1))
+        assert scanned == Checkpoint(key, utc(2025, 6, 6), utc(2025, 7, 2), utc(2025, 6, 1), "q")
+
+    def test_each_completed_scan_records_its_term_and_a_manual_set_keeps_it(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        term = "(asthma[mh] OR asthma[tiab]) AND \u00e9tude"
+        first = run(
+            store.advance_checkpoint(key, None, utc(2025, 7, 1), window_start=None, term=term)
+        )
+        assert first.term == term
+        assert run(store.get_checkpoint(key)).term == term
+        run(store.set_checkpoint(key, utc(2025, 6, 1), actor="a", reason="r", at=utc(2025, 7, 2)))
+        assert run(store.get_checkpoint(key)).term == term
+        run(store.advance_checkpoint(key, None, utc(2025, 7, 3), window_start=None, term="copd"))
+        assert run(store.get_checkpoint(key)).term == "copd"
+        assert [c.term for c in run(store.list_checkpoints()) if c.query_key == key] == ["copd"]
 
     def test_checkpoint_times_come_back_as_utc(self, store: MetadataStore) -> None:
         key = _key()
         paris = datetime(2025, 8, 10, 14, 0, tzinfo=timezone(timedelta(hours=2)))
-        run(store.advance_checkpoint(key, paris, paris, window_start=None))
+        run(store.advance_checkpoint(key, paris, paris, window_start=None, term="q"))
 
         checkpoint = run(store.get_checkpoint(key))
 
@@ -484,7 +516,11 @@ class MetadataStoreContract:
         self, store: MetadataStore
     ) -> None:
         key = _key()
-        run(store.advance_checkpoint(key, utc(2025, 8, 10), utc(2025, 8, 11), window_start=None))
+        run(
+            store.advance_checkpoint(
+                key, utc(2025, 8, 10), utc(2025, 8, 11), window_start=None, term="q"
+            )
+        )
 
         back = run(
             store.set_checkpoint(
@@ -524,7 +560,11 @@ class MetadataStoreContract:
     def test_list_checkpoints_returns_every_key_in_order(self, store: MetadataStore) -> None:
         keys = sorted(_key() for _ in range(3))
         for key in reversed(keys):
-            run(store.advance_checkpoint(key, utc(2025, 1, 1), utc(2025, 1, 2), window_start=None))
+            run(
+                store.advance_checkpoint(
+                    key, utc(2025, 1, 1), utc(2025, 1, 2), window_start=None, term="q"
+                )
+            )
 
         listed = [c for c in run(store.list_checkpoints()) if c.query_key in keys]
 
@@ -535,7 +575,7 @@ class MetadataStoreContract:
         with pytest.raises(MetadataStoreError):
             run(
                 store.advance_checkpoint(
-                    _key(), datetime(2025, 1, 1), utc(2025, 1, 1), window_start=None
+                    _key(), datetime(2025, 1, 1), utc(2025, 1, 1), window_start=None, term="q"
                 )
             )
 

@@ -233,7 +233,7 @@ def test_a_closed_port_makes_every_call_unavailable(closing: Closing) -> None:
         store.ping,
         lambda: store.get_document("1"),
         lambda: store.upsert_documents([upsert_of(full_record("1"))]),
-        lambda: store.advance_checkpoint("k", None, utc(2025, 1, 1), window_start=None),
+        lambda: store.advance_checkpoint("k", None, utc(2025, 1, 1), window_start=None, term="q"),
         store.list_projects,
     ]
     for call in calls:

@@ -452,6 +452,17 @@ def test_a_key_first_synced_initial_days_back_shows_the_history_it_covers(cli: C
     assert f"covers Entrez dates from {report['window_start']}" in shown.stdout
     [listed] = [c for c in cli.json("checkpoint", "list")["checkpoints"] if c["query_key"] == key]
     assert listed["covers_from"] == report["window_start"]
+    assert report["window_basis"] == "initial_days"
+
+    # Another term for the same key: its history is read again for the new term.
+    changed = cli("sync", "-k", key, "-t", "humans[mh]")
+    assert changed.returncode == 0, changed.stderr
+    assert field(changed.stdout, "window") == (
+        f"from {report['window_start']} (the term changed: the key's history again)"
+    )
+    assert f"last synced with another term ({TERM!r})" in changed.stdout
+    again = cli.json("sync", "-k", key, "-t", "humans[mh]", "-q")
+    assert (again["window_basis"], again["previous_term"]) == ("checkpoint", None)
 
 
 def test_a_pmid_efetch_does_not_return_is_shown_pending_until_it_arrives(

@@ -94,35 +94,53 @@ def test_downgrade_to_base_removes_every_table_and_upgrade_restores_them(
     assert schema_differences(empty_url) == []
 
 
-def test_checkpoints_written_before_0004_keep_their_watermark_and_cover_the_whole_history(
+def test_checkpoints_written_before_0004_keep_their_watermark_and_take_their_last_term(
     empty_url: str,
 ) -> None:
-    """A key synced by an earlier version reads `covers_from` None: the whole history, which
-    is what its revisions' ESearch asked for before."""
+    """A key synced by an earlier version reads `covers_from` None (the whole history, which
+    is what its revisions' ESearch asked for before) and the term of its latest succeeded
+    sync job."""
     command.upgrade(alembic_config(empty_url), "0003")
     engine = create_engine(empty_url)
+    jobs = [
+        ("j1", "old", "asthma", "2025-07-01 00:00:00+00:00", "succeeded"),
+        ("j2", "old", "asthma[mh]", "2025-08-02 06:00:00+00:00", "succeeded"),
+        ("j3", "old", "copd", "2025-08-03 06:00:00+00:00", "failed"),
+        ("j4", "other", "copd", "2025-08-04 06:00:00+00:00", "succeeded"),
+    ]
     try:
         with engine.begin() as connection:
             connection.execute(
                 text(
                     "INSERT INTO checkpoints (query_key, last_edat, last_scan_at) "
-                    "VALUES ('old', '2025-08-01 12:00:00+00:00', '2025-08-02 06:00:00+00:00')"
+                    "VALUES ('old', '2025-08-01 12:00:00+00:00', '2025-08-02 06:00:00+00:00'),"
+                    " ('set_only', '2025-01-01 00:00:00+00:00', NULL)"
                 )
             )
+            for job_id, key, term, started, status in jobs:
+                connection.execute(
+                    text(
+                        "INSERT INTO sync_jobs (job_id, query_key, term, started_at, status,"
+                        " counts, warnings) VALUES (:j, :k, :t, :s, :st, '{}', '[]')"
+                    ),
+                    {"j": job_id, "k": key, "t": term, "s": started, "st": status},
+                )
     finally:
         engine.dispose()
 
     upgrade(empty_url)
 
-    async def read() -> Checkpoint:
+    async def read() -> list[Checkpoint]:
         store = SqlMetadataStore(empty_url)
         try:
-            return await store.get_checkpoint("old")
+            return await store.list_checkpoints()
         finally:
             await store.aclose()
 
-    checkpoint = asyncio.run(read())
-    assert checkpoint == Checkpoint("old", utc(2025, 8, 1, 12), utc(2025, 8, 2, 6), None)
+    assert asyncio.run(read()) == [
+        Checkpoint("old", utc(2025, 8, 1, 12), utc(2025, 8, 2, 6), None, "asthma[mh]"),
+        Checkpoint("set_only", utc(2025, 1, 1), None, None, None),  # never synced
+    ]
 
 
 def test_two_upgraders_at_once_both_succeed(empty_url: str) -> None:

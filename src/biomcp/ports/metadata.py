@@ -102,13 +102,15 @@ class StoredScore:
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A query key's EDAT watermark (`last_edat`), when a sync of it last completed
-    (`last_scan_at`), and the earliest Entrez date its syncs have covered (`covers_from`; None:
-    the whole history, also for a key scanned before this was recorded)."""
+    (`last_scan_at`) and with which `term`, and the earliest Entrez date its syncs have
+    covered (`covers_from`; None: the whole history, also for a key scanned before this was
+    recorded)."""
 
     query_key: str
     last_edat: datetime | None = None
     last_scan_at: datetime | None = None
     covers_from: datetime | None = None
+    term: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +202,12 @@ class MetadataStore(Protocol):
         scanned_at: datetime,
         *,
         window_start: datetime | None,
+        term: str | None,
     ) -> Checkpoint:
-        """Automatic move after a completed sync whose EDAT window started at `window_start`
-        (None: the whole history): the watermark becomes max(current, candidate), never less;
-        `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`."""
+        """Automatic move after a completed sync of `term` whose EDAT window started at
+        `window_start` (None: the whole history): the watermark becomes max(current,
+        candidate), never less; `last_scan_at` becomes `scanned_at`; `covers_from` follows
+        `covered_from`."""
         ...
 
     async def set_checkpoint(

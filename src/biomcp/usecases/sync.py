@@ -3,7 +3,10 @@
 1. Take the query key's lock (two syncs of one key never interleave; syncs of different keys
    run together, and serialize only while writing chunks, step 5).
 2. Window = [last EDAT - overlap, today]; with no checkpoint, `initial_days` back (None or 0:
-   the whole history).
+   the whole history). When the term differs from the one the key was last synced with
+   (`changed_term`), the window is the key's whole history instead (`Checkpoint.covers_from`):
+   continuing from a checkpoint reached with another term would never fetch the new term's
+   older records.
 3. Enumerate every PMID of the window (the client bisects past the 9,999 cap), and add the
    key's pending PMIDs (found by an earlier sync, not returned by its EFetch) and the records
    PubMed revised since the last sync (`follow_revisions`): the PMIDs matching the term whose
@@ -58,12 +61,14 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
+from enum import StrEnum
 from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig
 from biomcp.domain.design import classify_design
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.quality import QualityConfig, score_quality
+from biomcp.domain.queries import compact
 from biomcp.domain.records import PubMedRecord
 from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import window_start
@@ -92,6 +97,8 @@ __all__ = [
     "SyncDelta",
     "SyncProgress",
     "SyncReport",
+    "WindowBasis",
+    "changed_term",
     "derive_document",
     "new_job_id",
     "within_history",
@@ -132,6 +139,46 @@ class SyncConfig:
             raise ValueError("max_pending must be >= 0")
         if self.initial_days is not None and self.initial_days < 0:
             raise ValueError("initial_days must be >= 0")
+
+
+class WindowBasis(StrEnum):
+    """Why a sync's EDAT window starts where it does (`SyncReport.window_basis`)."""
+
+    #: the key's watermark less the overlap
+    CHECKPOINT = "checkpoint"
+    #: a first sync, `initial_days` back
+    INITIAL_DAYS = "initial_days"
+    #: a first sync over the whole history
+    WHOLE_HISTORY = "whole_history"
+    #: the term differs from the key's last completed sync: the key's history again
+    TERM_CHANGED = "term_changed"
+
+
+def changed_term(checkpoint: Checkpoint, term: str) -> str | None:
+    """The term of the key's last completed sync when `term` is another query (spacing aside,
+    as PubMed reads it), else None (also before a completed sync, or when it was not recorded).
+
+    Continuing from the checkpoint would never fetch the new term's records older than it, so
+    such a sync reads the key's history (`Checkpoint.covers_from`) again instead (step 2)."""
+    previous = checkpoint.term
+    if previous is None or checkpoint.last_scan_at is None or compact(previous) == compact(term):
+        return None
+    return previous
+
+
+def _term_changed_warning(previous: str, term: str, start: datetime | None) -> str:
+    history = f"from {iso_utc(start)}" if start is not None else "over the whole history"
+    return (
+        f"this query key was last synced with another term ({_clip(previous)}), so its "
+        f"history is read again for {_clip(term)}, {history}, rather than from its checkpoint; "
+        "records stored for the earlier term stay in the corpus (a new query_key keeps two "
+        "queries apart)"
+    )
+
+
+def _clip(term: str, limit: int = 120) -> str:
+    term = compact(term)
+    return repr(term if len(term) <= limit else term[: limit - 3] + "...")
 
 
 def within_history(term: str, covers_from: datetime | None) -> str:
@@ -203,6 +250,10 @@ class SyncReport:
     rescored: int = 0
     #: PMIDs of the term PubMed revised since the last sync, outside the EDAT window (step 3)
     revisions_found: int = 0
+    #: why the EDAT window starts at `window_start` (`WindowBasis`)
+    window_basis: str = "checkpoint"
+    #: the term of the key's last completed sync, when this sync's term differs (step 2)
+    previous_term: str | None = None
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
@@ -469,7 +520,20 @@ class SyncDelta:
         run = _Run(query_key, time.perf_counter())
         checkpoint = await self._metadata.get_checkpoint(query_key)
         now = self._clock.now()
-        start = window_start(checkpoint.last_edat, overlap_days, now, self.config.initial_days)
+        previous_term = changed_term(checkpoint, term)
+        if previous_term is not None:
+            # The checkpoint belongs to another term: read the key's history again for this one.
+            start, basis = checkpoint.covers_from, WindowBasis.TERM_CHANGED
+            run.warnings.append(_term_changed_warning(previous_term, term, start))
+        else:
+            start = window_start(checkpoint.last_edat, overlap_days, now, self.config.initial_days)
+            basis = (
+                WindowBasis.CHECKPOINT
+                if checkpoint.last_edat is not None
+                else WindowBasis.INITIAL_DAYS
+                if start is not None
+                else WindowBasis.WHOLE_HISTORY
+            )
         mindate = start.astimezone(UTC).date() if start is not None else HISTORY_START
         maxdate = now.astimezone(UTC).date()
 
@@ -482,7 +546,12 @@ class SyncDelta:
                 "the window could not be enumerated completely; the checkpoint stays where it "
                 "was (narrow the query to sync the rest)"
             )
-        revised = await self._revisions(run, term, checkpoint, overlap_days, maxdate)
+        # A window over the key's whole history holds every revised record already.
+        revised = (
+            await self._revisions(run, term, checkpoint, overlap_days, maxdate)
+            if basis is not WindowBasis.TERM_CHANGED
+            else ()
+        )
         pending = await self._metadata.pending_pmids(query_key)
         run.timed("search", began)
         window = set(found.pmids)
@@ -510,7 +579,7 @@ class SyncDelta:
             if candidate is not None and candidate > now:
                 candidate = now
             moved = await self._metadata.advance_checkpoint(
-                query_key, candidate, now, window_start=start
+                query_key, candidate, now, window_start=start, term=term
             )
             advanced = moved.last_edat != checkpoint.last_edat
             final = moved.last_edat
@@ -539,6 +608,8 @@ class SyncDelta:
             term=term,
             rescored=run.rescored,
             revisions_found=len(extra),
+            window_basis=basis.value,
+            previous_term=previous_term,
         )
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:

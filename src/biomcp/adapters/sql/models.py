@@ -139,6 +139,7 @@ class CheckpointRow(Base):
     last_edat: Mapped[datetime | None]
     last_scan_at: Mapped[datetime | None]
     covers_from: Mapped[datetime | None]
+    term: Mapped[str | None] = mapped_column(Text)
 
 
 class PendingPmidRow(Base):

@@ -158,6 +158,7 @@ def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:
         last_edat=row.last_edat,
         last_scan_at=row.last_scan_at,
         covers_from=row.covers_from,
+        term=row.term,
     )
 
 

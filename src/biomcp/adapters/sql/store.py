@@ -435,6 +435,7 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         scanned_at: datetime,
         *,
         window_start: datetime | None,
+        term: str | None,
     ) -> Checkpoint:
         """Automatic move: the watermark becomes max(current, candidate), never less;
         `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`."""
@@ -447,9 +448,9 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 connection.execute(
                     update(CHECKPOINTS)
                     .where(CHECKPOINTS.c.query_key == query_key)
-                    .values(last_edat=new, last_scan_at=scanned_at, covers_from=covers)
+                    .values(last_edat=new, last_scan_at=scanned_at, covers_from=covers, term=term)
                 )
-            return Checkpoint(query_key, new, scanned_at, covers)
+            return Checkpoint(query_key, new, scanned_at, covers, term)
 
         return await self._run("advancing a checkpoint", work)
 

@@ -121,11 +121,14 @@ class _SyncDisplay:
 
 
 def _sync_summary(report: SyncReport, elapsed: float) -> str:
-    window = (
-        f"from {iso(report.window_start)} (checkpoint minus overlap)"
-        if report.window_start is not None
-        else "whole history (no checkpoint yet)"
-    )
+    why = {
+        "checkpoint": "checkpoint minus overlap",
+        "initial_days": "no checkpoint yet: BIOMCP_SYNC_INITIAL_DAYS back",
+        "whole_history": "no checkpoint yet",
+        "term_changed": "the term changed: the key's history again",
+    }.get(report.window_basis, report.window_basis)
+    start = iso(report.window_start)
+    window = f"from {start} ({why})" if start is not None else f"whole history ({why})"
     if report.checkpoint is None:
         checkpoint = "none (nothing stored yet)"
     else:
@@ -199,6 +202,8 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "texts_embedded": report.texts_embedded,
         "rescored": report.rescored,
         "window_start": iso(report.window_start),
+        "window_basis": report.window_basis,
+        "previous_term": report.previous_term,
         "checkpoint": iso(report.checkpoint),
         "checkpoint_advanced": report.checkpoint_advanced,
         "pending": list(report.pending),
