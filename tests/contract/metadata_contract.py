@@ -34,6 +34,7 @@ from biomcp.domain.records import PubMedRecord, utc
 from biomcp.domain.versioning import UpsertAction
 from biomcp.ports.metadata import (
     Checkpoint,
+    ForgottenQuery,
     LockTimeoutError,
     MetadataStore,
     MetadataStoreError,
@@ -676,6 +677,45 @@ class MetadataStoreContract:
         assert [j.job_id for j in latest] == [f"{key}-4", f"{key}-3"]
         assert everyone[0] == f"{other}-0"
         assert run(store.list_jobs(key, limit=0)) == []
+
+    # -- forgetting a saved query -----------------------------------------------------------
+
+    def test_forget_query_removes_the_keys_checkpoint_pending_and_jobs_only(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        for k in (key, other):
+            run(
+                store.advance_checkpoint(
+                    k, utc(2025, 8, 1), utc(2025, 8, 2), window_start=None, term="q"
+                )
+            )
+            run(store.settle_pending(k, missed=["30000001"], arrived=[], at=utc(2025, 8, 2)))
+            run(store.record_job(_job(f"{k}-1", k, utc(2025, 8, 1), status="succeeded")))
+        run(store.record_job(_job(f"{key}-2", key, utc(2025, 8, 2), status="failed")))
+        audit = run(
+            store.set_checkpoint(key, utc(2025, 7, 1), actor="a", reason="r", at=utc(2025, 8, 3))
+        )
+        _upsert(store, full_record("30000002"))
+
+        forgotten = run(store.forget_query(key))
+
+        assert forgotten == ForgottenQuery(key, checkpoint=True, pending=1, jobs=2)
+        assert run(store.get_checkpoint(key)) == Checkpoint(key)
+        assert run(store.pending_pmids(key)) == []
+        assert run(store.list_jobs(key)) == []
+        assert run(store.get_job(f"{key}-1")) is None
+        assert run(store.checkpoint_audit(key)) == [audit]  # the audit trail is kept
+        assert key not in [c.query_key for c in run(store.list_checkpoints())]
+        # Another key, and the stored records, are untouched.
+        assert run(store.get_checkpoint(other)).last_edat == utc(2025, 8, 1)
+        assert [p.pmid for p in run(store.pending_pmids(other))] == ["30000001"]
+        assert [j.job_id for j in run(store.list_jobs(other))] == [f"{other}-1"]
+        assert run(store.get_document("30000002")) is not None
+        # Forgetting again, or a key never seen, finds nothing.
+        assert run(store.forget_query(key)) == ForgottenQuery(
+            key, checkpoint=False, pending=0, jobs=0
+        )
 
     # -- projects ---------------------------------------------------------------------------
     # The store is the ProjectRegistry too: these checks type it as that port.

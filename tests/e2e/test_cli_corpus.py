@@ -7,6 +7,7 @@ come from the fake's corpus itself, parsed by the production parser, not from th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from biomcp.adapters.sql import SqlMetadataStore
 from biomcp.domain.design import StudyDesign
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 
@@ -513,6 +515,51 @@ def test_checkpoint_set_forward_then_backward(cli: Cli) -> None:
     assert "2021-05-31T22:00:00Z -> 2021-05-01T00:00:00Z" in back.stdout
     assert back.stderr.startswith(f"warning: the checkpoint of {key} moved backward by 30.9 days")
     assert cli.json("checkpoint", "get", key)["last_edat"] == "2021-05-01T00:00:00Z"
+
+
+def test_checkpoint_delete_forgets_a_saved_query_and_keeps_its_records(
+    cli: Cli, expected: Expected
+) -> None:
+    key = "asthma_typo"
+    synced = cli.json("sync", "-k", key, "-t", TERM, "-q")
+    assert synced["pmids_processed"] == len(expected.pmids)
+    listed = [c["query_key"] for c in cli.json("checkpoint", "list")["checkpoints"]]
+    assert key in listed
+
+    # While a sync of the key runs (another process holds its lock), it is not forgotten.
+    async def while_locked() -> subprocess.CompletedProcess[str]:
+        store = SqlMetadataStore(data_dir=Path(cli.env["BIOMCP_DATA_DIR"]))
+        try:
+            async with store.query_lock(key):
+                return await asyncio.to_thread(cli, "checkpoint", "delete", key, "--yes")
+        finally:
+            await store.aclose()
+
+    busy = asyncio.run(while_locked())
+    assert busy.returncode == 1
+    assert "another sync of this query key is still running" in busy.stderr
+    assert cli.json("checkpoint", "get", key)["last_edat"] == expected.max_edat
+
+    refused = cli("checkpoint", "delete", key)  # asks for --yes
+    assert refused.returncode == 2
+    assert "--yes" in refused.stderr
+    assert cli.json("checkpoint", "get", key)["last_edat"] == expected.max_edat
+
+    done = cli("checkpoint", "delete", key, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        f"{key}: forgotten (its checkpoint, 0 pending PMIDs, 1 sync jobs)"
+    )
+    assert "records it stored stay in the corpus" in done.stdout
+    assert key not in [c["query_key"] for c in cli.json("checkpoint", "list")["checkpoints"]]
+    assert cli.json("checkpoint", "get", key)["last_edat"] is None
+    pmid = sorted(expected.pmids)[0]
+    assert cli.json("get", f"pmid:{pmid}")["doc_id"] == f"pmid:{pmid}"
+
+    unknown = cli.json("checkpoint", "delete", "never_synced", "--yes")
+    assert unknown == {
+        "ok": True, "query_key": "never_synced", "checkpoint": False, "pending": 0, "jobs": 0,
+    }  # fmt: skip
 
 
 def test_checkpoint_set_rejects_a_future_timestamp(cli: Cli) -> None:

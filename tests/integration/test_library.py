@@ -315,3 +315,21 @@ def test_project_collections_through_the_library(synced: Corpus) -> None:
     corpus_hits = corpus.search("blood pressure hypertension", top_k=10)
     assert corpus_hits
     assert all(h.doc_id.startswith("pmid:") for h in corpus_hits)
+
+
+def test_forget_query_drops_a_saved_query_and_keeps_the_records(
+    synced: Corpus, matching: dict[str, datetime]
+) -> None:
+    synced.sync("htn_scratch", TERM)
+    assert "htn_scratch" in [q["query_key"] for q in synced.overview()["queries"]]
+
+    assert synced.forget_query("htn_scratch") == {
+        "ok": True, "query_key": "htn_scratch", "checkpoint": True, "pending": 0, "jobs": 1,
+    }  # fmt: skip
+
+    assert "htn_scratch" not in [q["query_key"] for q in synced.overview()["queries"]]
+    assert synced.checkpoint("htn_scratch")["last_edat"] is None
+    assert synced.overview()["records"] == len(matching)  # the records stay
+    assert "htn_v1" in [q["query_key"] for q in synced.overview()["queries"]]
+    with pytest.raises(InvalidRequestError):
+        synced.forget_query("  ")

@@ -366,6 +366,27 @@ class Corpus:
             "moved_backward": audit.moved_backward,
         }
 
+    def forget_query(self, query_key: str) -> dict[str, Any]:
+        """Forget the saved query `query_key`: its checkpoint, pending PMIDs and sync jobs (the
+        records it stored stay in the corpus). Returns `{"ok", "query_key", "checkpoint",
+        "pending", "jobs"}`: whether it had a checkpoint, and how many of the others went.
+
+        Raises:
+            InvalidRequestError: an empty key.
+            LockTimeoutError: a sync of the key is running (in any process).
+        """
+        return self._call(lambda: self._forget_query(query_key))
+
+    async def _forget_query(self, query_key: str) -> dict[str, Any]:
+        gone = await self._services.checkpoints.forget(query_key)
+        return {
+            "ok": True,
+            "query_key": gone.query_key,
+            "checkpoint": gone.checkpoint,
+            "pending": gone.pending,
+            "jobs": gone.jobs,
+        }
+
     def checkpoints(self) -> list[dict[str, Any]]:
         """Every saved query's checkpoint, by key."""
         return self._call(self._checkpoints)

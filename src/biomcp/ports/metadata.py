@@ -22,6 +22,7 @@ from biomcp.domain.watermarks import WatermarkAudit
 __all__ = [
     "Checkpoint",
     "DocumentUpsert",
+    "ForgottenQuery",
     "LockTimeoutError",
     "MetadataStore",
     "MetadataStoreError",
@@ -111,6 +112,17 @@ class Checkpoint:
     last_scan_at: datetime | None = None
     covers_from: datetime | None = None
     term: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenQuery:
+    """What forgetting a saved query removed: its checkpoint (whether it had one), its pending
+    PMIDs and its sync jobs (how many)."""
+
+    query_key: str
+    checkpoint: bool
+    pending: int
+    jobs: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +231,12 @@ class MetadataStore(Protocol):
     async def checkpoint_audit(self, query_key: str) -> list[WatermarkAudit]: ...
 
     async def list_checkpoints(self) -> list[Checkpoint]: ...
+
+    async def forget_query(self, query_key: str) -> ForgottenQuery:
+        """Delete the checkpoint, the pending PMIDs and the sync jobs of `query_key` in one
+        transaction, so that it is a saved query no more; its audit trail and the documents
+        stay (documents are shared by every key)."""
+        ...
 
     async def pending_pmids(self, query_key: str) -> list[PendingPmid]:
         """The PMIDs pending for `query_key`, the longest pending first (then by PMID)."""

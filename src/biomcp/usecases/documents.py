@@ -7,7 +7,7 @@ from typing import Any
 
 from biomcp.domain.watermarks import WatermarkAudit, query_key_problem
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import Checkpoint, MetadataStore, PendingPmid
+from biomcp.ports.metadata import Checkpoint, ForgottenQuery, MetadataStore, PendingPmid
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
 
@@ -89,6 +89,20 @@ class Checkpoints:
 
     async def audit(self, query_key: str) -> list[WatermarkAudit]:
         return await self._metadata.checkpoint_audit(_key(query_key))
+
+    async def forget(self, query_key: str) -> ForgottenQuery:
+        """Forget the saved query `query_key`: its checkpoint, pending PMIDs and sync jobs go,
+        so `sync --all` and the overview no longer list it. The records it stored stay (every
+        key shares the corpus), and so does its audit trail. Taken under the key's sync lock,
+        so a running sync of it is never cut short.
+
+        Raises:
+            InvalidRequestError: an empty key.
+            LockTimeoutError: a sync of the key is running.
+        """
+        key = _key(query_key)
+        async with self._metadata.query_lock(key, timeout_s=0):
+            return await self._metadata.forget_query(key)
 
 
 def _key(query_key: str) -> str:

@@ -76,6 +76,7 @@ from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import (
     Checkpoint,
     DocumentUpsert,
+    ForgottenQuery,
     MetadataStoreError,
     PendingPmid,
     StoredDocument,
@@ -498,6 +499,21 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 return [checkpoint_from_row(r.query_key, r) for r in connection.execute(query)]
 
         return await self._run("listing checkpoints", work)
+
+    async def forget_query(self, query_key: str) -> ForgottenQuery:
+        """Delete the checkpoint, pending PMIDs and sync jobs of `query_key` in one
+        transaction; its audit trail and the documents stay."""
+
+        def work(engine: Engine) -> ForgottenQuery:
+            with writing(engine) as connection:
+                counts = [
+                    connection.execute(delete(table).where(table.c.query_key == query_key))
+                    for table in (CHECKPOINTS, PENDING, JOBS)
+                ]
+            checkpoint, pending, jobs = (result.rowcount for result in counts)
+            return ForgottenQuery(query_key, checkpoint > 0, pending, jobs)
+
+        return await self._run("forgetting a saved query", work)
 
     # -- PMIDs pending a retry --------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from biomcp.entrypoints.cli.common import (
     clip,
     emit_json,
     execute,
+    fail,
     iso,
     terminal_width,
 )
@@ -432,6 +433,57 @@ def register(app: typer.Typer) -> None:
             ]
             headers = ["query_key", "last_edat", "last_scan_at", "term"]
             typer.echo(_table(headers, rows, right=frozenset()))
+
+    @checkpoint_app.command("delete")
+    def checkpoint_delete(
+        query_key: Annotated[str, typer.Argument(help="The saved query's key.")],
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Forget it (required: this cannot be undone).")
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Forget the saved query QUERY_KEY: its checkpoint, pending PMIDs and sync jobs.
+
+        `biomcp sync --all` and the overview no longer list it. The records it stored stay in
+        the corpus (every saved query shares it), and so does its audit trail. Refused while a
+        sync of the key is running."""
+        from biomcp.ports.metadata import ForgottenQuery
+        from biomcp.usecases.errors import InvalidRequestError
+
+        settings = cli_settings(json_output)
+        if not yes:
+            raise fail(
+                InvalidRequestError(
+                    f"forgetting {query_key!r} removes its checkpoint, pending PMIDs and sync "
+                    "jobs (its records stay in the corpus): pass --yes to confirm"
+                ),
+                settings,
+                json_output,
+            )
+
+        async def work(services: Services) -> ForgottenQuery:
+            return await services.checkpoints.forget(query_key)
+
+        gone = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json(
+                {
+                    "ok": True,
+                    "query_key": gone.query_key,
+                    "checkpoint": gone.checkpoint,
+                    "pending": gone.pending,
+                    "jobs": gone.jobs,
+                }
+            )
+            return
+        if not (gone.checkpoint or gone.pending or gone.jobs):
+            typer.echo(f"{gone.query_key}: not a saved query (nothing to forget)")
+            return
+        checkpoint = "its checkpoint" if gone.checkpoint else "no checkpoint"
+        typer.echo(
+            f"{gone.query_key}: forgotten ({checkpoint}, {gone.pending} pending PMIDs, "
+            f"{gone.jobs} sync jobs); the records it stored stay in the corpus"
+        )
 
     @checkpoint_app.command("history")
     def checkpoint_history(
