@@ -29,6 +29,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -378,14 +379,7 @@ class Corpus:
         return self._call(lambda: self._forget_query(query_key))
 
     async def _forget_query(self, query_key: str) -> dict[str, Any]:
-        gone = await self._services.checkpoints.forget(query_key)
-        return {
-            "ok": True,
-            "query_key": gone.query_key,
-            "checkpoint": gone.checkpoint,
-            "pending": gone.pending,
-            "jobs": gone.jobs,
-        }
+        return {"ok": True, **asdict(await self._services.checkpoints.forget(query_key))}
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Every saved query's checkpoint, by key."""

@@ -447,6 +447,8 @@ def register(app: typer.Typer) -> None:
         `biomcp sync --all` and the overview no longer list it. The records it stored stay in
         the corpus (every saved query shares it), and so does its audit trail. Refused while a
         sync of the key is running."""
+        from dataclasses import asdict
+
         from biomcp.ports.metadata import ForgottenQuery
         from biomcp.usecases.errors import InvalidRequestError
 
@@ -466,15 +468,7 @@ def register(app: typer.Typer) -> None:
 
         gone = execute(settings, work, json_output=json_output)
         if json_output:
-            emit_json(
-                {
-                    "ok": True,
-                    "query_key": gone.query_key,
-                    "checkpoint": gone.checkpoint,
-                    "pending": gone.pending,
-                    "jobs": gone.jobs,
-                }
-            )
+            emit_json({"ok": True, **asdict(gone)})
             return
         if not (gone.checkpoint or gone.pending or gone.jobs):
             typer.echo(f"{gone.query_key}: not a saved query (nothing to forget)")
