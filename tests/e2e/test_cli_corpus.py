@@ -244,14 +244,17 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
     assert offline.returncode == 1, offline.stderr
     cli.json("checkpoint", "set", "everything", "2019-01-01T00:00:00Z", "--reason", "again")
     listed = cli.json("checkpoint", "list")["checkpoints"]
-    assert [(c["query_key"], c["term"], c["last_edat"] is None) for c in listed] == [
-        (KEY, TERM, False),
-        ("by_hand", None, False),
-        ("everything", every_term, False),
-        ("was_offline", TERM, True),
+    assert [
+        (c["query_key"], c["term"], c["last_edat"] is None, c["last_sync"]) for c in listed
+    ] == [
+        (KEY, TERM, False, "succeeded"),
+        ("by_hand", None, False, None),
+        ("everything", every_term, False, "succeeded"),
+        ("was_offline", TERM, True, "failed"),
     ]
     table = cli("checkpoint", "list").stdout.splitlines()
-    assert table[0].split() == ["query_key", "last_edat", "last_scan_at", "term"]
+    assert table[0].split() == ["query_key", "last_edat", "last_scan_at", "last_sync", "term"]
+    assert table[4].split()[:4] == ["was_offline", "-", "-", "failed"]
     assert table[2].split()[0] == "by_hand"
     assert table[2].endswith("- (never synced)")
     done = cli("sync", "--all", "--json", "-q")

@@ -4,15 +4,18 @@ in a temporary folder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from biomcp.adapters.sql import SqlMetadataStore
+from biomcp.ports.metadata import SyncJob
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.e2e.test_cli_corpus import DEAD, Cli, make_cli
 
@@ -129,6 +132,51 @@ def test_scores_stored_before_their_year_was_kept_are_reported_until_the_next_sy
     assert again["rescored"] == 0  # the same year: no total moved, every year recorded
     _, checks = doctor(cli, "--offline")
     assert "score recency" not in checks
+
+
+def test_a_saved_query_whose_latest_sync_failed_is_reported_until_it_syncs(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    cli.json("sync", "-k", "fine_v1", "-t", "Journal Article[pt]")
+    failed = cli("sync", "-k", "cron_v1", "-t", "Journal Article[pt]", NCBI_EUTILS_BASE_URL=DEAD)
+    assert failed.returncode == 1
+
+    status, checks = doctor(cli, "--offline")
+    assert status == 0  # a warning, not a failure
+    saved = checks["saved queries"]
+    assert saved["status"] == "warn"
+    assert saved["detail"].startswith(
+        "the latest sync of 1 saved query did not complete: cron_v1 (failed "
+    )
+    assert "NCBI esearch unreachable" in saved["detail"]  # why
+    assert "fine_v1" not in saved["detail"]
+    assert "biomcp sync --all" in saved["hint"]
+
+    assert cli.json("sync", "-k", "cron_v1")["inserted"] == 0  # fine_v1 stored them
+    _, checks = doctor(cli, "--offline")
+    assert "saved queries" not in checks
+
+    # A sync whose process was killed: its job still reads "running", and no process holds
+    # the key's lock. While one does (a sync running now), it is not reported.
+    started = datetime.now(UTC).replace(microsecond=0)  # after fine_v1's own syncs
+    killed = SyncJob("sync_killed", "fine_v1", "Journal Article[pt]", started, None, "running")
+
+    async def record_then_doctor_while_locked() -> dict[str, Any]:
+        store = SqlMetadataStore(data_dir=Path(cli.env["BIOMCP_DATA_DIR"]))
+        try:
+            await store.record_job(killed)
+            async with store.query_lock("fine_v1"):
+                return (await asyncio.to_thread(doctor, cli, "--offline"))[1]
+        finally:
+            await store.aclose()
+
+    assert "saved queries" not in asyncio.run(record_then_doctor_while_locked())
+    _, checks = doctor(cli, "--offline")
+    assert checks["saved queries"]["detail"] == (
+        "the latest sync of 1 saved query did not complete: fine_v1 (stopped "
+        f"{started.isoformat().replace('+00:00', 'Z')})"
+    )
 
 
 def test_a_refused_key_and_an_unreachable_ncbi_fail_with_what_to_do(

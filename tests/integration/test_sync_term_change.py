@@ -126,3 +126,38 @@ def test_a_changed_term_whose_sync_fails_is_read_again_by_the_next_sync(
             await entrez.aclose()
 
     run(scenario())
+
+
+def test_pmids_pending_for_the_earlier_term_are_dropped_unless_the_new_one_finds_them(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    mice, humans = set(matching(fake.corpus, "Mice")), set(matching(fake.corpus, "Humans"))
+    only_mice = sorted(mice - humans)
+    assert only_mice, "the seed should give a mouse study without Humans"
+    lost = only_mice[0]
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        async with backend.stores(clock) as (metadata, vectors):
+            entrez = entrez_client(fake.base_url)
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            fake.withhold([lost])
+            try:
+                first = await sync.run(KEY, "Mice[mh]")
+            finally:
+                fake.withhold([])
+            assert first.pending == (lost,)
+
+            clock.advance(timedelta(days=1))
+            changed = await sync.run(KEY, SECOND)
+            assert changed.window_basis == WindowBasis.TERM_CHANGED
+            [warning] = [w for w in changed.warnings if "pending for the earlier term" in w]
+            assert lost in warning
+            assert await metadata.pending_pmids(KEY) == []
+            assert changed.pending == ()
+            assert await metadata.get_document(lost) is None  # not fetched for the new term
+            stored = await metadata.get_documents(sorted(humans))
+            assert set(stored) == humans
+            await entrez.aclose()
+
+    run(scenario())

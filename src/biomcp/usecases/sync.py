@@ -6,7 +6,8 @@
    the whole history). When the term differs from the one the key was last synced with
    (`changed_term`), the window is the key's whole history instead (`Checkpoint.covers_from`):
    continuing from a checkpoint reached with another term would never fetch the new term's
-   older records.
+   older records. The PMIDs pending for the earlier term that the new one does not find are
+   pending no more (`_drop_pending`).
 3. Enumerate every PMID of the window (the client bisects past the 9,999 cap), and add the
    key's pending PMIDs (found by an earlier sync, not returned by its EFetch) and the records
    PubMed revised since the last sync (`follow_revisions`): the PMIDs matching the term whose
@@ -555,6 +556,8 @@ class SyncDelta:
         pending = await self._metadata.pending_pmids(query_key)
         run.timed("search", began)
         window = set(found.pmids)
+        if basis is WindowBasis.TERM_CHANGED:
+            pending = await self._drop_pending(run, pending, window, now)
         extra = [p for p in revised if p not in window]
         window.update(extra)
         pmids = [*found.pmids, *extra, *(p.pmid for p in pending if p.pmid not in window)]
@@ -611,6 +614,21 @@ class SyncDelta:
             window_basis=basis.value,
             previous_term=previous_term,
         )
+
+    async def _drop_pending(
+        self, run: _Run, pending: Sequence[PendingPmid], window: set[str], now: datetime
+    ) -> list[PendingPmid]:
+        """A sync with a changed term: the PMIDs pending for the earlier term that the new
+        term's window does not find are pending no more (the new term's own are in its
+        window). Returns those still pending."""
+        dropped = [p.pmid for p in pending if p.pmid not in window]
+        if dropped:
+            await self._metadata.settle_pending(run.query_key, missed=[], arrived=dropped, at=now)
+            run.warnings.append(
+                f"{len(dropped)} PMIDs pending for the earlier term ({sample(dropped)}) are "
+                "not found by this one: they are pending no more"
+            )
+        return [p for p in pending if p.pmid in window]
 
     async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
         """Step 7 of the module docstring (`usecases.pending`)."""

@@ -395,8 +395,9 @@ def register(app: typer.Typer) -> None:
 
     @checkpoint_app.command("list")
     def checkpoint_list(json_output: JsonOption = False) -> None:
-        """List every saved query (a key with a checkpoint or a sync): its checkpoint and the
-        term it was last synced with (what `biomcp sync --all` syncs)."""
+        """List every saved query (a key with a checkpoint or a sync): its checkpoint, how its
+        latest sync ended and the term it was last synced with (what `biomcp sync --all`
+        syncs)."""
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> list[dict[str, Any]]:
@@ -411,6 +412,7 @@ def register(app: typer.Typer) -> None:
                         "last_edat": iso(mark.last_edat) if mark else None,
                         "last_scan_at": iso(mark.last_scan_at) if mark else None,
                         "covers_from": iso(mark.covers_from) if mark else None,
+                        "last_sync": job.status if job else None,
                         "term": job.term if job else None,
                     }
                 )
@@ -427,11 +429,12 @@ def register(app: typer.Typer) -> None:
                     str(e["query_key"]),
                     e["last_edat"] or "-",
                     e["last_scan_at"] or "-",
+                    e["last_sync"] or "-",
                     e["term"] or "- (never synced)",
                 ]
                 for e in entries
             ]
-            headers = ["query_key", "last_edat", "last_scan_at", "term"]
+            headers = ["query_key", "last_edat", "last_scan_at", "last_sync", "term"]
             typer.echo(_table(headers, rows, right=frozenset()))
 
     @checkpoint_app.command("delete")

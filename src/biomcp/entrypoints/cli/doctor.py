@@ -35,14 +35,17 @@ from biomcp.entrypoints.cli.common import (
     EXIT_FAILURE,
     JsonOption,
     cli_settings,
+    clip,
     describe,
     emit_json,
     execute,
+    iso,
 )
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
     from biomcp.entrypoints.settings import Settings
+    from biomcp.ports.metadata import SyncJob
 
 __all__ = ["Check", "platform_check", "register"]
 
@@ -322,6 +325,39 @@ class _Doctor:
             f"{self.records:,} records, {self.stats.count:,} chunks, {len(saved)} saved "
             f"quer{'y' if len(saved) == 1 else 'ies'} (biomcp checkpoint list)",
         )
+        await self.unfinished_syncs([q.last_job for q in saved if q.last_job is not None])
+
+    async def unfinished_syncs(self, latest: list[SyncJob]) -> None:
+        """A sync run by cron fails where nobody reads it: the keys whose latest job failed,
+        was interrupted, or still reads "running" while no process holds the key's lock (its
+        process was killed)."""
+        from biomcp.ports.metadata import MetadataStoreError
+
+        unfinished: list[tuple[SyncJob, str]] = []
+        for job in latest:
+            if job.status in ("failed", "interrupted"):
+                unfinished.append((job, job.status))
+            elif job.status == "running":
+                try:
+                    async with self.services.metadata.query_lock(job.query_key, timeout_s=0):
+                        unfinished.append((job, "stopped"))
+                except (MetadataStoreError, OSError):
+                    pass  # running now in another process (LockTimeoutError), or not known
+        if unfinished:
+            shown = "; ".join(
+                f"{job.query_key} ({status} {iso(job.started_at)}"
+                + (f": {clip(job.error, 160)})" if job.error else ")")
+                for job, status in unfinished[:5]
+            )
+            more = f"; and {len(unfinished) - 5} more" if len(unfinished) > 5 else ""
+            self.add(
+                "saved queries",
+                "warn",
+                f"the latest sync of {len(unfinished)} saved quer"
+                f"{'y' if len(unfinished) == 1 else 'ies'} did not complete: {shown}{more}",
+                "sync them again (biomcp sync --all, or biomcp sync -k KEY); "
+                "biomcp checkpoint delete KEY --yes forgets one made by mistake",
+            )
 
     async def derived(self) -> None:
         drift = await self.services.maintenance.drift(DRIFT_SAMPLE)
