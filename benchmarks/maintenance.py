@@ -90,8 +90,8 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
 
 
 async def _rescore(services: Any) -> dict[str, Any]:
+    from biomcp.usecases.documents import INDEX_LOCK
     from biomcp.usecases.rescoring import rescore_stale
-    from biomcp.usecases.sync import INDEX_LOCK
 
     sync = services.sync
     this_year = date.today()

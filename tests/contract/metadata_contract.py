@@ -717,6 +717,67 @@ class MetadataStoreContract:
             key, checkpoint=False, pending=0, jobs=0
         )
 
+    def _hold(self, store: MetadataStore, key: str, *pmids: str) -> None:
+        run(store.upsert_documents([upsert_of(full_record(p)) for p in pmids], held_by=key))
+
+    def test_an_upsert_held_by_a_key_records_each_document_as_the_keys_once(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        self._hold(store, key, "30000101", "30000102")
+        # A replay (skipped) and an update record nothing twice; another key shares one.
+        self._hold(store, key, "30000102")
+        run(
+            store.upsert_documents(
+                [upsert_of(revised(full_record("30000101"), title="New"))], held_by=key
+            )
+        )
+        self._hold(store, other, "30000102", "30000103")
+        _upsert(store, full_record("30000104"))  # held by no key
+
+        counts = run(store.query_record_counts())
+
+        assert (counts[key], counts[other]) == (2, 2)
+        assert run(store.records_held_only_by(key)) == ["30000101"]
+        assert run(store.records_held_only_by(other)) == ["30000103"]
+        assert run(store.records_held_only_by(_key())) == []
+
+    def test_forget_query_drops_the_keys_memberships_and_deletes_only_unshared_records(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        self._hold(store, key, "30000201", "30000202", "30000203")
+        self._hold(store, other, "30000203")
+
+        # Asked to delete one that another key holds too, and one it never held: both stay.
+        forgotten = run(
+            store.forget_query(key, delete_records=["30000201", "30000203", "30000204"])
+        )
+
+        assert forgotten == ForgottenQuery(
+            key, checkpoint=False, pending=0, jobs=0, records=3, records_deleted=1
+        )
+        assert run(store.get_document("30000201")) is None
+        assert run(store.get_document("30000202")) is not None  # not asked for
+        assert run(store.get_document("30000203")) is not None  # the other key holds it
+        assert key not in run(store.query_record_counts())
+        assert run(store.records_held_only_by(other)) == ["30000203"]
+        # The key's records are its no more: nothing is left for it to delete.
+        assert run(store.records_held_only_by(key)) == []
+
+    def test_a_checkpoint_records_its_keys_records_as_tracked_once_its_history_is_read(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        first = run(
+            store.advance_checkpoint(
+                key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=None, term="q"
+            )
+        )
+        assert first.records_tracked  # a key new to this schema is tracked from its start
+        assert run(store.get_checkpoint(key)).records_tracked
+        assert run(store.get_checkpoint(_key())).records_tracked  # no checkpoint at all
+
     # -- projects ---------------------------------------------------------------------------
     # The store is the ProjectRegistry too: these checks type it as that port.
 

@@ -245,16 +245,21 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
     cli.json("checkpoint", "set", "everything", "2019-01-01T00:00:00Z", "--reason", "again")
     listed = cli.json("checkpoint", "list")["checkpoints"]
     assert [
-        (c["query_key"], c["term"], c["last_edat"] is None, c["last_sync"]) for c in listed
+        (c["query_key"], c["term"], c["last_edat"] is None, c["last_sync"], c["records"])
+        for c in listed
     ] == [
-        (KEY, TERM, False, "succeeded"),
-        ("by_hand", None, False, None),
-        ("everything", every_term, False, "succeeded"),
-        ("was_offline", TERM, True, "failed"),
+        (KEY, TERM, False, "succeeded", len(expected.pmids)),
+        ("by_hand", None, False, None, 0),
+        ("everything", every_term, False, "succeeded", len(fake.corpus)),
+        ("was_offline", TERM, True, "failed", 0),
     ]
+    assert all(c["records_tracked"] for c in listed)
     table = cli("checkpoint", "list").stdout.splitlines()
-    assert table[0].split() == ["query_key", "last_edat", "last_scan_at", "last_sync", "term"]
-    assert table[4].split()[:4] == ["was_offline", "-", "-", "failed"]
+    assert table[0].split() == [
+        "query_key", "last_edat", "last_scan_at", "last_sync", "records", "term",
+    ]  # fmt: skip
+    assert table[4].split()[:5] == ["was_offline", "-", "-", "failed", "0"]
+    assert table[1].split()[4] == str(len(expected.pmids))
     assert table[2].split()[0] == "by_hand"
     assert table[2].endswith("- (never synced)")
     done = cli("sync", "--all", "--json", "-q")
@@ -436,6 +441,8 @@ def test_checkpoint_get_after_sync(
         "last_edat": expected.max_edat,
         "last_scan_at": got["last_scan_at"],
         "covers_from": None,
+        "records": len(expected.pmids),
+        "records_tracked": True,
         "pending": [],
     }
     done = cli("checkpoint", "get", KEY)
@@ -553,7 +560,7 @@ def test_checkpoint_delete_forgets_a_saved_query_and_keeps_its_records(
     assert done.stdout.startswith(
         f"{key}: forgotten (its checkpoint, 0 pending PMIDs, 1 sync jobs)"
     )
-    assert "records it stored stay in the corpus" in done.stdout
+    assert f"its {len(expected.pmids)} records stay in the corpus" in done.stdout
     assert key not in [c["query_key"] for c in cli.json("checkpoint", "list")["checkpoints"]]
     assert cli.json("checkpoint", "get", key)["last_edat"] is None
     pmid = sorted(expected.pmids)[0]
@@ -562,7 +569,47 @@ def test_checkpoint_delete_forgets_a_saved_query_and_keeps_its_records(
     unknown = cli.json("checkpoint", "delete", "never_synced", "--yes")
     assert unknown == {
         "ok": True, "query_key": "never_synced", "checkpoint": False, "pending": 0, "jobs": 0,
+        "records": 0, "records_deleted": 0, "chunks_deleted": 0, "records_tracked": True,
     }  # fmt: skip
+
+
+def test_checkpoint_delete_records_deletes_what_no_other_query_holds(
+    fake: FakeEutilsServer, expected: Expected, tmp_path: Path
+) -> None:
+    """A saved query made by mistake: forgotten with `--records`, its records no other query
+    holds leave the corpus (SQL and search), the others stay; a rescan reads a key's history
+    again."""
+    cli = make_cli(fake, tmp_path)
+    first_two = sorted(expected.pmids)[:2]
+    narrow = " OR ".join(f"{p}[uid]" for p in first_two)
+    assert cli.json("sync", "-k", "narrow", "-t", f"({TERM}) AND ({narrow})", "-q")[
+        "inserted"
+    ] == len(first_two)
+    assert cli.json("sync", "-k", "typo", "-t", TERM, "-q")["pmids_found"] == len(expected.pmids)
+    got = cli.json("checkpoint", "get", "typo")
+    assert (got["records"], got["records_tracked"]) == (len(expected.pmids), True)
+    assert f"holds {len(expected.pmids)} records" in cli("checkpoint", "get", "typo").stdout
+
+    refused = cli("checkpoint", "delete", "typo", "--records")  # asks for --yes
+    assert refused.returncode == 2
+    assert "records no other saved query holds" in refused.stderr
+
+    done = cli.json("checkpoint", "delete", "typo", "--records", "--yes")
+    only_typo = sorted(expected.pmids - set(first_two))
+    assert (done["records"], done["records_deleted"]) == (len(expected.pmids), len(only_typo))
+    assert done["chunks_deleted"] >= len(only_typo)
+    gone = cli("get", f"pmid:{only_typo[0]}", "--json")
+    assert gone.returncode == 1
+    assert json.loads(gone.stdout)["error"]["code"] == "NOT_FOUND"
+    assert cli.json("get", f"pmid:{first_two[0]}")["doc_id"] == f"pmid:{first_two[0]}"
+    hits = cli.json("search", expected.titles[first_two[0]], "--top-k", "50")["results"]
+    assert {h["doc_id"] for h in hits} <= {f"pmid:{p}" for p in first_two}
+    assert f"pmid:{first_two[0]}" in {h["doc_id"] for h in hits}
+
+    rescan = cli("sync", "-k", "narrow", "--rescan", "-q")
+    assert rescan.returncode == 0, rescan.stderr
+    assert "a rescan: the key's history again" in rescan.stdout
+    assert cli.json("sync", "-k", "narrow", "--rescan", "-q")["window_basis"] == "rescan"
 
 
 def test_checkpoint_set_rejects_a_future_timestamp(cli: Cli) -> None:

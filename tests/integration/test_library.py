@@ -323,8 +323,14 @@ def test_forget_query_drops_a_saved_query_and_keeps_the_records(
     synced.sync("htn_scratch", TERM)
     assert "htn_scratch" in [q["query_key"] for q in synced.overview()["queries"]]
 
+    listed = {c["query_key"]: c for c in synced.checkpoints()}
+    assert listed["htn_scratch"]["records"] == len(matching)
+    assert listed["htn_scratch"]["records_tracked"] is True
+
     assert synced.forget_query("htn_scratch") == {
         "ok": True, "query_key": "htn_scratch", "checkpoint": True, "pending": 0, "jobs": 1,
+        "records": len(matching), "records_deleted": 0, "chunks_deleted": 0,
+        "records_tracked": True,
     }  # fmt: skip
 
     assert "htn_scratch" not in [q["query_key"] for q in synced.overview()["queries"]]
@@ -333,3 +339,8 @@ def test_forget_query_drops_a_saved_query_and_keeps_the_records(
     assert "htn_v1" in [q["query_key"] for q in synced.overview()["queries"]]
     with pytest.raises(InvalidRequestError):
         synced.forget_query("  ")
+    # htn_v1 holds every record htn_scratch brought: forgetting with records deletes none.
+    synced.sync("htn_scratch", TERM)
+    gone = synced.forget_query("htn_scratch", records=True)
+    assert (gone["records"], gone["records_deleted"]) == (len(matching), 0)
+    assert synced.overview()["records"] == len(matching)

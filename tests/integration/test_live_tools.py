@@ -1214,6 +1214,7 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
         assert query["lastSync"]["inserted"] == 1
         assert query["pendingPmids"] == 0
         assert query["coversFrom"] is None  # the whole history
+        assert (query["records"], query["recordsTracked"]) == (1, True)
 
         # A second key whose record EFetch does not return yet: one PMID pending for it.
         [pmid] = await services.metadata.document_pmids()
@@ -1230,6 +1231,8 @@ def test_the_info_resource_reports_compliance_status_and_the_corpus(
             0,
             1,
         )
+        # The withheld record is the first key's only: the second holds none yet.
+        assert (queries["asthma_v1"]["records"], queries["asthma_v2"]["records"]) == (1, 0)
 
     async def ok_sync(client: Client) -> Any:
         result = await client.call_tool(

@@ -34,7 +34,14 @@ from tests.support.sql_databases import postgres_schema
 pytestmark = pytest.mark.integration
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TABLES = {"pubmed_docs", "checkpoints", "checkpoint_audit", "sync_jobs", "projects"}
+TABLES = {
+    "pubmed_docs",
+    "checkpoints",
+    "checkpoint_audit",
+    "sync_jobs",
+    "projects",
+    "query_records",
+}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -99,7 +106,8 @@ def test_checkpoints_written_before_0004_keep_their_watermark_and_take_their_las
 ) -> None:
     """A key synced by an earlier version reads `covers_from` None (the whole history, which
     is what its revisions' ESearch asked for before) and the term of its latest succeeded
-    sync job."""
+    sync job; its records were not recorded as its (0005), a watermark set by hand and never
+    synced has none to record."""
     command.upgrade(alembic_config(empty_url), "0003")
     engine = create_engine(empty_url)
     jobs = [
@@ -138,8 +146,8 @@ def test_checkpoints_written_before_0004_keep_their_watermark_and_take_their_las
             await store.aclose()
 
     assert asyncio.run(read()) == [
-        Checkpoint("old", utc(2025, 8, 1, 12), utc(2025, 8, 2, 6), None, "asthma[mh]"),
-        Checkpoint("set_only", utc(2025, 1, 1), None, None, None),  # never synced
+        Checkpoint("old", utc(2025, 8, 1, 12), utc(2025, 8, 2, 6), None, "asthma[mh]", False),
+        Checkpoint("set_only", utc(2025, 1, 1), None, None, None, True),  # never synced
     ]
 
 
@@ -254,3 +262,46 @@ def test_engines_opening_one_fresh_sqlite_file_together_all_connect(tmp_path: Pa
         for engine in engines:
             engine.dispose()
     assert failures == []
+
+
+def test_a_key_synced_before_0005_is_untracked_until_a_sync_reads_its_history(
+    empty_url: str,
+) -> None:
+    """Its records were brought before anyone recorded which key brought them: its checkpoint
+    says so until a completed sync reads its whole history (`read_history`), and a sync that
+    only continues from the checkpoint does not change that."""
+    command.upgrade(alembic_config(empty_url), "0004")
+    engine = create_engine(empty_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO checkpoints (query_key, last_edat, last_scan_at, term) "
+                    "VALUES ('old', '2025-08-01 12:00:00+00:00', '2025-08-02 06:00:00+00:00',"
+                    " 'asthma')"
+                )
+            )
+    finally:
+        engine.dispose()
+    upgrade(empty_url)
+
+    async def scenario() -> list[bool]:
+        store = SqlMetadataStore(empty_url)
+        seen = [(await store.get_checkpoint("old")).records_tracked]
+        try:
+            for read_history in (False, True, False):
+                moved = await store.advance_checkpoint(
+                    "old",
+                    utc(2025, 8, 3),
+                    utc(2025, 8, 4),
+                    window_start=utc(2025, 7, 20),
+                    term="asthma",
+                    read_history=read_history,
+                )
+                seen.append(moved.records_tracked)
+            seen.append((await store.get_checkpoint("old")).records_tracked)
+            return seen
+        finally:
+            await store.aclose()
+
+    assert asyncio.run(scenario()) == [False, False, True, True, True]

@@ -613,3 +613,31 @@ def test_the_library_and_the_cli_leave_retracted_papers_out_unless_asked(
     marked = [line for line in table.stdout.splitlines() if "RETRACTED" in line]
     assert len(marked) == 1
     assert f"pmid:{target}" in marked[0]
+
+
+def test_a_record_the_recheck_refetches_is_not_recorded_as_the_syncing_querys(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    """Another saved query's sync re-checks every stored record: one it re-fetches because
+    PubMed retracted it is flagged, and stays the first query's record only (forgetting the
+    other query with its records must not take it)."""
+    mice = set(matching(fake.corpus, "Mice"))
+    target = next(p for p in _old_matches(fake.corpus, 20) if p not in mice)
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        entrez = entrez_client(fake.base_url)
+        async with backend.stores(clock) as (metadata, vectors):
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            await sync.run(KEY, TERM)
+            _retract_over_http(fake, target)
+            clock.advance(timedelta(days=2))
+            other = await sync.run("mice_v1", "Mice[mh]")
+            assert target in other.newly_retracted
+            assert target in await metadata.records_held_only_by(KEY)  # not the mice query's
+            assert set(await metadata.records_held_only_by("mice_v1")) <= mice
+            counts = await metadata.query_record_counts()
+            assert counts["mice_v1"] == len(mice)
+            await entrez.aclose()
+
+    run(scenario())

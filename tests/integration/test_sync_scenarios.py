@@ -475,9 +475,9 @@ def test_a_batch_is_embedded_while_the_next_is_stored_and_the_previous_written(
     assert batches >= 3
 
     class Storing(Passing):
-        async def upsert_documents(self, docs: Sequence[Any]) -> Any:
+        async def upsert_documents(self, docs: Sequence[Any], *, held_by: str | None = None) -> Any:
             await happened("store")
-            return await self.inner.upsert_documents(docs)
+            return await self.inner.upsert_documents(docs, held_by=held_by)
 
     class Embedding(Passing):
         async def embed(self, texts: Sequence[str]) -> list[list[float]]:

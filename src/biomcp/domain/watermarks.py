@@ -28,6 +28,7 @@ __all__ = [
     "covered_from",
     "manual_watermark",
     "query_key_problem",
+    "reads_history",
     "window_start",
 ]
 
@@ -125,6 +126,18 @@ def covered_from(
     if recorded is None or window is None:
         return None
     return min(recorded, window)
+
+
+def reads_history(recorded: datetime | None, scanned_before: bool, window: datetime | None) -> bool:
+    """Whether a sync whose EDAT window starts at `window` (None: the whole history) reads a
+    query key's whole history, which starts at `recorded` (its `covers_from`; None, the whole
+    history) once a sync of it has completed (`scanned_before`). A first sync always does:
+    its window is the key's history."""
+    _require_aware("recorded", recorded)
+    _require_aware("window", window)
+    if not scanned_before or window is None:
+        return True
+    return recorded is not None and window <= recorded
 
 
 @dataclass(frozen=True, slots=True)

@@ -287,7 +287,14 @@ class Container(containers.DeclarativeContainer):
         metadata=metadata,
     )
     documents = providers.Singleton(GetDocument, metadata)
-    checkpoints = providers.Singleton(Checkpoints, metadata, clock=clock)
+    checkpoints = providers.Singleton(
+        Checkpoints,
+        metadata,
+        clock=clock,
+        vectors=vectors.provider,  # opened only when a query's records are deleted
+        collection=providers.Callable(lambda s: s.weaviate_class, settings),
+        lock_timeout_s=providers.Callable(lambda s: s.biomcp_sync_lock_timeout_s, settings),
+    )
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
     jobs = providers.Singleton(_jobs, sync, metadata, clock, opened)

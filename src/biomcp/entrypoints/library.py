@@ -157,15 +157,20 @@ class Corpus:
         term: str | None = None,
         overlap_days: int = 5,
         progress: Callable[[SyncProgress], None] | None = None,
+        *,
+        rescan: bool = False,
     ) -> SyncReport:
         """Sync the records of `term` under `query_key`, incrementally (the Entrez-date window
         since its checkpoint, minus `overlap_days`); without `term`, the term the key was last
         synced with. `progress` is called with a `SyncProgress` after enumeration and after
-        every batch, from the corpus's loop thread.
+        every batch, from the corpus's loop thread. `rescan` reads the key's whole history
+        again instead of continuing from its checkpoint.
 
         `report.as_payload()` is the `pubmed.sync_delta` response."""
         return self._call(
-            lambda: self._services.sync.run(query_key, term, overlap_days, progress=progress)
+            lambda: self._services.sync.run(
+                query_key, term, overlap_days, progress=progress, rescan=rescan
+            )
         )
 
     async def sync_async(
@@ -174,10 +179,14 @@ class Corpus:
         term: str | None = None,
         overlap_days: int = 5,
         progress: Callable[[SyncProgress], None] | None = None,
+        *,
+        rescan: bool = False,
     ) -> SyncReport:
         """`sync` for async code (`async` itself is a keyword)."""
         return await self._acall(
-            lambda: self._services.sync.run(query_key, term, overlap_days, progress=progress)
+            lambda: self._services.sync.run(
+                query_key, term, overlap_days, progress=progress, rescan=rescan
+            )
         )
 
     # -- search --------------------------------------------------------------------------------
@@ -367,19 +376,24 @@ class Corpus:
             "moved_backward": audit.moved_backward,
         }
 
-    def forget_query(self, query_key: str) -> dict[str, Any]:
-        """Forget the saved query `query_key`: its checkpoint, pending PMIDs and sync jobs (the
-        records it stored stay in the corpus). Returns `{"ok", "query_key", "checkpoint",
-        "pending", "jobs"}`: whether it had a checkpoint, and how many of the others went.
+    def forget_query(self, query_key: str, *, records: bool = False) -> dict[str, Any]:
+        """Forget the saved query `query_key`: its checkpoint, pending PMIDs and sync jobs.
+        The records it brought stay in the corpus, unless `records` deletes those no other
+        saved query holds. Returns `{"ok", "query_key", "checkpoint", "pending", "jobs",
+        "records", "records_deleted", "chunks_deleted", "records_tracked"}`: whether it had a
+        checkpoint, how many of the others went, how many records it held and how many of
+        them were deleted (with how many chunks), and whether its records were all recorded.
 
         Raises:
-            InvalidRequestError: an empty key.
+            InvalidRequestError: an empty key; `records` while another saved query was
+                synced before bio-mcp recorded its records (rescan it first).
             LockTimeoutError: a sync of the key is running (in any process).
         """
-        return self._call(lambda: self._forget_query(query_key))
+        return self._call(lambda: self._forget_query(query_key, records))
 
-    async def _forget_query(self, query_key: str) -> dict[str, Any]:
-        return {"ok": True, **asdict(await self._services.checkpoints.forget(query_key))}
+    async def _forget_query(self, query_key: str, records: bool) -> dict[str, Any]:
+        gone = await self._services.checkpoints.forget(query_key, records=records)
+        return {"ok": True, **asdict(gone)}
 
     def checkpoints(self) -> list[dict[str, Any]]:
         """Every saved query's checkpoint, by key."""
@@ -387,12 +401,15 @@ class Corpus:
 
     async def _checkpoints(self) -> list[dict[str, Any]]:
         found = await self._services.metadata.list_checkpoints()
+        counts = await self._services.checkpoints.record_counts()
         return [
             {
                 "query_key": c.query_key,
                 "last_edat": iso_utc(c.last_edat),
                 "last_scan_at": iso_utc(c.last_scan_at),
                 "covers_from": iso_utc(c.covers_from),
+                "records": counts.get(c.query_key, 0),
+                "records_tracked": c.records_tracked,
             }
             for c in sorted(found, key=lambda c: c.query_key)
         ]

@@ -112,17 +112,28 @@ class Checkpoint:
     last_scan_at: datetime | None = None
     covers_from: datetime | None = None
     term: str | None = None
+    #: Whether every record the key's syncs brought is recorded as the key's (`query_records`).
+    #: False for a key synced before bio-mcp recorded it, until a completed sync of it reads
+    #: its whole history again: its count of records is a lower bound until then.
+    records_tracked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class ForgottenQuery:
     """What forgetting a saved query removed: its checkpoint (whether it had one), its pending
-    PMIDs and its sync jobs (how many)."""
+    PMIDs and its sync jobs (how many), how many records were recorded as its (`records`;
+    they stay unless deleted) and how many of those were deleted (`records_deleted`)."""
 
     query_key: str
     checkpoint: bool
     pending: int
     jobs: int
+    records: int = 0
+    records_deleted: int = 0
+    #: Filled by the use case that deletes the records' chunks from the vector store.
+    chunks_deleted: int = 0
+    #: False: the key was synced before its records were recorded; some may not be counted.
+    records_tracked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +170,11 @@ class SyncJob:
 class MetadataStore(Protocol):
     """SQL metadata. Every method raises only `MetadataStoreError`s."""
 
-    async def upsert_documents(self, docs: Sequence[DocumentUpsert]) -> UpsertSummary:
-        """Insert / update / skip each document by the versioning rule, in one transaction."""
+    async def upsert_documents(
+        self, docs: Sequence[DocumentUpsert], *, held_by: str | None = None
+    ) -> UpsertSummary:
+        """Insert / update / skip each document by the versioning rule, in one transaction;
+        with `held_by`, record in it that the saved query `held_by` holds each of them."""
         ...
 
     async def get_document(self, pmid: str) -> StoredDocument | None: ...
@@ -215,11 +229,13 @@ class MetadataStore(Protocol):
         *,
         window_start: datetime | None,
         term: str | None,
+        read_history: bool = False,
     ) -> Checkpoint:
         """Automatic move after a completed sync of `term` whose EDAT window started at
         `window_start` (None: the whole history): the watermark becomes max(current,
         candidate), never less; `last_scan_at` becomes `scanned_at`; `covers_from` follows
-        `covered_from`."""
+        `covered_from`. `read_history`: the sync read the key's whole history, so every
+        record of it is recorded as the key's now (`records_tracked` becomes true)."""
         ...
 
     async def set_checkpoint(
@@ -232,10 +248,22 @@ class MetadataStore(Protocol):
 
     async def list_checkpoints(self) -> list[Checkpoint]: ...
 
-    async def forget_query(self, query_key: str) -> ForgottenQuery:
-        """Delete the checkpoint, the pending PMIDs and the sync jobs of `query_key` in one
-        transaction, so that it is a saved query no more; its audit trail and the documents
-        stay (documents are shared by every key)."""
+    async def forget_query(
+        self, query_key: str, *, delete_records: Sequence[str] = ()
+    ) -> ForgottenQuery:
+        """Delete the checkpoint, the pending PMIDs, the sync jobs and the record memberships
+        of `query_key` in one transaction, so that it is a saved query no more; its audit
+        trail stays. Documents stay (every key shares them), except those of
+        `delete_records` that no other key holds at that moment, which are deleted in the
+        same transaction."""
+        ...
+
+    async def query_record_counts(self) -> dict[str, int]:
+        """How many records each saved query holds (keys holding none are absent)."""
+        ...
+
+    async def records_held_only_by(self, query_key: str) -> list[str]:
+        """The PMIDs `query_key` holds and no other key does, ascending."""
         ...
 
     async def pending_pmids(self, query_key: str) -> list[PendingPmid]:

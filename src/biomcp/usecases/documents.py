@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from biomcp.domain.watermarks import WatermarkAudit, query_key_problem
 from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import Checkpoint, ForgottenQuery, MetadataStore, PendingPmid
+from biomcp.ports.vectors import CollectionNotFoundError, VectorStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
 
-__all__ = ["Checkpoints", "GetDocument", "new_query_key"]
+__all__ = ["INDEX_LOCK", "Checkpoints", "GetDocument", "new_query_key"]
+
+#: The lock every sync holds while it writes chunks (query keys are user names: this one
+#: cannot collide with a saved query's key in practice). Deleting a query's records takes it
+#: too, so no sync writes the chunks of a record while they are deleted.
+INDEX_LOCK = "__biomcp_index__"
 
 
 class GetDocument:
@@ -42,9 +50,20 @@ class Checkpoints:
     """The watermarks of saved queries. Syncs move them forward only; a manual set may move
     one backward (to re-sync a period) and is written to the audit trail."""
 
-    def __init__(self, metadata: MetadataStore, *, clock: Clock) -> None:
+    def __init__(
+        self,
+        metadata: MetadataStore,
+        *,
+        clock: Clock,
+        vectors: Callable[[], VectorStore] | None = None,
+        collection: str = "PubMedChunk",
+        lock_timeout_s: float = 600.0,
+    ) -> None:
         self._metadata = metadata
         self._clock = clock
+        self._vectors = vectors  # opened only to delete a query's records
+        self._collection = collection
+        self._lock_timeout_s = lock_timeout_s
 
     async def get(self, query_key: str) -> Checkpoint:
         key = _key(query_key)
@@ -54,6 +73,11 @@ class Checkpoints:
         """The PMIDs a sync of `query_key` found and EFetch has not returned yet (every sync of
         the key asks for them again), the longest pending first."""
         return await self._metadata.pending_pmids(_key(query_key))
+
+    async def record_counts(self) -> dict[str, int]:
+        """How many records each saved query holds (a key holding none is absent; a key with
+        `records_tracked` false may hold more than it counts)."""
+        return await self._metadata.query_record_counts()
 
     async def get_payload(self, query_key: str) -> dict[str, Any]:
         checkpoint = await self.get(query_key)
@@ -90,19 +114,65 @@ class Checkpoints:
     async def audit(self, query_key: str) -> list[WatermarkAudit]:
         return await self._metadata.checkpoint_audit(_key(query_key))
 
-    async def forget(self, query_key: str) -> ForgottenQuery:
-        """Forget the saved query `query_key`: its checkpoint, pending PMIDs and sync jobs go,
-        so `sync --all` and the overview no longer list it. The records it stored stay (every
-        key shares the corpus), and so does its audit trail. Taken under the key's sync lock,
-        so a running sync of it is never cut short.
+    async def forget(self, query_key: str, *, records: bool = False) -> ForgottenQuery:
+        """Forget the saved query `query_key`: its checkpoint, pending PMIDs, sync jobs and
+        the record of which records it holds go, so `sync --all` and the overview no longer
+        list it; its audit trail stays. The records it brought stay in the corpus (every key
+        shares it) unless `records`: then those no other saved query holds are deleted, from
+        the vector store and then from SQL. Taken under the key's sync lock, so a running sync
+        of it is never cut short.
 
         Raises:
-            InvalidRequestError: an empty key.
-            LockTimeoutError: a sync of the key is running.
+            InvalidRequestError: an empty key; `records` while another saved query's records
+                are not all recorded (synced before bio-mcp recorded them: it may hold some
+                of this key's without saying so).
+            LockTimeoutError: a sync of the key is running (or, with `records`, no sync
+                finished writing chunks within the lock timeout).
         """
         key = _key(query_key)
         async with self._metadata.query_lock(key, timeout_s=0):
-            return await self._metadata.forget_query(key)
+            if not records:
+                return await self._metadata.forget_query(key)
+            return await self._forget_with_records(key)
+
+    async def _forget_with_records(self, key: str) -> ForgottenQuery:
+        if self._vectors is None:
+            raise InvalidRequestError("deleting records needs the vector store: none configured")
+        marks = await self._metadata.list_checkpoints()
+        untracked = sorted(
+            c.query_key for c in marks if not c.records_tracked and c.query_key != key
+        )
+        if untracked:
+            shown = ", ".join(untracked[:10])
+            raise InvalidRequestError(
+                f"cannot tell which records only {key!r} holds: the saved queries {shown} were "
+                "synced before bio-mcp recorded which query brought each record, and may hold "
+                f"some of them. Rescan them first (biomcp sync -k KEY --rescan), or forget "
+                f"{key!r} without deleting its records",
+                details={"untracked_queries": untracked[:50]},
+            )
+        tracked = next((c.records_tracked for c in marks if c.query_key == key), True)
+        # Under the index lock no sync writes chunks: none can index a record while its
+        # chunks go. Chunks first: a failure before SQL's transaction leaves every record
+        # stored and the key saved, and forgetting it again finishes the job (a record left
+        # without chunks is indexed again by the next sync that fetches it).
+        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            doomed = await self._metadata.records_held_only_by(key)
+            chunks = await self._delete_chunks(doomed)
+            gone = await self._metadata.forget_query(key, delete_records=doomed)
+        return replace(gone, chunks_deleted=chunks, records_tracked=tracked)
+
+    async def _delete_chunks(self, pmids: list[str]) -> int:
+        if not pmids or self._vectors is None:
+            return 0
+        vectors = self._vectors()
+        deleted = 0
+        try:
+            for pmid in pmids:
+                deleted += await vectors.delete_chunks(self._collection, f"pmid:{pmid}")
+        except CollectionNotFoundError:  # nothing was ever indexed
+            return deleted
+        return deleted
 
 
 def _key(query_key: str) -> str:

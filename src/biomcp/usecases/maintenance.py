@@ -22,8 +22,8 @@ from typing import Any
 from biomcp.domain.records import PubMedRecord, QualityBreakdown
 from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredScore
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
+from biomcp.usecases.documents import INDEX_LOCK
 from biomcp.usecases.indexing import ChunkIndexer
-from biomcp.usecases.sync import INDEX_LOCK
 
 __all__ = ["DerivationDrift", "IndexCheck", "IndexMaintenance", "IndexStatus", "RebuildReport"]
 

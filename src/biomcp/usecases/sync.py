@@ -7,7 +7,7 @@
    (`changed_term`), the window is the key's whole history instead (`Checkpoint.covers_from`):
    continuing from a checkpoint reached with another term would never fetch the new term's
    older records. The PMIDs pending for the earlier term that the new one does not find are
-   pending no more (`_drop_pending`).
+   pending no more (`_drop_pending`). A `rescan` reads that history again too.
 3. Enumerate every PMID of the window (the client bisects past the 9,999 cap), and add the
    key's pending PMIDs (found by an earlier sync, not returned by its EFetch) and the records
    PubMed revised since the last sync (`follow_revisions`): the PMIDs matching the term whose
@@ -21,7 +21,8 @@
    flow through steps 4-8 with the window's records (a revised record gets version + 1; an
    unchanged one is skipped); a first sync has no last scan and needs none.
 4. Fetch in batches; classify, score and hash each record; upsert the batch in one transaction
-   (insert / update with version + 1 / skip).
+   (insert / update with version + 1 / skip), which also records that the key holds each
+   record (`query_records`: what `biomcp checkpoint delete --records` deletes with it).
 5. Chunk the documents whose indexed version is behind, embed the chunk texts, upsert the
    chunks by their stable uuid, delete the chunks a new version no longer has, and record the
    indexed version. A replay of an unchanged window finds nothing behind: no embedding call
@@ -72,7 +73,7 @@ from biomcp.domain.quality import QualityConfig, score_quality
 from biomcp.domain.queries import compact
 from biomcp.domain.records import PubMedRecord
 from biomcp.domain.versioning import content_hash
-from biomcp.domain.watermarks import window_start
+from biomcp.domain.watermarks import reads_history, window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient, EntrezError, EntrezWarning, FetchResult
@@ -85,7 +86,7 @@ from biomcp.ports.metadata import (
     SyncJob,
 )
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.documents import new_query_key
+from biomcp.usecases.documents import INDEX_LOCK, new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
 from biomcp.usecases.payloads import iso_utc
@@ -104,10 +105,6 @@ __all__ = [
     "new_job_id",
     "within_history",
 ]
-
-#: The lock every sync holds while it writes chunks (query keys are user names: this one
-#: cannot collide with a saved query's key in practice).
-INDEX_LOCK = "__biomcp_index__"
 
 #: How many PMIDs a query key keeps pending at most (see step 7 of the module docstring).
 MAX_PENDING = 1_000
@@ -153,6 +150,8 @@ class WindowBasis(StrEnum):
     WHOLE_HISTORY = "whole_history"
     #: the term differs from the key's last completed sync: the key's history again
     TERM_CHANGED = "term_changed"
+    #: asked for (`rescan`): the key's history again, from `Checkpoint.covers_from`
+    RESCAN = "rescan"
 
 
 def changed_term(checkpoint: Checkpoint, term: str) -> str | None:
@@ -315,6 +314,8 @@ class _Run:
     pending_arrived: tuple[str, ...] = ()
     pending_gone: tuple[str, ...] = ()
     rescored: int = 0
+    #: Whether the records stored are the key's (its window's), recorded as it holding them.
+    holds: bool = True
 
     def timed(self, stage: str, since: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
@@ -404,10 +405,13 @@ class SyncDelta:
         *,
         progress: ProgressCallback | None = None,
         job_id: str | None = None,
+        rescan: bool = False,
     ) -> SyncReport:
         """Sync `term` under `query_key` (see the module docstring); `term` None syncs the
         key's saved term (`saved_term`). `job_id` names the job (default: one made from the
-        start time).
+        start time). `rescan` reads the key's whole history (`Checkpoint.covers_from`) again
+        instead of continuing from its checkpoint: records missed or dropped since come back,
+        and a key synced before its records were recorded has them all recorded.
 
         Raises:
             InvalidRequestError: an empty key or term, a negative overlap, or no term for a
@@ -426,7 +430,9 @@ class SyncDelta:
             job = SyncJob(job_id, query_key, term, started_at, None, "running")
             await self._metadata.record_job(job)
             try:
-                report = await self._sync(job_id, query_key, term, overlap_days, progress)
+                report = await self._sync(
+                    job_id, query_key, term, overlap_days, progress, rescan=rescan
+                )
             except BaseException as exc:
                 # A cancelled sync (a server shutting down) stopped; it did not fail.
                 cancelled = isinstance(exc, asyncio.CancelledError)
@@ -517,15 +523,20 @@ class SyncDelta:
         term: str,
         overlap_days: int,
         progress: ProgressCallback | None,
+        *,
+        rescan: bool = False,
     ) -> SyncReport:
         run = _Run(query_key, time.perf_counter())
         checkpoint = await self._metadata.get_checkpoint(query_key)
         now = self._clock.now()
         previous_term = changed_term(checkpoint, term)
+        scanned = checkpoint.last_scan_at is not None
         if previous_term is not None:
             # The checkpoint belongs to another term: read the key's history again for this one.
             start, basis = checkpoint.covers_from, WindowBasis.TERM_CHANGED
             run.warnings.append(_term_changed_warning(previous_term, term, start))
+        elif rescan and scanned:
+            start, basis = checkpoint.covers_from, WindowBasis.RESCAN
         else:
             start = window_start(checkpoint.last_edat, overlap_days, now, self.config.initial_days)
             basis = (
@@ -550,7 +561,7 @@ class SyncDelta:
         # A window over the key's whole history holds every revised record already.
         revised = (
             await self._revisions(run, term, checkpoint, overlap_days, maxdate)
-            if basis is not WindowBasis.TERM_CHANGED
+            if basis not in (WindowBasis.TERM_CHANGED, WindowBasis.RESCAN)
             else ()
         )
         pending = await self._metadata.pending_pmids(query_key)
@@ -582,7 +593,12 @@ class SyncDelta:
             if candidate is not None and candidate > now:
                 candidate = now
             moved = await self._metadata.advance_checkpoint(
-                query_key, candidate, now, window_start=start, term=term
+                query_key,
+                candidate,
+                now,
+                window_start=start,
+                term=term,
+                read_history=reads_history(checkpoint.covers_from, scanned, start),
             )
             advanced = moved.last_edat != checkpoint.last_edat
             final = moved.last_edat
@@ -677,8 +693,8 @@ class SyncDelta:
                 return
             fetched = await self._entrez.efetch(sorted(stale))
             # A scratch tally: the re-fetched records are not the window's, so they neither
-            # hold nor move the checkpoint.
-            scratch = _Run(run.query_key, run.started)
+            # hold nor move the checkpoint, nor become the key's records.
+            scratch = _Run(run.query_key, run.started, holds=False)
             await self._batch(scratch, fetched)
             run.chunks_written += scratch.chunks_written
             run.chunks_deleted += scratch.chunks_deleted
@@ -852,7 +868,9 @@ class SyncDelta:
         run.timed("derive", began)
 
         began = time.perf_counter()
-        summary = await self._metadata.upsert_documents(docs)
+        summary = await self._metadata.upsert_documents(
+            docs, held_by=run.query_key if run.holds else None
+        )
         run.inserted += summary.inserted
         run.updated += summary.updated
         run.skipped += summary.skipped

@@ -17,6 +17,7 @@ from biomcp.domain.watermarks import (
     advance_watermark,
     covered_from,
     manual_watermark,
+    reads_history,
     window_start,
 )
 
@@ -234,3 +235,26 @@ def test_manual_set_rejects_naive_datetimes(
 ) -> None:
     with pytest.raises(InvalidRecordError, match=name):
         manual_watermark("k", current, new, actor="a", reason="r", at=at)
+
+
+# --- reads_history -------------------------------------------------------------------------
+
+
+def test_a_first_sync_reads_the_keys_whole_history() -> None:
+    assert reads_history(None, False, LAST)
+    assert reads_history(NOW, False, LAST)  # whatever was recorded before it completed
+
+
+def test_a_later_sync_reads_the_history_only_from_its_start_or_before() -> None:
+    assert reads_history(LAST, True, LAST)
+    assert reads_history(NOW, True, LAST)  # a backfill from before
+    assert reads_history(LAST, True, None)  # the whole history
+    assert not reads_history(LAST, True, NOW)  # from the checkpoint on
+    assert not reads_history(None, True, LAST)  # the key covers the whole history
+
+
+def test_reads_history_rejects_naive_datetimes() -> None:
+    with pytest.raises(InvalidRecordError):
+        reads_history(NAIVE, True, LAST)
+    with pytest.raises(InvalidRecordError):
+        reads_history(LAST, True, NAIVE)

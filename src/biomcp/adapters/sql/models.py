@@ -37,6 +37,7 @@ __all__ = [
     "JsonType",
     "PendingPmidRow",
     "ProjectRow",
+    "QueryRecordRow",
     "SyncJobRow",
     "UTCDateTime",
 ]
@@ -140,6 +141,20 @@ class CheckpointRow(Base):
     last_scan_at: Mapped[datetime | None]
     covers_from: Mapped[datetime | None]
     term: Mapped[str | None] = mapped_column(Text)
+    #: False for a key synced before `query_records` existed, until a sync reads its history
+    records_tracked: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+
+
+class QueryRecordRow(Base):
+    """A record a sync of `query_key` stored (or found stored already): which saved queries
+    brought each record into the corpus."""
+
+    __tablename__ = "query_records"
+    __table_args__ = (Index("ix_query_records_pmid", "pmid"),)
+
+    query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pmid: Mapped[str] = mapped_column(String(16), primary_key=True)
+    added_at: Mapped[datetime]
 
 
 class PendingPmidRow(Base):

@@ -13,6 +13,7 @@ from biomcp.adapters.sql.models import (
     DocumentRow,
     PendingPmidRow,
     ProjectRow,
+    QueryRecordRow,
     SyncJobRow,
 )
 from biomcp.adapters.sql.serialize import (
@@ -42,6 +43,7 @@ __all__ = [
     "JOBS",
     "PENDING",
     "PROJECTS",
+    "QUERY_RECORDS",
     "audit_from_row",
     "audit_values",
     "checkpoint_from_row",
@@ -69,6 +71,7 @@ AUDIT = _table(CheckpointAuditRow)
 JOBS = _table(SyncJobRow)
 PROJECTS = _table(ProjectRow)
 PENDING = _table(PendingPmidRow)
+QUERY_RECORDS = _table(QueryRecordRow)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
@@ -159,6 +162,7 @@ def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:
         last_scan_at=row.last_scan_at,
         covers_from=row.covers_from,
         term=row.term,
+        records_tracked=bool(row.records_tracked),
     )
 
 

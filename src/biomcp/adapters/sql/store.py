@@ -53,6 +53,7 @@ from biomcp.adapters.sql.rows import (
     JOBS,
     PENDING,
     PROJECTS,
+    QUERY_RECORDS,
     audit_from_row,
     audit_values,
     checkpoint_from_row,
@@ -247,14 +248,19 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
     # -- documents --------------------------------------------------------------------------
 
-    async def upsert_documents(self, docs: Sequence[DocumentUpsert]) -> UpsertSummary:
+    async def upsert_documents(
+        self, docs: Sequence[DocumentUpsert], *, held_by: str | None = None
+    ) -> UpsertSummary:
         """Insert / update / skip each document by the domain's versioning rule, all in one
         transaction; a skipped document still has its `last_seen_at` refreshed. A PMID given
-        twice is decided twice, in order. Outcomes come in input order."""
+        twice is decided twice, in order. Outcomes come in input order. With `held_by`, the
+        same transaction records that saved query as holding each of them."""
         if not docs:
             return UpsertSummary(0, 0, 0, None)
         now = self._now()
-        return await self._run("storing documents", lambda engine: upsert_batch(engine, docs, now))
+        return await self._run(
+            "storing documents", lambda engine: upsert_batch(engine, docs, now, held_by)
+        )
 
     async def get_document(self, pmid: str) -> StoredDocument | None:
         """The stored document, or None for an unknown PMID (one prebuilt point query)."""
@@ -437,21 +443,30 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         *,
         window_start: datetime | None,
         term: str | None,
+        read_history: bool = False,
     ) -> Checkpoint:
         """Automatic move: the watermark becomes max(current, candidate), never less;
-        `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`."""
+        `last_scan_at` becomes `scanned_at`; `covers_from` follows `covered_from`;
+        `records_tracked` becomes true with `read_history` and never false."""
 
         def work(engine: Engine) -> Checkpoint:
             with writing(engine) as connection:
                 row = self._lock_checkpoint(connection, query_key)
                 new = advance_watermark(row.last_edat, candidate)
                 covers = covered_from(row.covers_from, row.last_scan_at is not None, window_start)
+                tracked = bool(row.records_tracked) or read_history
                 connection.execute(
                     update(CHECKPOINTS)
                     .where(CHECKPOINTS.c.query_key == query_key)
-                    .values(last_edat=new, last_scan_at=scanned_at, covers_from=covers, term=term)
+                    .values(
+                        last_edat=new,
+                        last_scan_at=scanned_at,
+                        covers_from=covers,
+                        term=term,
+                        records_tracked=tracked,
+                    )
                 )
-            return Checkpoint(query_key, new, scanned_at, covers, term)
+            return Checkpoint(query_key, new, scanned_at, covers, term, tracked)
 
         return await self._run("advancing a checkpoint", work)
 
@@ -500,20 +515,57 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         return await self._run("listing checkpoints", work)
 
-    async def forget_query(self, query_key: str) -> ForgottenQuery:
-        """Delete the checkpoint, pending PMIDs and sync jobs of `query_key` in one
-        transaction; its audit trail and the documents stay."""
+    async def forget_query(
+        self, query_key: str, *, delete_records: Sequence[str] = ()
+    ) -> ForgottenQuery:
+        """Delete the checkpoint, pending PMIDs, sync jobs and record memberships of
+        `query_key` in one transaction, with the documents of `delete_records` no other key
+        holds (read in the transaction: a key that took one in the meantime keeps it); its
+        audit trail stays."""
+        doomed = _unique(delete_records)
 
         def work(engine: Engine) -> ForgottenQuery:
             with writing(engine) as connection:
                 counts = [
                     connection.execute(delete(table).where(table.c.query_key == query_key))
-                    for table in (CHECKPOINTS, PENDING, JOBS)
+                    for table in (CHECKPOINTS, PENDING, JOBS, QUERY_RECORDS)
                 ]
-            checkpoint, pending, jobs = (result.rowcount for result in counts)
-            return ForgottenQuery(query_key, checkpoint > 0, pending, jobs)
+                deleted = 0
+                for part in chunks(doomed):
+                    held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid.in_(part))
+                    statement = delete(DOCS).where(DOCS.c.pmid.in_(part), DOCS.c.pmid.not_in(held))
+                    deleted += connection.execute(statement).rowcount
+            checkpoint, pending, jobs, records = (result.rowcount for result in counts)
+            return ForgottenQuery(query_key, checkpoint > 0, pending, jobs, records, deleted)
 
         return await self._run("forgetting a saved query", work)
+
+    async def query_record_counts(self) -> dict[str, int]:
+        query = select(QUERY_RECORDS.c.query_key, func.count()).group_by(QUERY_RECORDS.c.query_key)
+
+        def work(engine: Engine) -> dict[str, int]:
+            with engine.connect() as connection:
+                return {str(key): int(n) for key, n in connection.execute(query)}
+
+        return await self._run("counting the records of saved queries", work)
+
+    async def records_held_only_by(self, query_key: str) -> list[str]:
+        mine = QUERY_RECORDS.alias("mine")
+        others = QUERY_RECORDS.alias("others")
+        shared = select(others.c.pmid).where(
+            others.c.pmid == mine.c.pmid, others.c.query_key != query_key
+        )
+        query = (
+            select(mine.c.pmid)
+            .where(mine.c.query_key == query_key, ~shared.exists())
+            .order_by(mine.c.pmid)
+        )
+
+        def work(engine: Engine) -> list[str]:
+            with engine.connect() as connection:
+                return [str(pmid) for pmid in connection.execute(query).scalars()]
+
+        return await self._run("listing the records only one saved query holds", work)
 
     # -- PMIDs pending a retry --------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, insert, select, update
 from sqlalchemy import exc as sa_exc
 
-from biomcp.adapters.sql.engine import chunks, writing
-from biomcp.adapters.sql.rows import DOCS, document_values
+from biomcp.adapters.sql.engine import chunks, dialect_insert, writing
+from biomcp.adapters.sql.rows import DOCS, QUERY_RECORDS, document_values
 from biomcp.adapters.sql.serialize import to_utc
 from biomcp.domain.versioning import StoredVersion, UpsertAction, decide_version
 from biomcp.ports.metadata import DocumentUpsert, UpsertOutcome, UpsertSummary
@@ -51,7 +51,20 @@ def _stored_versions(connection: Connection, pmids: list[str]) -> dict[str, Stor
     return stored
 
 
-def _apply(engine: Engine, docs: Sequence[DocumentUpsert], now: datetime) -> UpsertSummary:
+def _hold(connection: Connection, query_key: str, pmids: Sequence[str], now: datetime) -> None:
+    """Record that `query_key` holds `pmids` (a membership already recorded stays as it is)."""
+    statement = dialect_insert(connection, QUERY_RECORDS).on_conflict_do_nothing(
+        index_elements=["query_key", "pmid"]
+    )
+    if pmids:
+        connection.execute(
+            statement, [{"query_key": query_key, "pmid": pmid, "added_at": now} for pmid in pmids]
+        )
+
+
+def _apply(
+    engine: Engine, docs: Sequence[DocumentUpsert], now: datetime, held_by: str | None
+) -> UpsertSummary:
     with writing(engine) as connection:
         stored = _stored_versions(connection, list(dict.fromkeys(d.record.pmid for d in docs)))
         inserts: dict[str, dict[str, Any]] = {}
@@ -84,6 +97,8 @@ def _apply(engine: Engine, docs: Sequence[DocumentUpsert], now: datetime) -> Ups
         touched = [p for p in seen_only if p not in inserts and p not in updates]
         for part in chunks(touched):
             connection.execute(update(DOCS).where(DOCS.c.pmid.in_(part)).values(last_seen_at=now))
+        if held_by is not None:
+            _hold(connection, held_by, list(stored), now)
     actions = [o.action for o in outcomes]
     return UpsertSummary(
         inserted=actions.count(UpsertAction.INSERT),
@@ -94,11 +109,14 @@ def _apply(engine: Engine, docs: Sequence[DocumentUpsert], now: datetime) -> Ups
     )
 
 
-def upsert_batch(engine: Engine, docs: Sequence[DocumentUpsert], now: datetime) -> UpsertSummary:
-    """Store `docs` by the versioning rule in one transaction (module docstring)."""
+def upsert_batch(
+    engine: Engine, docs: Sequence[DocumentUpsert], now: datetime, held_by: str | None = None
+) -> UpsertSummary:
+    """Store `docs` by the versioning rule in one transaction (module docstring); with
+    `held_by`, record in it that that saved query holds each of them."""
     for attempt in range(1, _ATTEMPTS + 1):
         try:
-            return _apply(engine, docs, now)
+            return _apply(engine, docs, now, held_by)
         except sa_exc.IntegrityError:
             if attempt == _ATTEMPTS:
                 raise

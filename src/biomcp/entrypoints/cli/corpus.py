@@ -293,11 +293,13 @@ def register(app: typer.Typer) -> None:
 
         settings = cli_settings(json_output)
 
-        async def work(services: Services) -> tuple[Checkpoint, list[PendingPmid]]:
+        async def work(services: Services) -> tuple[Checkpoint, list[PendingPmid], int]:
             checkpoint = await services.checkpoints.get(query_key)
-            return checkpoint, await services.checkpoints.pending(query_key)
+            counts = await services.checkpoints.record_counts()
+            pending = await services.checkpoints.pending(query_key)
+            return checkpoint, pending, counts.get(checkpoint.query_key, 0)
 
-        checkpoint, pending = execute(settings, work, json_output=json_output)
+        checkpoint, pending, records = execute(settings, work, json_output=json_output)
         if json_output:
             emit_json(
                 {
@@ -305,6 +307,8 @@ def register(app: typer.Typer) -> None:
                     "last_edat": iso(checkpoint.last_edat),
                     "last_scan_at": iso(checkpoint.last_scan_at),
                     "covers_from": iso(checkpoint.covers_from),
+                    "records": records,
+                    "records_tracked": checkpoint.records_tracked,
                     "pending": [
                         {
                             "pmid": p.pmid,
@@ -326,6 +330,14 @@ def register(app: typer.Typer) -> None:
             scanned = iso(checkpoint.last_scan_at)
             suffix = f" (last scan {scanned})" if scanned else ""
             typer.echo(f"{checkpoint.query_key}: {iso(checkpoint.last_edat)}{suffix}")
+        if checkpoint.records_tracked:
+            typer.echo(f"holds {records} records (stored or confirmed by its syncs)")
+        else:
+            typer.echo(
+                f"holds at least {records} records: it was synced before bio-mcp recorded "
+                f"which query brought each record (biomcp sync -k {checkpoint.query_key} "
+                "--rescan records them all)"
+            )
         if checkpoint.last_scan_at is not None and checkpoint.covers_from is None:
             typer.echo("covers the whole history")
         elif checkpoint.last_scan_at is not None:
@@ -403,6 +415,7 @@ def register(app: typer.Typer) -> None:
         async def work(services: Services) -> list[dict[str, Any]]:
             from biomcp.usecases.saved_queries import saved_queries
 
+            counts = await services.checkpoints.record_counts()
             entries = []
             for saved in await saved_queries(services.metadata):
                 job, mark = saved.last_job, saved.checkpoint
@@ -414,6 +427,8 @@ def register(app: typer.Typer) -> None:
                         "covers_from": iso(mark.covers_from) if mark else None,
                         "last_sync": job.status if job else None,
                         "term": job.term if job else None,
+                        "records": counts.get(saved.query_key, 0),
+                        "records_tracked": mark.records_tracked if mark else True,
                     }
                 )
             return entries
@@ -430,12 +445,18 @@ def register(app: typer.Typer) -> None:
                     e["last_edat"] or "-",
                     e["last_scan_at"] or "-",
                     e["last_sync"] or "-",
+                    f"{e['records']}{'' if e['records_tracked'] else '+'}",
                     e["term"] or "- (never synced)",
                 ]
                 for e in entries
             ]
-            headers = ["query_key", "last_edat", "last_scan_at", "last_sync", "term"]
-            typer.echo(_table(headers, rows, right=frozenset()))
+            headers = ["query_key", "last_edat", "last_scan_at", "last_sync", "records", "term"]
+            typer.echo(_table(headers, rows, right=frozenset({4})))
+            if not all(e["records_tracked"] for e in entries):
+                typer.echo(
+                    "+ synced before bio-mcp recorded which query brought each record: at "
+                    "least this many (biomcp sync -k KEY --rescan records them all)"
+                )
 
     @checkpoint_app.command("delete")
     def checkpoint_delete(
@@ -443,13 +464,21 @@ def register(app: typer.Typer) -> None:
         yes: Annotated[
             bool, typer.Option("--yes", "-y", help="Forget it (required: this cannot be undone).")
         ] = False,
+        records: Annotated[
+            bool,
+            typer.Option(
+                "--records",
+                help="Also delete the records it brought that no other saved query holds.",
+            ),
+        ] = False,
         json_output: JsonOption = False,
     ) -> None:
         """Forget the saved query QUERY_KEY: its checkpoint, pending PMIDs and sync jobs.
 
-        `biomcp sync --all` and the overview no longer list it. The records it stored stay in
-        the corpus (every saved query shares it), and so does its audit trail. Refused while a
-        sync of the key is running."""
+        `biomcp sync --all` and the overview no longer list it. The records it brought stay in
+        the corpus (every saved query shares it) unless `--records` deletes those no other
+        saved query holds, from the search index and SQL. Its audit trail stays. Refused while
+        a sync of the key is running."""
         from dataclasses import asdict
 
         from biomcp.ports.metadata import ForgottenQuery
@@ -457,30 +486,52 @@ def register(app: typer.Typer) -> None:
 
         settings = cli_settings(json_output)
         if not yes:
+            what = (
+                "and the records no other saved query holds"
+                if records
+                else "(its records stay in the corpus)"
+            )
             raise fail(
                 InvalidRequestError(
                     f"forgetting {query_key!r} removes its checkpoint, pending PMIDs and sync "
-                    "jobs (its records stay in the corpus): pass --yes to confirm"
+                    f"jobs {what}: pass --yes to confirm"
                 ),
                 settings,
                 json_output,
             )
 
         async def work(services: Services) -> ForgottenQuery:
-            return await services.checkpoints.forget(query_key)
+            return await services.checkpoints.forget(query_key, records=records)
 
         gone = execute(settings, work, json_output=json_output)
         if json_output:
             emit_json({"ok": True, **asdict(gone)})
             return
-        if not (gone.checkpoint or gone.pending or gone.jobs):
+        if not (gone.checkpoint or gone.pending or gone.jobs or gone.records):
             typer.echo(f"{gone.query_key}: not a saved query (nothing to forget)")
             return
         checkpoint = "its checkpoint" if gone.checkpoint else "no checkpoint"
+        if records:
+            kept = gone.records - gone.records_deleted
+            fate = (
+                f"{gone.records_deleted} of its {gone.records} records deleted "
+                f"({gone.chunks_deleted} chunks), {kept} kept: other saved queries hold them"
+            )
+        else:
+            fate = (
+                f"its {gone.records} records stay in the corpus (--records deletes those no "
+                "other saved query holds)"
+            )
         typer.echo(
             f"{gone.query_key}: forgotten ({checkpoint}, {gone.pending} pending PMIDs, "
-            f"{gone.jobs} sync jobs); the records it stored stay in the corpus"
+            f"{gone.jobs} sync jobs); {fate}"
         )
+        if not gone.records_tracked:
+            typer.echo(
+                f"note: {gone.query_key} was synced before bio-mcp recorded which query "
+                "brought each record: those it brought before then were not counted (and stay)",
+                err=True,
+            )
 
     @checkpoint_app.command("history")
     def checkpoint_history(

@@ -126,6 +126,7 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
         "initial_days": "no checkpoint yet: BIOMCP_SYNC_INITIAL_DAYS back",
         "whole_history": "no checkpoint yet",
         "term_changed": "the term changed: the key's history again",
+        "rescan": "a rescan: the key's history again",
     }.get(report.window_basis, report.window_basis)
     start = iso(report.window_start)
     window = f"from {start} ({why})" if start is not None else f"whole history ({why})"
@@ -213,7 +214,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
     }
 
 
-def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
+def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool, rescan: bool) -> None:
     """`biomcp sync --all`: every saved query (a key with a checkpoint or a recent sync), with
     the term it was last synced with, one after another; a key that fails does not stop the
     others (exit status 1 then)."""
@@ -229,7 +230,7 @@ def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool) -> None:
             with _SyncDisplay(key, enabled=not quiet) as display:
                 try:
                     report: SyncReport | Exception = await services.sync.run(
-                        key, None, overlap_days, progress=display
+                        key, None, overlap_days, progress=display, rescan=rescan
                     )
                 except Exception as exc:  # reported below; the next key still syncs
                     report = exc
@@ -300,6 +301,14 @@ def register(app: typer.Typer) -> None:
                 "--overlap-days", min=0, help="Days re-read before the checkpoint (late records)."
             ),
         ] = 5,
+        rescan: Annotated[
+            bool,
+            typer.Option(
+                "--rescan",
+                help="Read the query's whole history again instead of continuing from its "
+                "checkpoint (records missed since come back).",
+            ),
+        ] = False,
         json_output: JsonOption = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")
@@ -320,7 +329,7 @@ def register(app: typer.Typer) -> None:
                     "sync: --all syncs every saved query: give no --query-key or --term", err=True
                 )
                 raise typer.Exit(code=EXIT_VALIDATION)
-            _sync_all(overlap_days, json_output=json_output, quiet=quiet)
+            _sync_all(overlap_days, json_output=json_output, quiet=quiet, rescan=rescan)
             return
         if not query_key:
             typer.echo(
@@ -334,7 +343,9 @@ def register(app: typer.Typer) -> None:
         with _SyncDisplay(query_key, enabled=not quiet) as display:
 
             async def work(services: Services) -> SyncReport:
-                return await services.sync.run(query_key, term, overlap_days, progress=display)
+                return await services.sync.run(
+                    query_key, term, overlap_days, progress=display, rescan=rescan
+                )
 
             report = execute(settings, work, json_output=json_output)
         elapsed = time.perf_counter() - started

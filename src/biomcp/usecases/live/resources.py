@@ -98,11 +98,14 @@ class ResourcesMixin(LiveBase):
                 summary["records"] = await self._metadata.count_documents()
                 saved = await saved_queries(self._metadata)
                 pending = [len(await self._metadata.pending_pmids(q.query_key)) for q in saved]
+                held = await self._metadata.query_record_counts()
             except Exception as exc:  # a status page reports a broken store, it does not fail
                 problems.append(f"metadata: {type(exc).__name__}: {exc}")
             else:
                 summary["queries"] = [
-                    _query_summary(q.query_key, q.checkpoint, q.last_job, n)
+                    _query_summary(
+                        q.query_key, q.checkpoint, q.last_job, n, held.get(q.query_key, 0)
+                    )
                     for q, n in zip(saved, pending, strict=True)
                 ]
         if self._vectors is not None:

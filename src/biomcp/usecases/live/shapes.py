@@ -187,10 +187,14 @@ def _retraction(record: PubMedRecord) -> dict[str, Any]:
     }
 
 
-def _query_summary(key: str, checkpoint: Any, job: Any, pending: int = 0) -> dict[str, Any]:
+def _query_summary(
+    key: str, checkpoint: Any, job: Any, pending: int = 0, records: int = 0
+) -> dict[str, Any]:
     """One saved query in the info resource: its last sync carries the term (what
     `pubmed_sync_delta` takes to sync the key again); `pending` counts its PMIDs found by
-    ESearch and not returned by EFetch yet (every sync of the key asks for them again)."""
+    ESearch and not returned by EFetch yet (every sync of the key asks for them again);
+    `records` the records its syncs brought (`recordsTracked` false: at least that many, the
+    key was synced before they were recorded)."""
     last_sync = None
     if job is not None:
         last_sync = {
@@ -210,6 +214,8 @@ def _query_summary(key: str, checkpoint: Any, job: Any, pending: int = 0) -> dic
         "coversFrom": iso_utc(checkpoint.covers_from) if checkpoint is not None else None,
         "lastSync": last_sync,
         "pendingPmids": pending,
+        "records": records,
+        "recordsTracked": checkpoint.records_tracked if checkpoint is not None else True,
     }
 
 
