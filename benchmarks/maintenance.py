@@ -13,7 +13,9 @@ embedding cache, so the cache holds every chunk afterwards. Measured, through th
 * the recency pass every sync ends with (`usecases.rescoring`): when nothing is stale (one
   query over the score columns, what every sync of a year pays), and at the first sync six
   years on, when every record's recency moves (every score stored again and every chunk
-  rewritten with its stored vector: the worst New Year).
+  rewritten with its stored vector: the worst New Year);
+* forgetting the saved query with its records (`biomcp checkpoint delete --records`), last:
+  every record and chunk deleted.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
         after = await services.maintenance.verify()
 
         rescore = await _rescore(services)
+        forget = await _forget(services)
     finally:
         await services.aclose()
     return {
@@ -86,6 +89,22 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
         "rebuild_reset_cache": reset_cache,
         "verify_after_rebuilds_ok": after.ok,
         **rescore,
+        **forget,
+    }
+
+
+async def _forget(services: Any) -> dict[str, Any]:
+    """Forgetting the saved query with its records (`biomcp checkpoint delete --records`):
+    every record is its own, so every record and chunk goes."""
+    began = time.perf_counter()
+    gone = await services.checkpoints.forget("bench_v1", records=True)
+    forget_s = time.perf_counter() - began
+    return {
+        "forget_with_records_s": round(forget_s, 2),
+        "forget_records_deleted": gone.records_deleted,
+        "forget_chunks_deleted": gone.chunks_deleted,
+        "chunks_left": await services.vectors.count(COLLECTION),
+        "records_left": await services.metadata.count_documents(),
     }
 
 

@@ -142,6 +142,10 @@ class CountingVectors:
         self.writes += 1
         return int(await self.inner.delete_chunks(collection, doc_id, keep=keep))
 
+    async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
+        self.writes += 1
+        return int(await self.inner.delete_documents(collection, doc_ids))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 

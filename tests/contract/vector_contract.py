@@ -300,6 +300,32 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_delete_documents_removes_every_chunk_of_each_document_at_once(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            chunks = [
+                chunk(
+                    f"pmid:{doc}", str(i), f"chunk {i} of {doc}", unit_vector(dim, seed=doc * 7 + i)
+                )
+                for doc in (11, 12, 13)
+                for i in range(2)
+            ]
+            name = await self._filled(store, dim, chunks)
+
+            gone = await store.delete_documents(name, ["pmid:11", "pmid:13", "pmid:unknown"])
+
+            assert gone == 4
+            kept = {c.uuid for c in chunks if c.doc_id == "pmid:12"}
+            assert await store.existing_uuids(name, {c.uuid for c in chunks}) == kept
+            hits = await store.hybrid_search(name, "chunk", unit_vector(dim, seed=1), limit=10)
+            assert set(_uuids(hits)) == kept
+            assert await store.delete_documents(name, ["pmid:11"]) == 0
+            assert await store.delete_documents(name, []) == 0
+            assert await store.count(name) == 2
+
+        self.run(store_factory, scenario)
+
     def test_counts_stats_and_collections(self, store_factory: StoreFactory, dim: int) -> None:
         async def scenario(store: VectorStore) -> None:
             corpus = self.corpus(dim)

@@ -246,6 +246,10 @@ class CountingVectorStore:
         self.delete_calls += 1
         return await self.inner.delete_chunks(collection, doc_id, keep=keep)
 
+    async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
+        self.delete_calls += 1
+        return await self.inner.delete_documents(collection, doc_ids)
+
     async def hybrid_search(
         self,
         collection: str,

@@ -199,6 +199,15 @@ class VectorStore(Protocol):
         """Delete the chunks of `doc_id` whose chunk id is not in `keep`; returns how many."""
         ...
 
+    async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
+        """Delete every chunk of each of `doc_ids` (unknown ones are skipped); returns how many
+        chunks went. One call for many documents (forgetting a saved query's records).
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
     async def hybrid_search(
         self,
         collection: str,

@@ -166,13 +166,10 @@ class Checkpoints:
         if not pmids or self._vectors is None:
             return 0
         vectors = self._vectors()
-        deleted = 0
         try:
-            for pmid in pmids:
-                deleted += await vectors.delete_chunks(self._collection, f"pmid:{pmid}")
+            return await vectors.delete_documents(self._collection, [f"pmid:{p}" for p in pmids])
         except CollectionNotFoundError:  # nothing was ever indexed
-            return deleted
-        return deleted
+            return 0
 
 
 def _key(query_key: str) -> str:

@@ -154,6 +154,12 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"deleting from {collection!r}", found.delete, doc_id, keep)
 
+    async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
+        found = await self._collection(collection)
+        return await self._call(
+            f"deleting from {collection!r}", found.delete_documents, sorted(set(doc_ids))
+        )
+
     async def hybrid_search(
         self,
         collection: str,

@@ -511,6 +511,22 @@ class EmbeddedCollection:
                 self._after_vector_change(len(rids))
             return len(rids)
 
+    def delete_documents(self, doc_ids: Sequence[str]) -> int:
+        """Every chunk of `doc_ids`, in one transaction and one index update."""
+        if not doc_ids:
+            return 0
+        with self.mutex, self._writing():
+            gen, rids = self.rows.delete_docs(doc_ids, prune_below=self.lexical.generation)
+            if not rids:
+                return 0
+            with self._until_indexed():
+                self.lexical.delete(rids)
+                self.lexical.commit(gen)
+                self.vectors.remove(rids)
+                self._seen = gen
+                self._after_vector_change(len(rids))
+            return len(rids)
+
     @contextmanager
     def _until_indexed(self) -> Iterator[None]:
         """The rows committed; a failure before the indexes follow marks the collection

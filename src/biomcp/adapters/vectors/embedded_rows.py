@@ -263,18 +263,37 @@ class RowStore:
                 "SELECT rid, chunk_id FROM chunks WHERE doc_id = ?", (doc_id,)
             ).fetchall()
             rids = [rid for rid, chunk_id in found if chunk_id not in keep_set]
-            if not rids:
-                return self.generation(), []
-            gen = self._next_generation()
-            for part in _chunks(rids):
+            return self._delete_rids(rids, prune_below)
+
+    def delete_docs(self, doc_ids: Sequence[str], prune_below: int) -> tuple[int, list[int]]:
+        """Delete every chunk of `doc_ids`; returns (generation, deleted rids)."""
+        with self._transaction():
+            rids: list[int] = []
+            for part in _chunks(list(doc_ids)):
                 marks = ",".join("?" * len(part))
-                self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
-            self._ensure_facets()
-            self._delete_facets(rids)
-            self._db.executemany(
-                "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
-            )
-            self._prune(prune_below)
+                rids.extend(
+                    rid
+                    for (rid,) in self._db.execute(
+                        f"SELECT rid FROM chunks WHERE doc_id IN ({marks})",  # noqa: S608
+                        part,
+                    )
+                )
+            return self._delete_rids(rids, prune_below)
+
+    def _delete_rids(self, rids: list[int], prune_below: int) -> tuple[int, list[int]]:
+        """Within a transaction: delete the rows `rids` as a new generation."""
+        if not rids:
+            return self.generation(), []
+        gen = self._next_generation()
+        for part in _chunks(rids):
+            marks = ",".join("?" * len(part))
+            self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
+        self._ensure_facets()
+        self._delete_facets(rids)
+        self._db.executemany(
+            "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
+        )
+        self._prune(prune_below)
         return gen, rids
 
     # --- reads ---------------------------------------------------------------------------

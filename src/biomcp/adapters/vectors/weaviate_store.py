@@ -57,6 +57,9 @@ _PROPERTIES = (
 )  # fmt: skip
 # Facets are one TEXT_ARRAY property of exact "key=value" strings (keys never hold "=").
 _FACETS = "facets"
+#: Documents per `delete_documents` request (their chunks, a few each, far below the objects
+#: one delete may match).
+_DELETE_DOCS = 200
 
 
 def class_name(collection: str) -> str:
@@ -327,6 +330,21 @@ class WeaviateVectorStore:
         except WeaviateBaseError as exc:
             raise _translate(exc) from exc
         return int(result.successful)
+
+    async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
+        handle = await self._collection(collection)
+        wanted = sorted(set(doc_ids))
+        deleted = 0
+        for start in range(0, len(wanted), _DELETE_DOCS):
+            part = wanted[start : start + _DELETE_DOCS]
+            try:
+                result = await handle.data.delete_many(
+                    where=Filter.by_property("doc_id").contains_any(part)
+                )
+            except WeaviateBaseError as exc:
+                raise _translate(exc) from exc
+            deleted += int(result.successful)
+        return deleted
 
     # --- reads ---------------------------------------------------------------------------
 
