@@ -310,6 +310,7 @@ def search_runs() -> dict[str, dict[str, Any]]:
     from biomcp.ports.vectors import Fusion, SearchFilters
 
     rct, journal = frozenset({"rct"}), frozenset({"journal of synthetic medicine 7"})
+    saved_query = frozenset(f"pmid:{i * 5}" for i in range(2000))
     return {
         "hybrid_limit40": {"limit": 40},
         "hybrid_limit20": {"limit": 20},
@@ -319,6 +320,8 @@ def search_runs() -> dict[str, dict[str, Any]]:
         "hybrid_year_ge_2015": {"limit": 40, "filters": SearchFilters(year_min=2015)},
         "hybrid_rct_only": {"limit": 40, "filters": SearchFilters(evidence_types=rct)},
         "hybrid_one_journal": {"limit": 40, "filters": SearchFilters(journals=journal)},
+        # A search within one saved query (`query_key`): its 2,000 records as a doc-id filter.
+        "hybrid_2000_docs": {"limit": 40, "filters": SearchFilters(doc_ids=saved_query)},
     }
 
 

@@ -590,6 +590,13 @@ def test_checkpoint_delete_records_deletes_what_no_other_query_holds(
     assert (got["records"], got["records_tracked"]) == (len(expected.pmids), True)
     assert f"holds {len(expected.pmids)} records" in cli("checkpoint", "get", "typo").stdout
 
+    # A search within one saved query: only its records.
+    within = cli.json("search", "asthma", "--query-key", "narrow", "--top-k", "50")["results"]
+    assert {h["doc_id"] for h in within} == {f"pmid:{p}" for p in first_two}
+    unknown = cli("search", "asthma", "-k", "narow")
+    assert unknown.returncode == 1
+    assert unknown.stderr.startswith("error [NOT_FOUND]: no saved query 'narow' holds records")
+
     refused = cli("checkpoint", "delete", "typo", "--records")  # asks for --yes
     assert refused.returncode == 2
     assert "records no other saved query holds" in refused.stderr

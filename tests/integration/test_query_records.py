@@ -11,15 +11,18 @@ CI), the deterministic embedder.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.vectors import SearchFilters
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.documents import Checkpoints
-from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncDelta, WindowBasis
 from tests.support.sync_harness import (
     BackendSpec,
@@ -251,3 +254,87 @@ def test_a_rescan_of_a_key_never_synced_is_its_first_sync(
             await entrez.aclose()
 
     run(scenario())
+
+
+def test_a_search_within_a_saved_query_returns_only_the_records_it_synced(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    hypertension = {f"pmid:{p}" for p in matching(fake.corpus, "Hypertension")}
+    humans = {f"pmid:{p}" for p in matching(fake.corpus, "Humans")}
+    assert humans - hypertension, "the seed should give records outside the narrow query"
+
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        async with backend.stores(clock) as (metadata, vectors):
+            entrez = entrez_client(fake.base_url)
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            await sync.run("htn", "Hypertension[mh]")
+            await sync.run("humans", "Humans[mh]")
+            config = SearchConfig(collection=backend.collection)
+            search = SearchCorpus(vectors, embedder(), config=config, metadata=metadata)
+
+            everywhere = await search.run("patients outcomes trial", top_k=100)
+            within = await search.run("patients outcomes trial", top_k=100, query_key="htn")
+
+            assert {h.doc_id for h in everywhere} - hypertension, "the corpus search is wider"
+            assert within
+            assert {h.doc_id for h in within} <= hypertension
+            # Other records no longer crowd the query's own out of the top_k.
+            assert len(within) >= sum(1 for h in everywhere if h.doc_id in hypertension)
+            # Combined with other filters, both hold.
+            one = sorted(hypertension)[0]
+            narrowed = await search.run(
+                "patients", top_k=100, query_key=" htn ",
+                filters=SearchFilters(doc_ids=frozenset({one, "pmid:1"})),
+            )  # fmt: skip
+            assert {h.doc_id for h in narrowed} == {one}
+            outside = next(iter(humans - hypertension))
+            assert (
+                await search.run(
+                    "patients", query_key="htn", filters=SearchFilters(doc_ids=frozenset({outside}))
+                )
+                == []
+            )
+
+            with pytest.raises(NotFoundError, match="htn, humans") as unknown:
+                await search.run("patients", query_key="htm")
+            assert unknown.value.details == {"query_key": "htm", "saved_queries": ["htn", "humans"]}
+            with pytest.raises(InvalidRequestError, match="empty"):
+                await search.run("patients", query_key="  ")
+            await entrez.aclose()
+
+    run(scenario())
+
+
+def test_a_search_within_a_query_synced_before_records_were_recorded_says_to_rescan(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    async def scenario() -> None:
+        clock = SteppingClock(NOW)
+        async with backend.stores(clock) as (metadata, vectors):
+            entrez = entrez_client(fake.base_url)
+            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+            await sync.run("htn", "Hypertension[mh]")
+            legacy = _Untracked(metadata, "htn")
+            config = SearchConfig(collection=backend.collection)
+            search = SearchCorpus(vectors, embedder(), config=config, metadata=legacy)
+
+            with pytest.raises(InvalidRequestError, match="--rescan"):
+                await search.run("patients", query_key="htn")
+            await entrez.aclose()
+
+    run(scenario())
+
+
+class _Untracked:
+    """The store, with `key` read as synced before its records were recorded."""
+
+    def __init__(self, inner: MetadataStore, key: str) -> None:
+        self.inner, self.key = inner, key
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def get_checkpoint(self, query_key: str) -> Checkpoint:
+        found = await self.inner.get_checkpoint(query_key)
+        return replace(found, records_tracked=query_key != self.key)

@@ -111,3 +111,42 @@ def test_rag_search_filters_by_tier_year_and_quality_and_names_year_and_journal(
         assert not error, still  # the server keeps serving
 
     serve(test_settings(tmp_path, fake.base_url), body)
+
+
+def test_rag_search_within_a_saved_query_and_an_unknown_one_named(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    """`query_key`: only the records that saved query synced; a key holding none is a
+    NOT_FOUND naming the keys that do, and the server keeps serving."""
+
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        for key, term in (("all_v1", TERM), ("rct_v1", "Randomized Controlled Trial[pt]")):
+            error, report = await call_json(
+                client, "pubmed_sync_delta", {"query_key": key, "term": term}
+            )
+            assert not error, report
+        trials = {f"pmid:{p}" for p in await services.metadata.records_of("rct_v1")}
+        everything = {f"pmid:{p}" for p in await services.metadata.records_of("all_v1")}
+        assert trials
+        assert everything - trials
+
+        schema = {t.name: t for t in (await client.list_tools()).tools}["rag_search"].input_schema
+        assert schema["properties"]["query_key"]["type"] == "string"
+        error, found = await call_json(
+            client, "rag_search", {"query": QUERY, "top_k": 100, "query_key": "rct_v1"}
+        )
+        assert not error, found
+        jsonschema.validate(found, V11_OUTPUTS["rag.search"])
+        assert found["results"]
+        assert {hit["doc_id"] for hit in found["results"]} <= trials
+
+        error, unknown = await call_json(
+            client, "rag_search", {"query": QUERY, "query_key": "rct_v2"}
+        )
+        assert error
+        assert unknown["error"]["code"] == "NOT_FOUND", unknown
+        assert "all_v1, rct_v1" in unknown["error"]["message"]
+        error, still = await call_json(client, "rag_search", {"query": QUERY, "top_k": 3})
+        assert not error, still
+
+    serve(test_settings(tmp_path, fake.base_url), body)

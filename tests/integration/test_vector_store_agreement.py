@@ -21,6 +21,7 @@ How the BM25 arms differ:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from datetime import date
@@ -85,6 +86,8 @@ def test_embedded_and_weaviate_agree_on_vector_and_hybrid_rankings(tmp_path: Pat
                 out[f"{label}:1.0"] = await _results(store, name, queries, 1.0)
                 out[f"{label}:0.5"] = await _results(store, name, queries, 0.5)
         finally:
+            with contextlib.suppress(Exception):  # leave the shared server as it was
+                await weaviate.drop_collection(name)
             await embedded.aclose()
             await weaviate.aclose()
         return len(corpus), out

@@ -205,14 +205,15 @@ class Corpus:
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
         study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
         reranked by quality unless `quality_bias=False`). The keyword filters narrow the
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
         total, journal titles, document ids, study designs (`"rct"`, `"systematic_review"`,
-        ...: `StudyDesign`). Retracted papers are left out unless `include_retracted` (their
-        hits then say `retracted`). `hit.as_payload()` is one
-        `rag.search` result."""
+        ...: `StudyDesign`), the records one saved query synced (`query_key`). Retracted
+        papers are left out unless `include_retracted` (their hits then say `retracted`).
+        `hit.as_payload()` is one `rag.search` result."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
         return self._call(
             lambda: self._services.search.run(
@@ -222,6 +223,7 @@ class Corpus:
                 filters=filters,
                 include_retracted=include_retracted,
                 study_designs=_names(study_designs),
+                query_key=query_key,
             )
         )
 
@@ -239,6 +241,7 @@ class Corpus:
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
         study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
     ) -> list[SearchHit]:
         """`search` for async code."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
@@ -250,6 +253,7 @@ class Corpus:
                 filters=filters,
                 include_retracted=include_retracted,
                 study_designs=_names(study_designs),
+                query_key=query_key,
             )
         )
 

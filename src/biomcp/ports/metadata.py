@@ -262,6 +262,10 @@ class MetadataStore(Protocol):
         """How many records each saved query holds (keys holding none are absent)."""
         ...
 
+    async def records_of(self, query_key: str) -> list[str]:
+        """The PMIDs `query_key` holds, ascending."""
+        ...
+
     async def records_held_only_by(self, query_key: str) -> list[str]:
         """The PMIDs `query_key` holds and no other key does, ascending."""
         ...

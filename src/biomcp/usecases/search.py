@@ -41,6 +41,9 @@ from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
 __all__ = ["SearchConfig", "SearchCorpus", "SearchHit", "check_filters", "with_designs"]
 
 MAX_TOP_K = 100
+#: The most records a search within one saved query (`query_key`) filters on: its PMIDs go to
+#: the vector store as one filter.
+MAX_QUERY_RECORDS = 100_000
 #: Vector searches one query may make while retracted papers are left out of its candidates.
 _MAX_ROUNDS = 4
 _EMPTY_QUERY = "query is empty: ask a question or give keywords"
@@ -146,14 +149,18 @@ class SearchCorpus:
         filters: SearchFilters | None = None,
         include_retracted: bool = False,
         study_designs: Collection[str] | None = None,
+        query_key: str | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (retracted papers left out unless
-        `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values).
+        `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values;
+        only the records the saved query `query_key` brought, when given).
 
         Raises:
             InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design or
-                evidence type, a year range that ends before it starts.
-            NotFoundError: nothing has been indexed yet.
+                evidence type, a year range that ends before it starts; a `query_key` synced
+                before its records were recorded, or holding more than `MAX_QUERY_RECORDS`.
+            NotFoundError: nothing has been indexed yet; no saved query `query_key` holds
+                records.
             EmbeddingError, VectorStoreError: from the adapters.
         """
         if not query.strip():
@@ -162,6 +169,10 @@ class SearchCorpus:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
         if filters is not None:
             check_filters(filters)
+        if query_key is not None:
+            filters = await self._within_query(query_key, filters)
+            if filters.doc_ids == frozenset():  # none of the ids asked for is the query's
+                return []
         return await self.ranked(
             query,
             top_k,
@@ -274,6 +285,43 @@ class SearchCorpus:
                 break
             asked += wanted - kept
         return hits, retracted
+
+    async def _within_query(self, query_key: str, filters: SearchFilters | None) -> SearchFilters:
+        """`filters` narrowed to the records the saved query `query_key` holds."""
+        key = query_key.strip()
+        if not key:
+            raise InvalidRequestError("query_key is empty: name a saved query, or leave it out")
+        if self._metadata is None:
+            raise InvalidRequestError("searching within a saved query needs the metadata store")
+        checkpoint = await self._metadata.get_checkpoint(key)
+        if not checkpoint.records_tracked:
+            raise InvalidRequestError(
+                f"{key!r} was synced before bio-mcp recorded which query brought each record: "
+                f"rescan it once (biomcp sync -k {key} --rescan) to search within it",
+                details={"query_key": key},
+            )
+        pmids = await self._metadata.records_of(key)
+        if not pmids:
+            known = sorted(await self._metadata.query_record_counts())
+            hint = (
+                f"saved queries holding records: {', '.join(known[:20])}"
+                if known
+                else "sync a PubMed query first (pubmed_sync_delta)"
+            )
+            raise NotFoundError(
+                f"no saved query {key!r} holds records; {hint}",
+                details={"query_key": key, "saved_queries": known[:50]},
+            )
+        if len(pmids) > MAX_QUERY_RECORDS:
+            raise InvalidRequestError(
+                f"{key!r} holds {len(pmids)} records, more than the {MAX_QUERY_RECORDS} a "
+                "search within one saved query filters on: search the whole corpus with "
+                "filters (years, evidence tiers, study designs) instead",
+                details={"query_key": key, "records": len(pmids)},
+            )
+        held = frozenset(f"pmid:{pmid}" for pmid in pmids)
+        base = filters or SearchFilters()
+        return replace(base, doc_ids=held if base.doc_ids is None else base.doc_ids & held)
 
     async def _retracted(self, doc_ids: set[str]) -> set[str]:
         """Those of `doc_ids` whose stored record is retracted (MetadataStoreError passes)."""

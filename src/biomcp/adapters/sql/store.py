@@ -549,6 +549,19 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         return await self._run("counting the records of saved queries", work)
 
+    async def records_of(self, query_key: str) -> list[str]:
+        query = (
+            select(QUERY_RECORDS.c.pmid)
+            .where(QUERY_RECORDS.c.query_key == query_key)
+            .order_by(QUERY_RECORDS.c.pmid)
+        )
+
+        def work(engine: Engine) -> list[str]:
+            with engine.connect() as connection:
+                return [str(pmid) for pmid in connection.execute(query).scalars()]
+
+        return await self._run("listing the records of a saved query", work)
+
     async def records_held_only_by(self, query_key: str) -> list[str]:
         mine = QUERY_RECORDS.alias("mine")
         others = QUERY_RECORDS.alias("others")

@@ -223,6 +223,14 @@ def register(app: typer.Typer) -> None:
                 "animal, in_vitro, computational, other.",
             ),
         ] = None,
+        query_key: Annotated[
+            str | None,
+            typer.Option(
+                "--query-key",
+                "-k",
+                help="Search only the records this saved query synced.",
+            ),
+        ] = None,
         json_output: JsonOption = False,
     ) -> None:
         """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
@@ -247,6 +255,7 @@ def register(app: typer.Typer) -> None:
                 filters=filters,
                 include_retracted=include_retracted,
                 study_designs=[d.strip().casefold() for d in design or [] if d.strip()],
+                query_key=query_key,
             )
 
         hits = execute(settings, work, json_output=json_output)

@@ -127,6 +127,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             filters=_search_filters(args),
             include_retracted=bool(args.get("include_retracted", False)),
             study_designs=args.get("study_design"),
+            query_key=args.get("query_key"),
         )
         return {"results": [hit.as_payload() for hit in hits]}
 
