@@ -179,6 +179,37 @@ def test_a_saved_query_whose_latest_sync_failed_is_reported_until_it_syncs(
     )
 
 
+def test_a_query_synced_before_its_records_were_recorded_is_reported_until_a_rescan(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    cli = make_cli(fake, tmp_path)
+    synced = cli.json("sync", "-k", "old_v1", "-t", "Journal Article[pt]")
+    cli.json("sync", "-k", "new_v1", "-t", "Journal Article[pt]")
+    # What migration 0005 makes of a key synced by an earlier version.
+    database = Path(cli.env["BIOMCP_DATA_DIR"]) / "biomcp.sqlite3"
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE checkpoints SET records_tracked = 0 WHERE query_key = 'old_v1'")
+        connection.execute("DELETE FROM query_records WHERE query_key = 'old_v1'")
+
+    status, checks = doctor(cli, "--offline")
+    assert status == 0  # a warning, not a failure
+    found = checks["query records"]
+    assert found["status"] == "warn"
+    assert found["detail"].startswith("1 saved query was synced before bio-mcp recorded")
+    assert "old_v1" in found["detail"]
+    assert "new_v1" not in found["detail"]
+    assert "--rescan" in found["hint"]
+    listed = cli("checkpoint", "list").stdout
+    assert "0+" in listed
+
+    rescan = cli.json("sync", "-k", "old_v1", "--rescan")
+    assert (rescan["window_basis"], rescan["pmids_found"]) == ("rescan", synced["pmids_found"])
+    _, checks = doctor(cli, "--offline")
+    assert "query records" not in checks
+    got = cli.json("checkpoint", "get", "old_v1")
+    assert (got["records"], got["records_tracked"]) == (synced["pmids_found"], True)
+
+
 def test_a_refused_key_and_an_unreachable_ncbi_fail_with_what_to_do(
     fake: FakeEutilsServer, tmp_path: Path
 ) -> None:

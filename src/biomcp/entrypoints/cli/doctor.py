@@ -326,6 +326,26 @@ class _Doctor:
             f"quer{'y' if len(saved) == 1 else 'ies'} (biomcp checkpoint list)",
         )
         await self.unfinished_syncs([q.last_job for q in saved if q.last_job is not None])
+        self.untracked_records(
+            sorted(q.query_key for q in saved if q.checkpoint and not q.checkpoint.records_tracked)
+        )
+
+    def untracked_records(self, keys: list[str]) -> None:
+        """Saved queries synced before bio-mcp recorded which query brought each record (a
+        corpus from an earlier version): counted short, not searchable on their own, and
+        they stop `checkpoint delete --records` until a rescan records them."""
+        if not keys:
+            return
+        more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+        self.add(
+            "query records",
+            "warn",
+            f"{len(keys)} saved quer{'y was' if len(keys) == 1 else 'ies were'} synced before "
+            f"bio-mcp recorded which query brought each record: {', '.join(keys[:5])}{more} "
+            "(their record counts are lower bounds; searching within one of them, and "
+            "deleting a query's records, are refused until then)",
+            "rescan them once: biomcp sync --all --rescan (or biomcp sync -k KEY --rescan)",
+        )
 
     async def unfinished_syncs(self, latest: list[SyncJob]) -> None:
         """A sync run by cron fails where nobody reads it: the keys whose latest job failed,
