@@ -69,9 +69,11 @@ def test_corpus_overview_lists_every_saved_query_with_its_term(
             "term": term,
             "last_edat": synced["max_edat_seen"],
             "last_sync": "succeeded",
+            "records": len(humans),
             "pending_pmids": 0,
         }
         assert by_key["planned"]["term"] is None  # set by hand, never synced
+        assert by_key["planned"]["records"] == by_key["broken_v1"]["records"] == 0
         assert by_key["planned"]["last_edat"] == "2024-01-01T00:00:00Z"
         assert (by_key["broken_v1"]["term"], by_key["broken_v1"]["last_edat"]) == ("x[ti]", None)
         assert by_key["broken_v1"]["last_sync"] == "failed"

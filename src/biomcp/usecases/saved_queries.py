@@ -67,12 +67,14 @@ async def corpus_overview(
     metadata: MetadataStore, vectors: VectorStore, collection: str
 ) -> dict[str, Any]:
     """What the corpus holds: its records and chunks, and every saved query (key, term,
-    checkpoint, latest sync's status, PMIDs pending), at most `OVERVIEW_MAX_QUERIES` of them.
+    checkpoint, latest sync's status, records it holds, PMIDs pending), at most
+    `OVERVIEW_MAX_QUERIES` of them.
 
     Raises:
         MetadataStoreError, VectorStoreError: from the stores.
     """
     saved = await saved_queries(metadata)
+    held = await metadata.query_record_counts()
     queries = []
     for query in saved[:OVERVIEW_MAX_QUERIES]:
         job, mark = query.last_job, query.checkpoint
@@ -82,6 +84,7 @@ async def corpus_overview(
                 "term": job.term if job else None,
                 "last_edat": iso_utc(mark.last_edat) if mark else None,
                 "last_sync": job.status if job else None,
+                "records": held.get(query.query_key, 0),
                 "pending_pmids": len(await metadata.pending_pmids(query.query_key)),
             }
         )

@@ -158,8 +158,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "under the saved-query name `query_key`: records whose Entrez date falls after the "
             "query's checkpoint (minus `overlap_days`) are fetched, classified (clinical / "
             "preclinical / basic), quality-scored, chunked and embedded; unchanged records are "
-            "skipped, so replaying is safe. Returns counts of inserted / updated / skipped "
-            "records and the newest Entrez date seen. A long sync runs as a job: after "
+            "skipped, so replaying is safe. A long sync runs as a job: after "
             f"{services.settings.biomcp_sync_wait_s:g} s the answer carries the counts so far "
             "and a warning naming the job, which goes on (also when this request is "
             "cancelled); corpus_sync_status reports its progress and final report.",
@@ -191,9 +190,9 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "corpus_overview",
             "Corpus overview",
             "Which topics the corpus holds: record and chunk counts, and every saved query "
-            "with its PubMed term, last_edat, last sync status and pending PMIDs"
-            "<!-- if pubmed_sync_delta --> (pubmed_sync_delta syncs one again with its key "
-            "and term)<!-- end -->.",
+            "with its PubMed term, last_edat, last sync status, records and pending PMIDs. "
+            "Its key narrows rag_search (query_key)<!-- if pubmed_sync_delta --> and, with "
+            "its term, syncs it again (pubmed_sync_delta)<!-- end -->.",
             overview,
             False,
             reading,

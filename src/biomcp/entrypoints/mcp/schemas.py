@@ -599,6 +599,7 @@ CORPUS_OVERVIEW_OUTPUT: dict[str, Any] = {
                     "term": NULLABLE_STRING,
                     "last_edat": NULLABLE_STRING,
                     "last_sync": NULLABLE_STRING,
+                    "records": {"type": "integer"},
                     "pending_pmids": {"type": "integer"},
                 },
                 "required": [
@@ -606,6 +607,7 @@ CORPUS_OVERVIEW_OUTPUT: dict[str, Any] = {
                     "term",
                     "last_edat",
                     "last_sync",
+                    "records",
                     "pending_pmids",
                 ],
                 "additionalProperties": False,
