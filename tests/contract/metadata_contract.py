@@ -765,7 +765,7 @@ class MetadataStoreContract:
         # The key's records are its no more: nothing is left for it to delete.
         assert run(store.records_held_only_by(key)) == []
 
-    def test_a_checkpoint_records_its_keys_records_as_tracked_once_its_history_is_read(
+    def test_a_key_new_to_this_schema_reads_tracked_from_its_first_checkpoint(
         self, store: MetadataStore
     ) -> None:
         key = _key()

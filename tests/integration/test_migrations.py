@@ -150,6 +150,15 @@ def test_checkpoints_written_before_0004_keep_their_watermark_and_take_their_las
         Checkpoint("set_only", utc(2025, 1, 1), None, None, None, True),  # never synced
     ]
 
+    async def forget() -> list[bool]:
+        store = SqlMetadataStore(empty_url)
+        try:
+            return [(await store.forget_query(k)).records_tracked for k in ("old", "set_only")]
+        finally:
+            await store.aclose()
+
+    assert asyncio.run(forget()) == [False, True]  # what the CLI's note on forgetting reads
+
 
 def test_two_upgraders_at_once_both_succeed(empty_url: str) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -10,7 +10,8 @@ CI), the deterministic embedder.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from biomcp.ports.metadata import Checkpoint, MetadataStore
-from biomcp.ports.vectors import SearchFilters
+from biomcp.ports.vectors import SearchFilters, VectorStore
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.documents import Checkpoints
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
@@ -47,6 +48,25 @@ def fake() -> Iterator[FakeEutilsServer]:
         yield server
 
 
+@asynccontextmanager
+async def _corpus(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> AsyncIterator[tuple[SteppingClock, MetadataStore, VectorStore, SyncDelta]]:
+    """The stores of `backend` and a sync from the fake, on a clock at NOW."""
+    clock = SteppingClock(NOW)
+    async with backend.stores(clock) as (metadata, vectors):
+        entrez = entrez_client(fake.base_url)
+        try:
+            yield (
+                clock,
+                metadata,
+                vectors,
+                make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection),
+            )
+        finally:
+            await entrez.aclose()
+
+
 async def _missing_chunks(
     sync: SyncDelta, metadata: MetadataStore, pmids: Sequence[str]
 ) -> set[str]:
@@ -66,10 +86,7 @@ def test_forgetting_a_query_with_its_records_deletes_only_those_no_other_query_h
     assert shared, "the seed should give records both queries hold"
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             await sync.run("humans", "Humans[mh]")
             # A replay records nothing twice.
@@ -109,7 +126,6 @@ def test_forgetting_a_query_with_its_records_deletes_only_those_no_other_query_h
             back = await sync.run("htn", "Hypertension[mh]")
             assert back.inserted == len(only_mine)
             assert await _missing_chunks(sync, metadata, sorted(hypertension)) == set()
-            await entrez.aclose()
 
     run(scenario())
 
@@ -120,10 +136,7 @@ def test_without_records_forgetting_keeps_every_record_and_says_how_many(
     hypertension = set(matching(fake.corpus, "Hypertension"))
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             chunks_before = await vectors.count(backend.collection)
 
@@ -134,13 +147,13 @@ def test_without_records_forgetting_keeps_every_record_and_says_how_many(
             )  # fmt: skip
             assert set(await metadata.get_documents(sorted(hypertension))) == hypertension
             assert await vectors.count(backend.collection) == chunks_before
-            await entrez.aclose()
 
     run(scenario())
 
 
-class _LegacyKey:
-    """The store, with one other saved query synced before records were recorded."""
+class _Untracked:
+    """The store, reading `key` as a saved query synced before records were recorded (a
+    corpus from an earlier version), whether or not it has a checkpoint."""
 
     def __init__(self, inner: MetadataStore, key: str) -> None:
         self.inner, self.key = inner, key
@@ -148,8 +161,13 @@ class _LegacyKey:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    async def get_checkpoint(self, query_key: str) -> Checkpoint:
+        found = await self.inner.get_checkpoint(query_key)
+        return replace(found, records_tracked=query_key != self.key)
+
     async def list_checkpoints(self) -> list[Checkpoint]:
-        return [*await self.inner.list_checkpoints(), Checkpoint(self.key, records_tracked=False)]
+        others = [c for c in await self.inner.list_checkpoints() if c.query_key != self.key]
+        return [*others, await self.get_checkpoint(self.key)]
 
 
 def test_records_are_not_deleted_while_another_query_was_synced_before_they_were_recorded(
@@ -158,12 +176,9 @@ def test_records_are_not_deleted_while_another_query_was_synced_before_they_were
     hypertension = set(matching(fake.corpus, "Hypertension"))
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
-            legacy = _LegacyKey(metadata, "older_topic")
+            legacy = _Untracked(metadata, "older_topic")
             checkpoints = Checkpoints(
                 legacy,
                 clock=clock,
@@ -180,7 +195,6 @@ def test_records_are_not_deleted_while_another_query_was_synced_before_they_were
             assert (await metadata.get_checkpoint("htn")).last_edat is not None
             assert set(await metadata.get_documents(sorted(hypertension))) == hypertension
             assert await _missing_chunks(sync, metadata, sorted(hypertension)) == set()
-            await entrez.aclose()
 
     run(scenario())
 
@@ -244,14 +258,10 @@ def test_a_rescan_of_a_key_never_synced_is_its_first_sync(
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (_clock, _metadata, _vectors, sync):
             report = await sync.run("new", "Hypertension[mh]", rescan=True)
             assert report.window_basis == WindowBasis.WHOLE_HISTORY
             assert report.inserted == len(matching(fake.corpus, "Hypertension"))
-            await entrez.aclose()
 
     run(scenario())
 
@@ -264,10 +274,7 @@ def test_a_search_within_a_saved_query_returns_only_the_records_it_synced(
     assert humans - hypertension, "the seed should give records outside the narrow query"
 
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (_clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             await sync.run("humans", "Humans[mh]")
             config = SearchConfig(collection=backend.collection)
@@ -301,7 +308,6 @@ def test_a_search_within_a_saved_query_returns_only_the_records_it_synced(
             assert unknown.value.details == {"query_key": "htm", "saved_queries": ["htn", "humans"]}
             with pytest.raises(InvalidRequestError, match="empty"):
                 await search.run("patients", query_key="  ")
-            await entrez.aclose()
 
     run(scenario())
 
@@ -310,10 +316,7 @@ def test_a_search_within_a_query_synced_before_records_were_recorded_says_to_res
     backend: BackendSpec, fake: FakeEutilsServer
 ) -> None:
     async def scenario() -> None:
-        clock = SteppingClock(NOW)
-        async with backend.stores(clock) as (metadata, vectors):
-            entrez = entrez_client(fake.base_url)
-            sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
+        async with _corpus(backend, fake) as (_clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             legacy = _Untracked(metadata, "htn")
             config = SearchConfig(collection=backend.collection)
@@ -321,20 +324,5 @@ def test_a_search_within_a_query_synced_before_records_were_recorded_says_to_res
 
             with pytest.raises(InvalidRequestError, match="--rescan"):
                 await search.run("patients", query_key="htn")
-            await entrez.aclose()
 
     run(scenario())
-
-
-class _Untracked:
-    """The store, with `key` read as synced before its records were recorded."""
-
-    def __init__(self, inner: MetadataStore, key: str) -> None:
-        self.inner, self.key = inner, key
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def get_checkpoint(self, query_key: str) -> Checkpoint:
-        found = await self.inner.get_checkpoint(query_key)
-        return replace(found, records_tracked=query_key != self.key)

@@ -130,10 +130,10 @@ class ForgottenQuery:
     jobs: int
     records: int = 0
     records_deleted: int = 0
-    #: Filled by the use case that deletes the records' chunks from the vector store.
-    chunks_deleted: int = 0
     #: False: the key was synced before its records were recorded; some may not be counted.
     records_tracked: bool = True
+    #: Filled by the use case that deletes the records' chunks from the vector store.
+    chunks_deleted: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,21 +151,19 @@ class Checkpoints:
                 f"{key!r} without deleting its records",
                 details={"untracked_queries": untracked[:50]},
             )
-        tracked = next((c.records_tracked for c in marks if c.query_key == key), True)
         # Under the index lock no sync writes chunks: none can index a record while its
         # chunks go. Chunks first: a failure before SQL's transaction leaves every record
         # stored and the key saved, and forgetting it again finishes the job (a record left
         # without chunks is indexed again by the next sync that fetches it).
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
             doomed = await self._metadata.records_held_only_by(key)
-            chunks = await self._delete_chunks(doomed)
+            chunks = await self._delete_chunks(self._vectors(), doomed)
             gone = await self._metadata.forget_query(key, delete_records=doomed)
-        return replace(gone, chunks_deleted=chunks, records_tracked=tracked)
+        return replace(gone, chunks_deleted=chunks)
 
-    async def _delete_chunks(self, pmids: list[str]) -> int:
-        if not pmids or self._vectors is None:
+    async def _delete_chunks(self, vectors: VectorStore, pmids: list[str]) -> int:
+        if not pmids:
             return 0
-        vectors = self._vectors()
         try:
             return await vectors.delete_documents(self._collection, [f"pmid:{p}" for p in pmids])
         except CollectionNotFoundError:  # nothing was ever indexed

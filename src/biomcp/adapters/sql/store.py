@@ -526,6 +526,11 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         def work(engine: Engine) -> ForgottenQuery:
             with writing(engine) as connection:
+                tracked = connection.execute(
+                    select(CHECKPOINTS.c.records_tracked).where(
+                        CHECKPOINTS.c.query_key == query_key
+                    )
+                ).scalar_one_or_none()
                 counts = [
                     connection.execute(delete(table).where(table.c.query_key == query_key))
                     for table in (CHECKPOINTS, PENDING, JOBS, QUERY_RECORDS)
@@ -536,7 +541,15 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                     statement = delete(DOCS).where(DOCS.c.pmid.in_(part), DOCS.c.pmid.not_in(held))
                     deleted += connection.execute(statement).rowcount
             checkpoint, pending, jobs, records = (result.rowcount for result in counts)
-            return ForgottenQuery(query_key, checkpoint > 0, pending, jobs, records, deleted)
+            return ForgottenQuery(
+                query_key,
+                checkpoint > 0,
+                pending,
+                jobs,
+                records,
+                deleted,
+                records_tracked=tracked is not False,
+            )
 
         return await self._run("forgetting a saved query", work)
 

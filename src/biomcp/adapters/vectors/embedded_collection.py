@@ -501,15 +501,7 @@ class EmbeddedCollection:
     def delete(self, doc_id: str, keep: Collection[str]) -> int:
         with self.mutex, self._writing():
             gen, rids = self.rows.delete_doc(doc_id, keep, prune_below=self.lexical.generation)
-            if not rids:
-                return 0
-            with self._until_indexed():
-                self.lexical.delete(rids)
-                self.lexical.commit(gen)
-                self.vectors.remove(rids)
-                self._seen = gen
-                self._after_vector_change(len(rids))
-            return len(rids)
+            return self._unindex(gen, rids)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> int:
         """Every chunk of `doc_ids`, in one transaction and one index update."""
@@ -517,15 +509,20 @@ class EmbeddedCollection:
             return 0
         with self.mutex, self._writing():
             gen, rids = self.rows.delete_docs(doc_ids, prune_below=self.lexical.generation)
-            if not rids:
-                return 0
-            with self._until_indexed():
-                self.lexical.delete(rids)
-                self.lexical.commit(gen)
-                self.vectors.remove(rids)
-                self._seen = gen
-                self._after_vector_change(len(rids))
-            return len(rids)
+            return self._unindex(gen, rids)
+
+    def _unindex(self, gen: int, rids: list[int]) -> int:
+        """Under the mutex: rows `rids`, deleted as generation `gen`, leave the indexes too;
+        returns how many."""
+        if not rids:
+            return 0
+        with self._until_indexed():
+            self.lexical.delete(rids)
+            self.lexical.commit(gen)
+            self.vectors.remove(rids)
+            self._seen = gen
+            self._after_vector_change(len(rids))
+        return len(rids)
 
     @contextmanager
     def _until_indexed(self) -> Iterator[None]:
