@@ -14,6 +14,7 @@ embedding cache, so the cache holds every chunk afterwards. Measured, through th
   query over the score columns, what every sync of a year pays), and at the first sync six
   years on, when every record's recency moves (every score stored again and every chunk
   rewritten with its stored vector: the worst New Year);
+* exporting the saved query's records (`biomcp export -k`) as RIS and as CSV, to a file;
 * forgetting the saved query with its records (`biomcp checkpoint delete --records`), last:
   every record and chunk deleted.
 """
@@ -73,6 +74,7 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
         after = await services.maintenance.verify()
 
         rescore = await _rescore(services)
+        exported = await _export(services, data)
         forget = await _forget(services)
     finally:
         await services.aclose()
@@ -89,8 +91,25 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
         "rebuild_reset_cache": reset_cache,
         "verify_after_rebuilds_ok": after.ok,
         **rescore,
+        **exported,
         **forget,
     }
+
+
+async def _export(services: Any, data: Path) -> dict[str, Any]:
+    """`biomcp export -k bench_v1 -f ris|csv -o FILE`: every record read from SQL, 500 at a
+    time, and written out."""
+    from biomcp.entrypoints.exporting import export_to
+
+    figures: dict[str, Any] = {}
+    for fmt in ("ris", "csv"):
+        target = data / f"export.{fmt}"
+        began = time.perf_counter()
+        summary = await export_to(services, target, format=fmt, query_key="bench_v1")
+        figures[f"export_{fmt}_s"] = round(time.perf_counter() - began, 2)
+        figures[f"export_{fmt}_mb"] = round(target.stat().st_size / 1e6, 1)
+    figures["export_records"] = summary.exported
+    return figures
 
 
 async def _forget(services: Any) -> dict[str, Any]:

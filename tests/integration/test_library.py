@@ -7,6 +7,9 @@ async variants, filters, checkpoints, errors and closing.
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
+import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -344,3 +347,33 @@ def test_forget_query_drops_a_saved_query_and_keeps_the_records(
     gone = synced.forget_query("htn_scratch", records=True)
     assert (gone["records"], gone["records_deleted"]) == (len(matching), 0)
     assert synced.overview()["records"] == len(matching)
+
+
+def test_export_to_a_file_and_to_a_stream(
+    synced: Corpus, matching: dict[str, datetime], tmp_path: Path
+) -> None:
+    target = tmp_path / "htn.csv"
+    summary = synced.export(target, format="csv", query_key="htn_v1", include_retracted=True)
+    assert summary == {
+        "format": "csv", "query_key": "htn_v1", "considered": len(matching),
+        "exported": len(matching), "filtered_out": 0, "retracted_left_out": 0,
+    }  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))
+    assert [r["pmid"] for r in rows] == sorted(matching, key=int)
+    assert [p.name for p in tmp_path.iterdir()] == ["htn.csv"]  # no scratch file left
+
+    stream = io.StringIO()
+    summary = synced.export(stream, format="pmids", query_key="htn_v1", year_max=1900)
+    assert (stream.getvalue(), summary["filtered_out"]) == ("", len(matching))
+    with pytest.raises(NotFoundError, match="htn_v1"):
+        synced.export(io.StringIO(), query_key="htn_v0")
+    with pytest.raises(InvalidRequestError, match="unknown export format"):
+        synced.export(io.StringIO(), format="xml")
+    trials = [r["pmid"] for r in rows if r["study_design"] == "rct"]
+    assert trials, "the seed should give randomized trials"
+    synced.export(
+        stream, format="jsonl", query_key="htn_v1", study_designs="rct", include_retracted=True
+    )
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [d["doc_id"] for d in lines] == [f"pmid:{p}" for p in trials]
+    assert {d["study_design"] for d in lines} == {"rct"}

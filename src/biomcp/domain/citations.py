@@ -52,6 +52,7 @@ __all__ = [
     "CitationStyle",
     "abbreviate_pages",
     "all_citations",
+    "bibtex_escape",
     "expand_pages",
     "format_citation",
     "mla_pages",
@@ -445,7 +446,8 @@ def vancouver(record: PubMedRecord) -> str:
     return " ".join(parts)
 
 
-def _bibtex_escape(text: str) -> str:
+def bibtex_escape(text: str) -> str:
+    """`text` with BibTeX's special characters (`{}%&$#_`) escaped by a backslash."""
     return re.sub(r"([{}%&$#_])", r"\\\1", text)
 
 
@@ -459,22 +461,22 @@ def bibtex(record: PubMedRecord) -> str:
             (
                 "author",
                 " and ".join(
-                    f"{{{_bibtex_escape(n.group)}}}" if n.group else _bibtex_escape(n.inverted())
+                    f"{{{bibtex_escape(n.group)}}}" if n.group else bibtex_escape(n.inverted())
                     for n in names
                 ),
             )
         )
-    fields.append(("title", f"{{{_bibtex_escape(_title(record))}}}"))
+    fields.append(("title", f"{{{bibtex_escape(_title(record))}}}"))
     if _journal(record):
-        fields.append(("journal", _bibtex_escape(_journal(record))))
+        fields.append(("journal", bibtex_escape(_journal(record))))
     if _year(record):
         fields.append(("year", str(_year(record))))
     text = _date_text(record.pdat) if record.pdat is not None else None
     tail = _date_tail(record.pdat) if record.pdat is not None else None
     if text and tail and re.search(r"\d{4}", tail):
-        fields.append(("note", f"Published {_bibtex_escape(text)}"))
+        fields.append(("note", f"Published {bibtex_escape(text)}"))
     elif tail:
-        fields.append(("month", _bibtex_escape(tail)))
+        fields.append(("month", bibtex_escape(tail)))
     elif record.pdat is not None and record.pdat.month:
         fields.append(("month", _MONTHS[record.pdat.month - 1].lower()))
     if record.journal.volume:

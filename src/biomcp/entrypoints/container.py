@@ -26,6 +26,7 @@ from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.projects import ProjectRegistry
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.export import ExportRecords
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
@@ -287,6 +288,7 @@ class Container(containers.DeclarativeContainer):
         metadata=metadata,
     )
     documents = providers.Singleton(GetDocument, metadata)
+    export = providers.Singleton(ExportRecords, metadata)
     checkpoints = providers.Singleton(
         Checkpoints,
         metadata,

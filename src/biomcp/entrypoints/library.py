@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import IO, Any, Self, TypeVar
 
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
@@ -267,6 +267,52 @@ class Corpus:
     async def aget(self, doc_id: str | int) -> dict[str, Any]:
         """`get` for async code."""
         return await self._acall(lambda: self._services.documents.run(str(doc_id)))
+
+    def export(
+        self,
+        target: str | os.PathLike[str] | IO[str],
+        *,
+        format: str = "ris",
+        query_key: str | None = None,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        study_designs: Collection[str] | str | None = None,
+        include_retracted: bool = False,
+    ) -> dict[str, Any]:
+        """Write the stored records (those the saved query `query_key` synced, else all) to
+        `target`, a path (written complete or not at all) or an open text stream, as `format`:
+        `"ris"` (Zotero, EndNote, Covidence, Rayyan), `"bibtex"`, `"csv"` (one row per record
+        with its evidence tier, study design and quality), `"jsonl"` (one `get` payload per
+        line) or `"pmids"`. The filters are `search`'s; retracted records are left out unless
+        `include_retracted`. Returns `{"format", "query_key", "considered", "exported",
+        "filtered_out", "retracted_left_out"}`.
+
+        Raises:
+            InvalidRequestError: an unknown format, evidence type or study design; a key
+                synced before its records were recorded.
+            NotFoundError: no saved query `query_key` holds records.
+            OSError: `target` cannot be written.
+        """
+        filters = _filters(evidence_types, year_min, year_max, min_quality, journals, None)
+
+        async def run() -> dict[str, Any]:
+            from biomcp.entrypoints.exporting import export_to
+
+            summary = await export_to(
+                self._services,
+                target,
+                format=format,
+                query_key=query_key,
+                filters=filters,
+                study_designs=_names(study_designs),
+                include_retracted=include_retracted,
+            )
+            return summary.as_payload()
+
+        return self._call(run)
 
     # -- project collections (spec 02) ---------------------------------------------------------
 

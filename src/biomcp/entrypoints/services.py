@@ -18,6 +18,7 @@ from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.export import ExportRecords
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
@@ -60,6 +61,10 @@ class Services:
     @property
     def documents(self) -> GetDocument:
         return self.container.documents()
+
+    @property
+    def export(self) -> ExportRecords:
+        return self.container.export()
 
     @property
     def checkpoints(self) -> Checkpoints:

@@ -38,7 +38,15 @@ from biomcp.ports.vectors import (
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
 
-__all__ = ["SearchConfig", "SearchCorpus", "SearchHit", "check_filters", "with_designs"]
+__all__ = [
+    "SearchConfig",
+    "SearchCorpus",
+    "SearchHit",
+    "check_designs",
+    "check_filters",
+    "records_of_query",
+    "with_designs",
+]
 
 MAX_TOP_K = 100
 #: The most records a search within one saved query (`query_key`) filters on: its PMIDs go to
@@ -288,30 +296,10 @@ class SearchCorpus:
 
     async def _within_query(self, query_key: str, filters: SearchFilters | None) -> SearchFilters:
         """`filters` narrowed to the records the saved query `query_key` holds."""
-        key = query_key.strip()
-        if not key:
-            raise InvalidRequestError("query_key is empty: name a saved query, or leave it out")
         if self._metadata is None:
             raise InvalidRequestError("searching within a saved query needs the metadata store")
-        checkpoint = await self._metadata.get_checkpoint(key)
-        if not checkpoint.records_tracked:
-            raise InvalidRequestError(
-                f"{key!r} was synced before bio-mcp recorded which query brought each record: "
-                f"rescan it once (biomcp sync -k {key} --rescan) to search within it",
-                details={"query_key": key},
-            )
-        pmids = await self._metadata.records_of(key)
-        if not pmids:
-            known = sorted(await self._metadata.query_record_counts())
-            hint = (
-                f"saved queries holding records: {', '.join(known[:20])}"
-                if known
-                else "sync a PubMed query first (pubmed_sync_delta)"
-            )
-            raise NotFoundError(
-                f"no saved query {key!r} holds records; {hint}",
-                details={"query_key": key, "saved_queries": known[:50]},
-            )
+        key = query_key.strip()
+        pmids = await records_of_query(self._metadata, key, purpose="search within it")
         if len(pmids) > MAX_QUERY_RECORDS:
             raise InvalidRequestError(
                 f"{key!r} holds {len(pmids)} records, more than the {MAX_QUERY_RECORDS} a "
@@ -331,6 +319,55 @@ class SearchCorpus:
         return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}
 
 
+async def records_of_query(metadata: MetadataStore, query_key: str, *, purpose: str) -> list[str]:
+    """The PMIDs the saved query `query_key` holds, for a caller that will `purpose` (a verb
+    phrase for the error: "search within it").
+
+    Raises:
+        InvalidRequestError: an empty key; a key synced before its records were recorded (the
+            rescan that fixes it is named).
+        NotFoundError: no saved query `query_key` holds records (the keys that do are named).
+    """
+    key = query_key.strip()
+    if not key:
+        raise InvalidRequestError("query_key is empty: name a saved query, or leave it out")
+    checkpoint = await metadata.get_checkpoint(key)
+    if not checkpoint.records_tracked:
+        raise InvalidRequestError(
+            f"{key!r} was synced before bio-mcp recorded which query brought each record: "
+            f"rescan it once (biomcp sync -k {key} --rescan) to {purpose}",
+            details={"query_key": key},
+        )
+    pmids = await metadata.records_of(key)
+    if not pmids:
+        known = sorted(await metadata.query_record_counts())
+        hint = (
+            f"saved queries holding records: {', '.join(known[:20])}"
+            if known
+            else "sync a PubMed query first (pubmed_sync_delta)"
+        )
+        raise NotFoundError(
+            f"no saved query {key!r} holds records; {hint}",
+            details={"query_key": key, "saved_queries": known[:50]},
+        )
+    return pmids
+
+
+def check_designs(study_designs: Collection[str]) -> None:
+    """Refuse a value that is not a study design.
+
+    Raises:
+        InvalidRequestError: naming the unknown values and the allowed ones.
+    """
+    unknown = sorted(set(study_designs) - set(STUDY_DESIGN_VALUES))
+    if unknown:
+        raise InvalidRequestError(
+            f"unknown study design {', '.join(map(repr, unknown))}: "
+            f"use {', '.join(STUDY_DESIGN_VALUES)}",
+            details={"field": "study_design", "allowed": list(STUDY_DESIGN_VALUES)},
+        )
+
+
 def with_designs(
     filters: SearchFilters | None, study_designs: Collection[str] | None
 ) -> SearchFilters | None:
@@ -343,13 +380,7 @@ def with_designs(
     """
     if not study_designs:
         return filters
-    unknown = sorted(set(study_designs) - set(STUDY_DESIGN_VALUES))
-    if unknown:
-        raise InvalidRequestError(
-            f"unknown study design {', '.join(map(repr, unknown))}: "
-            f"use {', '.join(STUDY_DESIGN_VALUES)}",
-            details={"field": "study_design", "allowed": list(STUDY_DESIGN_VALUES)},
-        )
+    check_designs(study_designs)
     facet = (DESIGN_FACET, frozenset(study_designs))
     base = filters or SearchFilters()
     others = tuple(f for f in base.facets or () if f[0] != DESIGN_FACET)

@@ -29,12 +29,74 @@ from biomcp.entrypoints.cli.common import (
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
+    from biomcp.ports.vectors import SearchFilters
     from biomcp.usecases.search import SearchHit
 
-__all__ = ["register"]
+__all__ = [
+    "DesignOption",
+    "EvidenceTypeOption",
+    "JournalOption",
+    "MinQualityOption",
+    "YearMaxOption",
+    "YearMinOption",
+    "register",
+    "search_filters",
+]
 
 
 # --- formatting helpers -----------------------------------------------------------------------
+
+
+# --- search's filters, shared by the commands that take them ------------------------------------
+
+EvidenceTypeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--evidence-type",
+        "-e",
+        help="Keep only this evidence type (repeatable): clinical, preclinical, basic, other.",
+    ),
+]
+YearMinOption = Annotated[int | None, typer.Option("--year-min", help="Earliest publication year.")]
+YearMaxOption = Annotated[int | None, typer.Option("--year-max", help="Latest publication year.")]
+MinQualityOption = Annotated[
+    float | None, typer.Option("--min-quality", help="Lowest quality total (0-10).")
+]
+JournalOption = Annotated[
+    list[str] | None,
+    typer.Option("--journal", help="Keep only this journal title (repeatable)."),
+]
+#: The values of `StudyDesign`, written out so the command line starts without the domain.
+DesignOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--design",
+        "-d",
+        help="Keep only this study design (repeatable): rct, nonrandomized_trial, "
+        "observational, case_report, systematic_review, narrative_review, guideline, animal, "
+        "in_vitro, computational, other.",
+    ),
+]
+
+
+def search_filters(
+    evidence_type: list[str] | None,
+    year_min: int | None,
+    year_max: int | None,
+    min_quality: float | None,
+    journal: list[str] | None,
+) -> SearchFilters:
+    """The options above as the vector store's filters (evidence types lower-cased)."""
+    from biomcp.ports.vectors import SearchFilters
+
+    types = [t.strip().casefold() for t in evidence_type or [] if t.strip()]
+    return SearchFilters(
+        evidence_types=frozenset(types) or None,
+        year_min=year_min,
+        year_max=year_max,
+        min_quality=min_quality,
+        journals=frozenset(journal) if journal else None,
+    )
 
 
 def _table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
@@ -184,28 +246,11 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--no-quality-bias", help="Rank by relevance only, not quality."),
         ] = False,
-        evidence_type: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--evidence-type",
-                "-e",
-                help="Keep only this evidence type (repeatable): clinical, preclinical, "
-                "basic, other.",
-            ),
-        ] = None,
-        year_min: Annotated[
-            int | None, typer.Option("--year-min", help="Earliest publication year.")
-        ] = None,
-        year_max: Annotated[
-            int | None, typer.Option("--year-max", help="Latest publication year.")
-        ] = None,
-        min_quality: Annotated[
-            float | None, typer.Option("--min-quality", help="Lowest quality total (0-10).")
-        ] = None,
-        journal: Annotated[
-            list[str] | None,
-            typer.Option("--journal", help="Keep only this journal title (repeatable)."),
-        ] = None,
+        evidence_type: EvidenceTypeOption = None,
+        year_min: YearMinOption = None,
+        year_max: YearMaxOption = None,
+        min_quality: MinQualityOption = None,
+        journal: JournalOption = None,
         include_retracted: Annotated[
             bool,
             typer.Option(
@@ -213,16 +258,7 @@ def register(app: typer.Typer) -> None:
                 help="Show retracted papers too (flagged); left out by default.",
             ),
         ] = False,
-        design: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--design",
-                "-d",
-                help="Keep only this study design (repeatable): rct, nonrandomized_trial, "
-                "observational, case_report, systematic_review, narrative_review, guideline, "
-                "animal, in_vitro, computational, other.",
-            ),
-        ] = None,
+        design: DesignOption = None,
         query_key: Annotated[
             str | None,
             typer.Option(
@@ -234,17 +270,8 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
-        from biomcp.ports.vectors import SearchFilters
-
         settings = cli_settings(json_output)
-        types = [t.strip().casefold() for t in evidence_type or [] if t.strip()]
-        filters = SearchFilters(
-            evidence_types=frozenset(types) or None,
-            year_min=year_min,
-            year_max=year_max,
-            min_quality=min_quality,
-            journals=frozenset(journal) if journal else None,
-        )
+        filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
         quality_bias = not no_quality_bias
 
         async def work(services: Services) -> list[SearchHit]:

@@ -12,6 +12,7 @@ from biomcp.entrypoints.cli import (
     corpus,
     db,
     doctor,
+    export,
     fakes,
     index,
     project,
@@ -52,6 +53,7 @@ db.register(app)
 serve.register(app)
 sync.register(app)
 corpus.register(app)
+export.register(app)
 project.register(app)
 index.register(app)
 pubmed.register(app)

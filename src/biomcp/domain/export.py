@@ -1,0 +1,161 @@
+"""Stored records written out for reference managers and screening tools.
+
+A systematic search ends in Zotero, EndNote, Covidence, Rayyan or a spreadsheet. Each format
+here carries the citation (`domain.citations`) and what bio-mcp derived for the record, so a
+screener sees the evidence tier, study design and quality score beside it:
+
+* **RIS** (`ris`): the citation's tags, the MeSH descriptors as `KW` (reference managers
+  import them as tags; a major topic keeps its `*`), and one `N1` note: `bio-mcp: evidence
+  clinical (rct); quality 7/10` and, for a retracted record, `RETRACTED`.
+* **BibTeX** (`bibtex`): the citation, `keywords` with the MeSH descriptors and the same text
+  in `annote` (BibTeX's free-text field; Zotero and JabRef keep it as a note).
+* **CSV** (`csv`): one row per record, the columns of `CSV_COLUMNS`. A cell that a spreadsheet
+  would read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets
+  a leading `'`, as OWASP's guidance on CSV injection has it: a title is text, never code.
+* **PMIDs** (`pmids`): one per line, for PubMed's own search box or another tool.
+
+The formats are pure: a record in, text out, the same text for the same record.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from biomcp.domain.citations import bibtex, bibtex_escape, format_citation
+from biomcp.domain.evidence import EvidenceClassification
+from biomcp.domain.records import PubMedRecord, QualityBreakdown
+
+__all__ = [
+    "CSV_COLUMNS",
+    "ExportFormat",
+    "ExportedRecord",
+    "bibtex_entry",
+    "csv_header",
+    "csv_row",
+    "derived_note",
+    "ris_entry",
+]
+
+
+class ExportFormat(StrEnum):
+    RIS = "ris"
+    BIBTEX = "bibtex"
+    CSV = "csv"
+    JSONL = "jsonl"
+    PMIDS = "pmids"
+
+
+#: The CSV's columns, in order.
+CSV_COLUMNS = (
+    "pmid",
+    "doi",
+    "pmcid",
+    "title",
+    "authors",
+    "journal",
+    "year",
+    "publication_types",
+    "evidence_type",
+    "study_design",
+    "quality_total",
+    "retracted",
+    "mesh",
+    "url",
+)
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedRecord:
+    """A stored record with what bio-mcp derived for it."""
+
+    record: PubMedRecord
+    evidence: EvidenceClassification
+    quality: QualityBreakdown
+    #: The study design (`evidence.design`, or derived again for a record stored before
+    #: designs were kept).
+    design: str
+
+    @property
+    def retracted(self) -> bool:
+        return self.record.is_retracted
+
+
+def derived_note(item: ExportedRecord) -> str:
+    """`bio-mcp: evidence clinical (rct); quality 7/10`, with `; RETRACTED` when it is."""
+    note = (
+        f"bio-mcp: evidence {item.evidence.evidence_type} ({item.design}); "
+        f"quality {item.quality.total}/10"
+    )
+    return f"{note}; RETRACTED" if item.retracted else note
+
+
+def _mesh_terms(record: PubMedRecord) -> list[str]:
+    return [f"{h.descriptor}*" if h.is_major else h.descriptor for h in record.mesh]
+
+
+def ris_entry(item: ExportedRecord) -> str:
+    """The record's RIS citation with its MeSH descriptors (`KW`) and `derived_note` (`N1`)."""
+    lines = format_citation(item.record, "ris").split("\n")
+    end = lines.pop()  # "ER  - "
+    lines += [f"KW  - {term}" for term in _mesh_terms(item.record)]
+    lines.append(f"N1  - {derived_note(item)}")
+    lines.append(end)
+    return "\n".join(lines)
+
+
+def bibtex_entry(item: ExportedRecord) -> str:
+    """The record's BibTeX entry with `keywords` (MeSH) and `annote` (`derived_note`)."""
+    entry = bibtex(item.record)
+    extra = []
+    terms = _mesh_terms(item.record)
+    if terms:
+        extra.append(("keywords", ", ".join(bibtex_escape(t) for t in terms)))
+    extra.append(("annote", bibtex_escape(derived_note(item))))
+    body = "".join(f",\n  {name} = {{{value}}}" for name, value in extra)
+    head, closing = entry[: entry.rindex("\n}")], entry[entry.rindex("\n}") :]
+    return f"{head}{body}{closing}"
+
+
+def _cell(value: str) -> str:
+    return f"'{value}" if value.startswith(_FORMULA_START) else value
+
+
+def _csv_line(cells: Sequence[str]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow([_cell(c) for c in cells])
+    return buffer.getvalue()
+
+
+def csv_header() -> str:
+    """The CSV's first line."""
+    return _csv_line(CSV_COLUMNS)
+
+
+def csv_row(item: ExportedRecord) -> str:
+    """One CSV line (ending in a newline) with the columns of `CSV_COLUMNS`."""
+    record = item.record
+    authors = "; ".join(a.display_name for a in record.authors)
+    year = record.year
+    cells = {
+        "pmid": record.pmid,
+        "doi": record.doi or "",
+        "pmcid": record.pmcid or "",
+        "title": record.title or "",
+        "authors": authors,
+        "journal": record.journal.title or record.journal.iso_abbreviation or "",
+        "year": str(year) if year is not None else "",
+        "publication_types": "; ".join(record.publication_types),
+        "evidence_type": str(item.evidence.evidence_type),
+        "study_design": item.design,
+        "quality_total": str(item.quality.total),
+        "retracted": "yes" if item.retracted else "no",
+        "mesh": "; ".join(_mesh_terms(record)),
+        "url": f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
+    }
+    return _csv_line([cells[c] for c in CSV_COLUMNS])

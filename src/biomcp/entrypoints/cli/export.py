@@ -1,0 +1,117 @@
+"""`biomcp export`: the stored records of the corpus, or of one saved query, for a reference
+manager (RIS, BibTeX), a screening tool (RIS), a spreadsheet (CSV) or a script (JSON Lines,
+PMIDs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from biomcp.entrypoints.cli.common import cli_settings, execute
+from biomcp.entrypoints.cli.corpus import (
+    DesignOption,
+    EvidenceTypeOption,
+    JournalOption,
+    MinQualityOption,
+    YearMaxOption,
+    YearMinOption,
+    search_filters,
+)
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.services import Services
+    from biomcp.usecases.export import ExportSummary
+
+__all__ = ["register"]
+
+_FORMATS = "ris, bibtex, csv, jsonl, pmids"
+
+
+def _summary_line(summary: ExportSummary, output: Path | None) -> str:
+    scope = f"saved query {summary.query_key}" if summary.query_key else "the corpus"
+    where = f" to {output}" if output is not None else ""
+    line = (
+        f"exported {summary.exported} of the {summary.considered} records of {scope} "
+        f"({summary.format}){where}"
+    )
+    left = []
+    if summary.filtered_out:
+        left.append(f"{summary.filtered_out} left out by the filters")
+    if summary.retracted_left_out:
+        left.append(
+            f"{summary.retracted_left_out} retracted left out "
+            "(--include-retracted adds them, flagged)"
+        )
+    return line + ("; " + "; ".join(left) if left else "")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `export` to `app`."""
+
+    @app.command()
+    def export(
+        query_key: Annotated[
+            str | None,
+            typer.Option("--query-key", "-k", help="Only the records this saved query synced."),
+        ] = None,
+        format: Annotated[str, typer.Option("--format", "-f", help=f"One of {_FORMATS}.")] = "ris",
+        output: Annotated[
+            Path | None,
+            typer.Option(
+                "--output",
+                "-o",
+                help="Write to this file (complete, or not at all); default: standard output.",
+            ),
+        ] = None,
+        evidence_type: EvidenceTypeOption = None,
+        design: DesignOption = None,
+        year_min: YearMinOption = None,
+        year_max: YearMaxOption = None,
+        min_quality: MinQualityOption = None,
+        journal: JournalOption = None,
+        include_retracted: Annotated[
+            bool,
+            typer.Option(
+                "--include-retracted",
+                help="Export retracted records too (flagged); left out by default.",
+            ),
+        ] = False,
+    ) -> None:
+        """Write the stored records of the corpus, or of one saved query (-k), for a reference
+        manager or screening tool: RIS (Zotero, EndNote, Covidence, Rayyan), BibTeX, CSV (a
+        spreadsheet: evidence tier, study design, quality score per record), JSON Lines (`get
+        --json` per record) or PMIDs. Reads the local corpus only (no NCBI), in PMID order;
+        RIS and BibTeX carry the MeSH terms and a note with the evidence tier, design and
+        quality score. A summary goes to stderr."""
+        from biomcp.entrypoints.exporting import export_to
+
+        settings = cli_settings(False)
+        filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
+
+        async def work(services: Services) -> ExportSummary | None:
+            try:
+                summary = await export_to(
+                    services,
+                    output,
+                    format=format,
+                    query_key=query_key,
+                    filters=filters,
+                    study_designs=design or (),
+                    include_retracted=include_retracted,
+                )
+                if output is None:
+                    sys.stdout.flush()
+            except BrokenPipeError:  # `biomcp export | head`: the reader has what it wanted
+                return None
+            return summary
+
+        summary = execute(settings, work, json_output=False)
+        if summary is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # no second error as Python exits
+            raise typer.Exit(code=0)
+        typer.echo(_summary_line(summary, output), err=True)

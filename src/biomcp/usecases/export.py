@@ -1,0 +1,191 @@
+"""ExportRecords: the stored records of the corpus, or of one saved query, written out for a
+reference manager, a screening tool or a spreadsheet (`domain.export`'s formats, and `jsonl`:
+one `rag_get` payload per line).
+
+It reads SQL only (no NCBI, no model, no vector store), 500 records at a time, in PMID order,
+so the same corpus exports to the same text and memory stays bounded whatever its size. The
+filters are search's: evidence tiers, study designs, a year range, a lowest quality; retracted
+records are left out unless asked for (then flagged), and the summary counts what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from biomcp.domain.design import classify_design
+from biomcp.domain.export import (
+    ExportedRecord,
+    ExportFormat,
+    bibtex_entry,
+    csv_header,
+    csv_row,
+    ris_entry,
+)
+from biomcp.ports.metadata import MetadataStore, StoredDocument
+from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.payloads import document_payload
+from biomcp.usecases.search import check_designs, check_filters, records_of_query
+
+__all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
+
+EXPORT_FORMATS = tuple(f.value for f in ExportFormat)
+#: Records read from SQL per round trip.
+_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    """What an export wrote: `exported` records of the `considered` ones (the corpus, or the
+    saved query's), `filtered_out` by the filters and `retracted_left_out`."""
+
+    format: str
+    query_key: str | None
+    considered: int
+    exported: int
+    filtered_out: int
+    retracted_left_out: int
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "query_key": self.query_key,
+            "considered": self.considered,
+            "exported": self.exported,
+            "filtered_out": self.filtered_out,
+            "retracted_left_out": self.retracted_left_out,
+        }
+
+
+class ExportRecords:
+    """Writes stored records in one of `EXPORT_FORMATS`."""
+
+    def __init__(self, metadata: MetadataStore) -> None:
+        self._metadata = metadata
+
+    async def run(
+        self,
+        write: Callable[[str], object],
+        *,
+        format: str = "ris",
+        query_key: str | None = None,
+        filters: SearchFilters | None = None,
+        study_designs: Collection[str] | None = None,
+        include_retracted: bool = False,
+    ) -> ExportSummary:
+        """Write the records (those `query_key` holds, else every stored one) that pass
+        `filters` (evidence tiers, years, lowest quality, journals, document ids) and
+        `study_designs`, in `format`, through `write` (called with text pieces, in order).
+
+        Raises:
+            InvalidRequestError: an unknown format, evidence type or study design, a year range
+                that ends before it starts; a `query_key` synced before its records were
+                recorded.
+            NotFoundError: no saved query `query_key` holds records.
+            MetadataStoreError: from the store.
+        """
+        chosen = _format(format)
+        if filters is not None:
+            check_filters(filters)
+        designs = frozenset(d.strip().casefold() for d in study_designs or () if d.strip())
+        check_designs(designs)
+        key = query_key.strip() if query_key is not None else None
+        if key is not None:
+            pmids = await records_of_query(self._metadata, key, purpose="export it")
+        else:
+            pmids = await self._every_pmid()
+        pmids.sort(key=int)
+        if chosen is ExportFormat.CSV:
+            write(csv_header())
+        exported = filtered = retracted = 0
+        for start in range(0, len(pmids), _PAGE):
+            page = pmids[start : start + _PAGE]
+            docs = await self._metadata.get_documents(page)
+            for pmid in page:
+                doc = docs.get(pmid)
+                if doc is None:  # deleted since the PMIDs were read
+                    continue
+                item = _exported(doc)
+                if not _passes(item, filters, designs):
+                    filtered += 1
+                    continue
+                if item.retracted and not include_retracted:
+                    retracted += 1
+                    continue
+                write(_entry(chosen, item, doc, first=exported == 0))
+                exported += 1
+        return ExportSummary(
+            format=chosen.value,
+            query_key=key,
+            considered=len(pmids),
+            exported=exported,
+            filtered_out=filtered,
+            retracted_left_out=retracted,
+        )
+
+    async def _every_pmid(self) -> list[str]:
+        pmids: list[str] = []
+        after = ""
+        while page := await self._metadata.document_pmids(after=after, limit=10_000):
+            pmids += page
+            after = page[-1]
+        return pmids
+
+
+def _format(value: str) -> ExportFormat:
+    try:
+        return ExportFormat(value.strip().casefold())
+    except ValueError:
+        raise InvalidRequestError(
+            f"unknown export format {value!r}: use {', '.join(EXPORT_FORMATS)}",
+            details={"field": "format", "allowed": list(EXPORT_FORMATS)},
+        ) from None
+
+
+def _exported(doc: StoredDocument) -> ExportedRecord:
+    design = doc.evidence.design or classify_design(doc.record)
+    return ExportedRecord(
+        record=doc.record, evidence=doc.evidence, quality=doc.quality, design=str(design.design)
+    )
+
+
+def _passes(item: ExportedRecord, filters: SearchFilters | None, designs: frozenset[str]) -> bool:
+    """Whether the record passes search's filters, read from the record as indexing reads them
+    (`year` is the record's, the journal its title or else its ISO abbreviation)."""
+    if designs and item.design not in designs:
+        return False
+    if filters is None:
+        return True
+    if filters.doc_ids is not None and item.record.doc_id not in filters.doc_ids:
+        return False
+    if filters.evidence_types and str(item.evidence.evidence_type) not in filters.evidence_types:
+        return False
+    year = item.record.year
+    if filters.year_min is not None and (year is None or year < filters.year_min):
+        return False
+    if filters.year_max is not None and (year is None or year > filters.year_max):
+        return False
+    if filters.min_quality is not None and item.quality.total < filters.min_quality:
+        return False
+    if filters.journals:
+        journal = item.record.journal.title or item.record.journal.iso_abbreviation or ""
+        if journal.casefold() not in {j.casefold() for j in filters.journals}:
+            return False
+    return True
+
+
+def _entry(chosen: ExportFormat, item: ExportedRecord, doc: StoredDocument, *, first: bool) -> str:
+    match chosen:
+        case ExportFormat.RIS:
+            return ("" if first else "\n") + ris_entry(item) + "\n"
+        case ExportFormat.BIBTEX:
+            return ("" if first else "\n") + bibtex_entry(item) + "\n"
+        case ExportFormat.CSV:
+            return csv_row(item)
+        case ExportFormat.JSONL:
+            return json.dumps(document_payload(doc), ensure_ascii=False) + "\n"
+        case ExportFormat.PMIDS:
+            return item.record.pmid + "\n"

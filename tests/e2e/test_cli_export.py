@@ -1,0 +1,113 @@
+"""`biomcp export`: the real console script in child processes, on a corpus synced from the fake
+E-utilities server (real HTTP on 127.0.0.1). What each export should hold comes from the fake's
+corpus, parsed by the production parser; the RIS is read back by rispy."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import rispy
+
+from biomcp.testing.eutils import FakeEutilsServer
+from tests.e2e.test_cli_corpus import KEY, TERM, Cli, Expected, make_cli
+from tests.e2e.test_cli_corpus import expected as expected
+from tests.e2e.test_cli_corpus import fake as fake
+
+pytestmark = pytest.mark.e2e
+
+#: A second saved query holding KEY's records and more.
+BROAD = "asthma_or_humans"
+
+
+@pytest.fixture(scope="module")
+def cli(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    cli = make_cli(fake, tmp_path_factory.mktemp("export"))
+    for key, term in ((KEY, TERM), (BROAD, f"{TERM} OR humans[mh]")):
+        done = cli("sync", "-k", key, "-t", term, "-q", "--json")
+        assert done.returncode == 0, done.stderr
+    return cli
+
+
+def test_a_saved_querys_records_as_ris_in_a_file(
+    cli: Cli,
+    expected: Expected,
+) -> None:
+    done = cli("export", "-k", KEY, "-o", "asthma.ris")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    n = len(expected.pmids)
+    assert done.stderr.strip() == (
+        f"exported {n} of the {n} records of saved query {KEY} (ris) to asthma.ris"
+    )
+    entries = rispy.loads((cli.cwd / "asthma.ris").read_text(encoding="utf-8"))
+    assert [e["accession_number"] for e in entries] == sorted(expected.pmids, key=int)
+    assert all("Asthma" in " ".join(e.get("keywords", [])) for e in entries)
+    assert all(e["notes"][0].startswith("bio-mcp: evidence ") for e in entries)
+
+
+def test_csv_on_stdout_with_a_filter(cli: Cli, expected: Expected) -> None:
+    done = cli("export", "-k", KEY, "-f", "csv", "--year-min", "2021")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert rows, "the seed should give asthma records of 2021"
+    assert {r["pmid"] for r in rows} < expected.pmids
+    assert all(int(r["year"]) >= 2021 for r in rows)
+    assert all(r["title"] == expected.titles[r["pmid"]] for r in rows)
+    left = len(expected.pmids) - len(rows)
+    assert f"; {left} left out by the filters" in done.stderr
+
+
+def test_the_whole_corpus_holds_every_query(cli: Cli, expected: Expected) -> None:
+    done = cli("export", "-f", "pmids")
+    assert done.returncode == 0, done.stderr
+    pmids = done.stdout.split()
+    assert pmids == sorted(set(pmids), key=int)
+    assert expected.pmids < set(pmids)  # the broad query's records too
+    assert "records of the corpus (pmids)" in done.stderr
+
+
+def test_a_failed_export_leaves_the_file_it_would_replace_whole(cli: Cli) -> None:
+    target = cli.cwd / "kept.ris"
+    target.write_text("an earlier export\n", encoding="utf-8")
+    done = cli("export", "-k", "asthma_v2", "-o", str(target))
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"error [NOT_FOUND]: no saved query 'asthma_v2' holds records; "
+        f"saved queries holding records: {BROAD}, {KEY}"
+    )
+    assert target.read_text(encoding="utf-8") == "an earlier export\n"
+    assert sorted(p.name for p in cli.cwd.iterdir() if p.name.startswith(".kept")) == []
+
+    bad = cli("export", "-f", "endnote", "-o", str(target))
+    assert bad.returncode == 2
+    assert "use ris, bibtex, csv, jsonl, pmids" in bad.stderr
+    assert target.read_text(encoding="utf-8") == "an earlier export\n"
+
+
+def test_a_reader_that_stops_early_is_not_an_error(cli: Cli) -> None:
+    """`biomcp export | head`: the reader is gone before the export writes (the read end of
+    its pipe is closed), so the first write fails with EPIPE."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
+            [str(Path(sys.executable).with_name("biomcp")), "export", "-f", "jsonl"],
+            env=cli.env,
+            cwd=cli.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

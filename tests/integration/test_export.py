@@ -1,0 +1,216 @@
+"""`ExportRecords` over the real SQL stores (SQLite; PostgreSQL in CI): every record of the
+corpus or of one saved query, in PMID order across pages, search's filters with every record
+accounted for, the saved query's key rules, and `jsonl` as `rag_get`'s payload."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import rispy
+
+from biomcp.domain.records import Notice, NoticeKind, PubDate
+from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.export import ExportRecords, ExportSummary
+from biomcp.usecases.payloads import document_payload
+from tests.support.sql_records import full_record, upsert_of
+from tests.support.sync_harness import BackendSpec, run
+
+pytestmark = pytest.mark.integration
+
+#: More than two of the export's pages (500), PMIDs of different lengths so that text order
+#: and number order differ (9 < 10 < 100 as numbers, not as text).
+PMIDS = [str(n) for n in (*range(1, 13), *range(95, 105), *range(10_000, 11_100))]
+RCT_TYPES = ("Journal Article", "Randomized Controlled Trial")
+
+
+def _record(pmid: str) -> Any:
+    n = int(pmid)
+    record = full_record(pmid, pdat=PubDate(2000 + n % 20))
+    if n % 3 == 0:
+        record = replace(record, publication_types=("Journal Article", "Case Reports"))
+    else:
+        record = replace(record, publication_types=RCT_TYPES)
+    if n % 7 == 0:
+        record = replace(record, notices=(Notice(kind=NoticeKind.RETRACTION_IN, pmid="1"),))
+    else:
+        record = replace(record, notices=())
+    return record
+
+
+async def _store(metadata: MetadataStore) -> None:
+    docs = [upsert_of(_record(p)) for p in PMIDS]
+    await metadata.upsert_documents(docs[:600], held_by="first")
+    await metadata.upsert_documents(docs[600:], held_by="second")
+    await metadata.upsert_documents(docs[590:610], held_by="second")  # ten held by both
+
+
+async def _export(metadata: MetadataStore, **options: Any) -> tuple[str, ExportSummary]:
+    out = io.StringIO()
+    summary = await ExportRecords(metadata).run(out.write, **options)
+    return out.getvalue(), summary
+
+
+def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
+    async def scenario() -> None:
+        metadata = backend.metadata()
+        try:
+            await _store(metadata)
+            text, summary = await _export(metadata, format="pmids", include_retracted=True)
+            assert text.splitlines() == sorted(PMIDS, key=int)
+            assert summary.as_payload() == {
+                "format": "pmids",
+                "query_key": None,
+                "considered": len(PMIDS),
+                "exported": len(PMIDS),
+                "filtered_out": 0,
+                "retracted_left_out": 0,
+            }
+            # The same corpus exports to the same text.
+            again, _ = await _export(metadata, format="pmids", include_retracted=True)
+            assert again == text
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
+
+
+def test_one_saved_query_and_the_filters_account_for_every_record(backend: BackendSpec) -> None:
+    second = sorted(PMIDS[590:], key=int)
+    retracted = [p for p in second if int(p) % 7 == 0]
+
+    async def scenario() -> None:
+        metadata = backend.metadata()
+        try:
+            await _store(metadata)
+            text, summary = await _export(metadata, format="pmids", query_key=" second ")
+            assert text.splitlines() == [p for p in second if p not in retracted]
+            assert (summary.query_key, summary.considered) == ("second", len(second))
+            assert summary.retracted_left_out == len(retracted)
+
+            # Trials from 2005-2010 only: the rest is counted, not lost.
+            wanted = [
+                p
+                for p in second
+                if int(p) % 3 and 2005 <= 2000 + int(p) % 20 <= 2010 and int(p) % 7
+            ]
+            text, summary = await _export(
+                metadata,
+                format="csv",
+                query_key="second",
+                filters=SearchFilters(year_min=2005, year_max=2010),
+                study_designs=["RCT"],
+            )
+            rows = list(csv.DictReader(io.StringIO(text)))
+            assert [r["pmid"] for r in rows] == wanted
+            assert {r["study_design"] for r in rows} == {"rct"}
+            assert summary.exported == len(wanted)
+            assert (
+                summary.exported + summary.filtered_out + summary.retracted_left_out
+                == summary.considered
+                == len(second)
+            )
+
+            # Retracted records asked for come flagged.
+            text, summary = await _export(
+                metadata, format="ris", query_key="second", include_retracted=True
+            )
+            entries = rispy.loads(text)
+            assert [e["accession_number"] for e in entries] == second
+            flagged = [e["accession_number"] for e in entries if "RETRACTED" in e["notes"][0]]
+            assert flagged == retracted
+            assert summary.retracted_left_out == 0
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
+
+
+def test_jsonl_is_the_rag_get_payload(backend: BackendSpec) -> None:
+    async def scenario() -> None:
+        metadata = backend.metadata()
+        try:
+            await _store(metadata)
+            text, summary = await _export(
+                metadata, format="JSONL", filters=SearchFilters(doc_ids=frozenset({"pmid:97"}))
+            )
+            doc = await metadata.get_document("97")
+            assert doc is not None
+            assert [json.loads(line) for line in text.splitlines()] == [document_payload(doc)]
+            assert (summary.exported, summary.filtered_out) == (1, len(PMIDS) - 1)
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
+
+
+class _Untracked:
+    """The store, with `key` synced before records were recorded."""
+
+    def __init__(self, inner: MetadataStore, key: str) -> None:
+        self._inner, self._key = inner, key
+
+    async def get_checkpoint(self, query_key: str) -> Checkpoint:
+        found = await self._inner.get_checkpoint(query_key)
+        return replace(found, records_tracked=query_key != self._key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_the_key_rules_are_searchs(backend: BackendSpec) -> None:
+    async def scenario() -> None:
+        metadata = backend.metadata()
+        try:
+            await _store(metadata)
+            with pytest.raises(NotFoundError, match="first, second") as missing:
+                await _export(metadata, query_key="frist")
+            assert missing.value.details == {
+                "query_key": "frist",
+                "saved_queries": ["first", "second"],
+            }
+            untracked: Any = _Untracked(metadata, "first")
+            with pytest.raises(InvalidRequestError, match="biomcp sync -k first --rescan"):
+                await _export(untracked, query_key="first")
+            with pytest.raises(InvalidRequestError, match="query_key is empty"):
+                await _export(metadata, query_key="  ")
+            with pytest.raises(InvalidRequestError, match="use ris, bibtex, csv, jsonl, pmids"):
+                await _export(metadata, format="endnote")
+            with pytest.raises(InvalidRequestError, match="unknown study design 'trial'"):
+                await _export(metadata, study_designs=["trial"])
+            with pytest.raises(InvalidRequestError, match="unknown evidence type"):
+                await _export(metadata, filters=SearchFilters(evidence_types=frozenset({"x"})))
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
+
+
+def test_journals_match_as_search_matches_them(backend: BackendSpec) -> None:
+    async def scenario() -> None:
+        metadata = backend.metadata()
+        try:
+            await _store(metadata)
+            journal = frozenset({"THE NEW ENGLAND journal of medicine"})  # any case
+            _, summary = await _export(
+                metadata, query_key="first", filters=SearchFilters(journals=journal)
+            )
+            assert (summary.exported, summary.filtered_out) == (
+                summary.considered - summary.retracted_left_out,
+                0,
+            )
+            other = frozenset({"The Lancet"})
+            text, summary = await _export(
+                metadata, query_key="first", filters=SearchFilters(journals=other)
+            )
+            assert (text, summary.exported, summary.filtered_out) == ("", 0, 600)
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
