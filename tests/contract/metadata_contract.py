@@ -765,6 +765,28 @@ class MetadataStoreContract:
         # The key's records are its no more: nothing is left for it to delete.
         assert run(store.records_held_only_by(key)) == []
 
+    def test_records_held_by_none_and_deleting_only_those_still_unheld(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+        self._hold(store, key, "30000301", "30000302")
+        _upsert(store, full_record("30000305"), full_record("30000303"))  # held by no key
+        run(store.forget_query(key))  # its records stay, held by none now
+        self._hold(store, _key(), "30000302")  # ...but for one another key took
+
+        unheld = run(store.records_held_by_none())
+
+        assert unheld == ["30000301", "30000303", "30000305"]  # ascending
+        # One a key took since it was listed stays; an unknown PMID is no error.
+        self._hold(store, _key(), "30000303")
+        assert run(store.delete_unheld([*unheld, "30000399", "30000301"])) == 2
+        assert run(store.get_document("30000301")) is None
+        assert run(store.get_document("30000305")) is None
+        assert run(store.get_document("30000303")) is not None
+        assert run(store.get_document("30000302")) is not None
+        assert run(store.records_held_by_none()) == []
+        assert run(store.delete_unheld([])) == 0
+
     def test_a_key_new_to_this_schema_reads_tracked_from_its_first_checkpoint(
         self, store: MetadataStore
     ) -> None:

@@ -619,6 +619,40 @@ def test_checkpoint_delete_records_deletes_what_no_other_query_holds(
     assert cli.json("sync", "-k", "narrow", "--rescan", "-q")["window_basis"] == "rescan"
 
 
+def test_checkpoint_prune_deletes_the_records_of_queries_forgotten_without_them(
+    fake: FakeEutilsServer, expected: Expected, tmp_path: Path
+) -> None:
+    """Forgotten without `--records`, a query's records stay held by none: `checkpoint list`
+    says so, `checkpoint prune` counts them, and with --yes deletes them."""
+    cli = make_cli(fake, tmp_path)
+    first = min(expected.pmids)
+    assert cli.json("sync", "-k", "one", "-t", f"({TERM}) AND {first}[uid]", "-q")["inserted"] == 1
+    assert cli.json("sync", "-k", "scratch", "-t", TERM, "-q")["pmids_found"] == len(expected.pmids)
+    assert cli("checkpoint", "delete", "scratch", "--yes").returncode == 0
+    orphans = len(expected.pmids) - 1
+
+    listed = cli("checkpoint", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"{orphans} stored records are held by no saved query" in listed.stdout
+    assert cli.json("checkpoint", "list")["records_held_by_none"] == orphans
+
+    counted = cli("checkpoint", "prune")
+    assert counted.returncode == 0, counted.stderr
+    assert counted.stdout.strip() == (
+        f"{orphans} stored records are held by no saved query: pass --yes to delete them"
+    )
+    assert cli.json("checkpoint", "list")["records_held_by_none"] == orphans  # untouched
+
+    pruned = cli.json("checkpoint", "prune", "--yes")
+    assert (pruned["dry_run"], pruned["records"], pruned["deleted"]) == (False, orphans, orphans)
+    assert pruned["chunks_deleted"] >= orphans
+    assert cli.json("get", f"pmid:{first}")["doc_id"] == f"pmid:{first}"
+    hits = cli.json("search", "asthma", "--top-k", "50")["results"]
+    assert {h["doc_id"] for h in hits} == {f"pmid:{first}"}
+    assert "nothing to prune" in cli("checkpoint", "prune", "--yes").stdout
+    assert "held by no saved query" not in cli("checkpoint", "list").stdout
+
+
 def test_checkpoint_set_rejects_a_future_timestamp(cli: Cli) -> None:
     done = cli("checkpoint", "set", "rejects", "2999-01-01")
     assert done.returncode == 2

@@ -14,13 +14,13 @@ import pytest
 import rispy
 
 from biomcp.domain.records import Notice, NoticeKind, PubDate
-from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.export import ExportRecords, ExportSummary
 from biomcp.usecases.payloads import document_payload
 from tests.support.sql_records import full_record, upsert_of
-from tests.support.sync_harness import BackendSpec, run
+from tests.support.sync_harness import BackendSpec, Untracked, run
 
 pytestmark = pytest.mark.integration
 
@@ -150,20 +150,6 @@ def test_jsonl_is_the_rag_get_payload(backend: BackendSpec) -> None:
     run(scenario())
 
 
-class _Untracked:
-    """The store, with `key` synced before records were recorded."""
-
-    def __init__(self, inner: MetadataStore, key: str) -> None:
-        self._inner, self._key = inner, key
-
-    async def get_checkpoint(self, query_key: str) -> Checkpoint:
-        found = await self._inner.get_checkpoint(query_key)
-        return replace(found, records_tracked=query_key != self._key)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 def test_the_key_rules_are_searchs(backend: BackendSpec) -> None:
     async def scenario() -> None:
         metadata = backend.metadata()
@@ -175,7 +161,7 @@ def test_the_key_rules_are_searchs(backend: BackendSpec) -> None:
                 "query_key": "frist",
                 "saved_queries": ["first", "second"],
             }
-            untracked: Any = _Untracked(metadata, "first")
+            untracked: Any = Untracked(metadata, "first")
             with pytest.raises(InvalidRequestError, match="biomcp sync -k first --rescan"):
                 await _export(untracked, query_key="first")
             with pytest.raises(InvalidRequestError, match="query_key is empty"):

@@ -377,3 +377,21 @@ def test_export_to_a_file_and_to_a_stream(
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [d["doc_id"] for d in lines] == [f"pmid:{p}" for p in trials]
     assert {d["study_design"] for d in lines} == {"rct"}
+
+
+def test_prune_records_of_a_query_forgotten_without_them(
+    synced: Corpus, matching: dict[str, datetime]
+) -> None:
+    report = synced.sync("not_htn", "humans[mh] NOT hypertension[mh]")
+    assert report.inserted > 0
+    synced.forget_query("not_htn")  # its records stay, held by no saved query
+    assert synced.overview()["records"] == len(matching) + report.inserted
+
+    assert synced.prune_records(dry_run=True) == {
+        "ok": True, "dry_run": True, "records": report.inserted, "deleted": 0,
+        "chunks_deleted": 0,
+    }  # fmt: skip
+    pruned = synced.prune_records()
+    assert (pruned["records"], pruned["deleted"]) == (report.inserted, report.inserted)
+    assert pruned["chunks_deleted"] >= report.inserted
+    assert synced.overview()["records"] == len(matching)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -28,6 +27,7 @@ from biomcp.usecases.sync import SyncDelta, WindowBasis
 from tests.support.sync_harness import (
     BackendSpec,
     SteppingClock,
+    Untracked,
     embedder,
     entrez_client,
     make_corpus,
@@ -151,23 +151,55 @@ def test_without_records_forgetting_keeps_every_record_and_says_how_many(
     run(scenario())
 
 
-class _Untracked:
-    """The store, reading `key` as a saved query synced before records were recorded (a
-    corpus from an earlier version), whether or not it has a checkpoint."""
+def test_prune_deletes_the_records_of_forgotten_queries_and_keeps_every_held_one(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    hypertension = set(matching(fake.corpus, "Hypertension"))
+    humans = set(matching(fake.corpus, "Humans"))
+    orphaned = hypertension - humans
 
-    def __init__(self, inner: MetadataStore, key: str) -> None:
-        self.inner, self.key = inner, key
+    async def scenario() -> None:
+        async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
+            await sync.run("htn", "Hypertension[mh]")
+            await sync.run("humans", "Humans[mh]")
+            checkpoints = Checkpoints(
+                metadata, clock=clock, vectors=lambda: vectors, collection=backend.collection
+            )
+            await checkpoints.forget("htn")  # its records stay, some held by no query now
+            chunks_before = await vectors.count(backend.collection)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+            counted = await checkpoints.prune(dry_run=True)
+            assert (counted.records, counted.deleted, counted.chunks_deleted) == (
+                len(orphaned), 0, 0,
+            )  # fmt: skip
+            assert await vectors.count(backend.collection) == chunks_before
 
-    async def get_checkpoint(self, query_key: str) -> Checkpoint:
-        found = await self.inner.get_checkpoint(query_key)
-        return replace(found, records_tracked=query_key != self.key)
+            pruned = await checkpoints.prune()
 
-    async def list_checkpoints(self) -> list[Checkpoint]:
-        others = [c for c in await self.inner.list_checkpoints() if c.query_key != self.key]
-        return [*others, await self.get_checkpoint(self.key)]
+            assert (pruned.records, pruned.deleted) == (len(orphaned), len(orphaned))
+            assert pruned.chunks_deleted > 0
+            assert await vectors.count(backend.collection) == chunks_before - pruned.chunks_deleted
+            assert await metadata.get_documents(sorted(orphaned)) == {}
+            # The other query is whole: stored, indexed, every chunk there.
+            assert set(await metadata.get_documents(sorted(humans))) == humans
+            assert await _missing_chunks(sync, metadata, sorted(humans)) == set()
+            again = await checkpoints.prune()
+            assert (again.records, again.deleted, again.chunks_deleted) == (0, 0, 0)
+            # Refused, touching nothing, while a query's records are not all recorded.
+            await checkpoints.forget("humans")
+            legacy = Checkpoints(
+                Untracked(metadata, "older_topic"),
+                clock=clock,
+                vectors=lambda: vectors,
+                collection=backend.collection,
+            )
+            with pytest.raises(InvalidRequestError, match="older_topic"):
+                await legacy.prune()
+            with pytest.raises(InvalidRequestError, match="older_topic"):
+                await legacy.prune(dry_run=True)
+            assert set(await metadata.get_documents(sorted(humans))) == humans
+
+    run(scenario())
 
 
 def test_records_are_not_deleted_while_another_query_was_synced_before_they_were_recorded(
@@ -178,7 +210,7 @@ def test_records_are_not_deleted_while_another_query_was_synced_before_they_were
     async def scenario() -> None:
         async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
-            legacy = _Untracked(metadata, "older_topic")
+            legacy = Untracked(metadata, "older_topic")
             checkpoints = Checkpoints(
                 legacy,
                 clock=clock,
@@ -318,7 +350,7 @@ def test_a_search_within_a_query_synced_before_records_were_recorded_says_to_res
     async def scenario() -> None:
         async with _corpus(backend, fake) as (_clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
-            legacy = _Untracked(metadata, "htn")
+            legacy = Untracked(metadata, "htn")
             config = SearchConfig(collection=backend.collection)
             search = SearchCorpus(vectors, embedder(), config=config, metadata=legacy)
 

@@ -51,7 +51,7 @@ from biomcp.domain.chunking import ChunkingConfig, chunk_record
 from biomcp.domain.records import PubMedRecord
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import DateType, WindowEnumeration
-from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.metadata import Checkpoint, MetadataStore
 from biomcp.ports.vectors import (
     ChunkRecord,
     CollectionStats,
@@ -78,6 +78,7 @@ __all__ = [
     "CountingVectorStore",
     "FlakyEntrezClient",
     "SteppingClock",
+    "Untracked",
     "add_articles",
     "backend_spec",
     "chunk_uuids",
@@ -121,6 +122,25 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 # --- time ----------------------------------------------------------------------------------
+
+
+class Untracked:
+    """The store, reading `key` as a saved query synced before records were recorded (a
+    corpus from an earlier version), whether or not it has a checkpoint."""
+
+    def __init__(self, inner: MetadataStore, key: str) -> None:
+        self.inner, self.key = inner, key
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def get_checkpoint(self, query_key: str) -> Checkpoint:
+        found = await self.inner.get_checkpoint(query_key)
+        return replace(found, records_tracked=query_key != self.key)
+
+    async def list_checkpoints(self) -> list[Checkpoint]:
+        others = [c for c in await self.inner.list_checkpoints() if c.query_key != self.key]
+        return [*others, await self.get_checkpoint(self.key)]
 
 
 class SteppingClock:

@@ -445,6 +445,21 @@ class Corpus:
         gone = await self._services.checkpoints.forget(query_key, records=records)
         return {"ok": True, **asdict(gone)}
 
+    def prune_records(self, *, dry_run: bool = False) -> dict[str, Any]:
+        """Delete the stored records no saved query holds (those of queries forgotten without
+        `records`), from search and from SQL; `dry_run` only counts them. Returns `{"ok",
+        "dry_run", "records", "deleted", "chunks_deleted"}`.
+
+        Raises:
+            InvalidRequestError: a saved query was synced before bio-mcp recorded which query
+                brought each record (rescan it first).
+        """
+        return self._call(lambda: self._prune(dry_run))
+
+    async def _prune(self, dry_run: bool) -> dict[str, Any]:
+        pruned = await self._services.checkpoints.prune(dry_run=dry_run)
+        return {"ok": True, "dry_run": dry_run, **asdict(pruned)}
+
     def checkpoints(self) -> list[dict[str, Any]]:
         """Every saved query's checkpoint, by key."""
         return self._call(self._checkpoints)

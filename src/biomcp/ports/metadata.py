@@ -270,6 +270,17 @@ class MetadataStore(Protocol):
         """The PMIDs `query_key` holds and no other key does, ascending."""
         ...
 
+    async def records_held_by_none(self) -> list[str]:
+        """The PMIDs of stored records no saved query holds (their key forgotten without its
+        records, or stored before bio-mcp recorded which query brought each record),
+        ascending."""
+        ...
+
+    async def delete_unheld(self, pmids: Sequence[str]) -> int:
+        """Delete, in one transaction, the documents of `pmids` that no saved query holds
+        (read in the transaction: one a sync took in the meantime stays); how many went."""
+        ...
+
     async def pending_pmids(self, query_key: str) -> list[PendingPmid]:
         """The PMIDs pending for `query_key`, the longest pending first (then by PMID)."""
         ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,12 +14,22 @@ from biomcp.ports.vectors import CollectionNotFoundError, VectorStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import document_payload, iso_utc, parse_doc_id, parse_iso_utc
 
-__all__ = ["INDEX_LOCK", "Checkpoints", "GetDocument", "new_query_key"]
+__all__ = ["INDEX_LOCK", "Checkpoints", "GetDocument", "PrunedRecords", "new_query_key"]
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
 #: cannot collide with a saved query's key in practice). Deleting a query's records takes it
 #: too, so no sync writes the chunks of a record while they are deleted.
 INDEX_LOCK = "__biomcp_index__"
+
+
+@dataclass(frozen=True, slots=True)
+class PrunedRecords:
+    """What pruning found: `records` no saved query held, `deleted` of them from SQL (one a
+    sync took meanwhile stays) and `chunks_deleted` from the vector store (0 on a dry run)."""
+
+    records: int
+    deleted: int
+    chunks_deleted: int
 
 
 class GetDocument:
@@ -136,30 +146,72 @@ class Checkpoints:
             return await self._forget_with_records(key)
 
     async def _forget_with_records(self, key: str) -> ForgottenQuery:
-        if self._vectors is None:
-            raise InvalidRequestError("deleting records needs the vector store: none configured")
-        marks = await self._metadata.list_checkpoints()
-        untracked = sorted(
-            c.query_key for c in marks if not c.records_tracked and c.query_key != key
+        vectors = self._vector_store()
+        await self._refuse_untracked(
+            f"cannot tell which records only {key!r} holds",
+            f"or forget {key!r} without deleting its records",
+            but=key,
         )
-        if untracked:
-            shown = ", ".join(untracked[:10])
-            raise InvalidRequestError(
-                f"cannot tell which records only {key!r} holds: the saved queries {shown} were "
-                "synced before bio-mcp recorded which query brought each record, and may hold "
-                f"some of them. Rescan them first (biomcp sync -k KEY --rescan), or forget "
-                f"{key!r} without deleting its records",
-                details={"untracked_queries": untracked[:50]},
-            )
         # Under the index lock no sync writes chunks: none can index a record while its
         # chunks go. Chunks first: a failure before SQL's transaction leaves every record
         # stored and the key saved, and forgetting it again finishes the job (a record left
         # without chunks is indexed again by the next sync that fetches it).
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
             doomed = await self._metadata.records_held_only_by(key)
-            chunks = await self._delete_chunks(self._vectors(), doomed)
+            chunks = await self._delete_chunks(vectors(), doomed)
             gone = await self._metadata.forget_query(key, delete_records=doomed)
         return replace(gone, chunks_deleted=chunks)
+
+    async def prune(self, *, dry_run: bool = False) -> PrunedRecords:
+        """Delete the stored records no saved query holds (their key was forgotten without
+        `records`), from the vector store and then from SQL; with `dry_run`, only count them.
+
+        Raises:
+            InvalidRequestError: a saved query's records are not all recorded (synced before
+                bio-mcp recorded them: its records would look held by none); no vector store.
+            LockTimeoutError: no sync finished writing chunks within the lock timeout.
+        """
+        vectors = None if dry_run else self._vector_store()
+        await self._refuse_untracked("cannot tell which records no saved query holds")
+        if vectors is None:
+            return PrunedRecords(len(await self._metadata.records_held_by_none()), 0, 0)
+        # As forgetting with records: under the index lock, chunks first, then SQL, where a
+        # record a sync took in the meantime stays (its chunks come back at a later sync).
+        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
+            doomed = await self._metadata.records_held_by_none()
+            chunks = await self._delete_chunks(vectors(), doomed)
+            deleted = await self._metadata.delete_unheld(doomed)
+        return PrunedRecords(len(doomed), deleted, chunks)
+
+    async def _refuse_untracked(self, problem: str, other_way: str = "", *, but: str = "") -> None:
+        """Refuse to delete records while a saved query (other than `but`) was synced before
+        bio-mcp recorded which query brought each record: it may hold some without saying so.
+
+        Raises:
+            InvalidRequestError: naming those saved queries and the rescan.
+        """
+        marks = await self._metadata.list_checkpoints()
+        untracked = sorted(
+            c.query_key for c in marks if not c.records_tracked and c.query_key != but
+        )
+        if untracked:
+            shown = ", ".join(untracked[:10])
+            raise InvalidRequestError(
+                f"{problem}: the saved queries {shown} were synced before bio-mcp recorded "
+                "which query brought each record, and may hold some of them. Rescan them "
+                f"first (biomcp sync -k KEY --rescan){', ' + other_way if other_way else ''}",
+                details={"untracked_queries": untracked[:50]},
+            )
+
+    def _vector_store(self) -> Callable[[], VectorStore]:
+        """The vector store's provider (not opened yet).
+
+        Raises:
+            InvalidRequestError: none was configured.
+        """
+        if self._vectors is None:
+            raise InvalidRequestError("deleting records needs the vector store: none configured")
+        return self._vectors
 
     async def _delete_chunks(self, vectors: VectorStore, pmids: list[str]) -> int:
         if not pmids:

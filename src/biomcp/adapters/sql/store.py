@@ -108,6 +108,16 @@ def _read_document(engine: Engine, pmid: str) -> StoredDocument | None:
     return document_from_row(row) if row is not None else None
 
 
+def _delete_unheld(connection: Connection, pmids: Sequence[str]) -> int:
+    """Delete the documents of `pmids` no saved query holds now; how many went."""
+    deleted = 0
+    for part in chunks(pmids):
+        held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid.in_(part))
+        statement = delete(DOCS).where(DOCS.c.pmid.in_(part), DOCS.c.pmid.not_in(held))
+        deleted += connection.execute(statement).rowcount
+    return deleted
+
+
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -535,11 +545,7 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                     connection.execute(delete(table).where(table.c.query_key == query_key))
                     for table in (CHECKPOINTS, PENDING, JOBS, QUERY_RECORDS)
                 ]
-                deleted = 0
-                for part in chunks(doomed):
-                    held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid.in_(part))
-                    statement = delete(DOCS).where(DOCS.c.pmid.in_(part), DOCS.c.pmid.not_in(held))
-                    deleted += connection.execute(statement).rowcount
+                deleted = _delete_unheld(connection, doomed)
             checkpoint, pending, jobs, records = (result.rowcount for result in counts)
             return ForgottenQuery(
                 query_key,
@@ -592,6 +598,25 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 return [str(pmid) for pmid in connection.execute(query).scalars()]
 
         return await self._run("listing the records only one saved query holds", work)
+
+    async def records_held_by_none(self) -> list[str]:
+        held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid == DOCS.c.pmid)
+        query = select(DOCS.c.pmid).where(~held.exists()).order_by(DOCS.c.pmid)
+
+        def work(engine: Engine) -> list[str]:
+            with engine.connect() as connection:
+                return [str(pmid) for pmid in connection.execute(query).scalars()]
+
+        return await self._run("listing the records no saved query holds", work)
+
+    async def delete_unheld(self, pmids: Sequence[str]) -> int:
+        doomed = _unique(pmids)
+
+        def work(engine: Engine) -> int:
+            with writing(engine) as connection:
+                return _delete_unheld(connection, doomed)
+
+        return await self._run("deleting the records no saved query holds", work)
 
     # -- PMIDs pending a retry --------------------------------------------------------------
 

@@ -447,11 +447,13 @@ def register(app: typer.Typer) -> None:
         latest sync ended and the term it was last synced with (what `biomcp sync --all`
         syncs)."""
         settings = cli_settings(json_output)
+        unheld: list[int] = []  # stored records no saved query holds
 
         async def work(services: Services) -> list[dict[str, Any]]:
             from biomcp.usecases.saved_queries import saved_queries
 
             counts = await services.checkpoints.record_counts()
+            unheld.append(len(await services.metadata.records_held_by_none()))
             entries = []
             for saved in await saved_queries(services.metadata):
                 job, mark = saved.last_job, saved.checkpoint
@@ -470,10 +472,16 @@ def register(app: typer.Typer) -> None:
             return entries
 
         entries = execute(settings, work, json_output=json_output)
+        prune_hint = (
+            f"{unheld[0]} stored records are held by no saved query (their queries were "
+            "forgotten): biomcp checkpoint prune --yes deletes them"
+        )
         if json_output:
-            emit_json({"checkpoints": entries})
+            emit_json({"checkpoints": entries, "records_held_by_none": unheld[0]})
         elif not entries:
             typer.echo("no checkpoints yet: run `biomcp sync` first")
+            if unheld[0]:
+                typer.echo(prune_hint)
         else:
             rows = [
                 [
@@ -493,6 +501,8 @@ def register(app: typer.Typer) -> None:
                     "+ synced before bio-mcp recorded which query brought each record: at "
                     "least this many (biomcp sync -k KEY --rescan records them all)"
                 )
+            elif unheld[0]:
+                typer.echo(prune_hint)
 
     @checkpoint_app.command("delete")
     def checkpoint_delete(
@@ -567,6 +577,44 @@ def register(app: typer.Typer) -> None:
                 f"note: {gone.query_key} was synced before bio-mcp recorded which query "
                 "brought each record: those it brought before then were not counted (and stay)",
                 err=True,
+            )
+
+    @checkpoint_app.command("prune")
+    def checkpoint_prune(
+        yes: Annotated[
+            bool,
+            typer.Option("--yes", "-y", help="Delete them (without it: only count them)."),
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Delete the stored records no saved query holds: those of queries forgotten without
+        `--records`. Without --yes, only counts them. Refused while a saved query was synced
+        before bio-mcp recorded which query brought each record (rescan it first)."""
+        from dataclasses import asdict
+
+        from biomcp.usecases.documents import PrunedRecords
+
+        settings = cli_settings(json_output)
+
+        async def work(services: Services) -> PrunedRecords:
+            return await services.checkpoints.prune(dry_run=not yes)
+
+        pruned = execute(settings, work, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "dry_run": not yes, **asdict(pruned)})
+        elif not pruned.records:
+            typer.echo("every stored record is held by a saved query: nothing to prune")
+        elif not yes:
+            typer.echo(
+                f"{pruned.records} stored records are held by no saved query: "
+                "pass --yes to delete them"
+            )
+        else:
+            kept = pruned.records - pruned.deleted
+            tail = f"; {kept} kept: a sync took them meanwhile" if kept else ""
+            typer.echo(
+                f"{pruned.deleted} records no saved query held deleted "
+                f"({pruned.chunks_deleted} chunks){tail}"
             )
 
     @checkpoint_app.command("history")
