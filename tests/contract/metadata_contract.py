@@ -765,6 +765,23 @@ class MetadataStoreContract:
         # The key's records are its no more: nothing is left for it to delete.
         assert run(store.records_held_only_by(key)) == []
 
+    def test_records_of_a_key_since_a_moment_are_those_it_first_recorded_then(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        key = _key()
+        self._hold(store, key, "30000401", "30000402")
+        later = clock.advance(days=3)
+        self._hold(store, key, "30000402", "30000403")  # 402 again: still recorded on day 0
+        self._hold(store, _key(), "30000404")  # another key's
+
+        assert run(store.records_of(key)) == ["30000401", "30000402", "30000403"]
+        assert run(store.records_of(key, added_since=later)) == ["30000403"]  # inclusive
+        assert run(store.records_of(key, added_since=later - timedelta(seconds=1))) == ["30000403"]
+        assert run(store.records_of(key, added_since=later + timedelta(seconds=1))) == []
+        assert run(store.records_of(key, added_since=later - timedelta(days=4))) == [
+            "30000401", "30000402", "30000403",
+        ]  # fmt: skip
+
     def test_records_held_by_none_and_deleting_only_those_still_unheld(
         self, store: MetadataStore
     ) -> None:

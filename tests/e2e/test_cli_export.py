@@ -111,3 +111,24 @@ def test_a_reader_that_stops_early_is_not_an_error(cli: Cli) -> None:
         os.close(writer)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+def test_added_since_keeps_what_the_query_brought_since(cli: Cli, expected: Expected) -> None:
+    done = cli("export", "-k", KEY, "-f", "pmids", "--added-since", "2000-01-01")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == sorted(expected.pmids, key=int)
+    n = len(expected.pmids)
+    assert done.stderr.strip() == (
+        f"exported {n} of the {n} records of saved query {KEY} added since "
+        "2000-01-01T00:00:00Z (pmids)"
+    )
+    later = cli("export", "-k", KEY, "--added-since", "2999-01-01T00:00:00Z")
+    assert (later.returncode, later.stdout) == (0, "")
+    assert "exported 0 of the 0 records" in later.stderr
+
+    unkeyed = cli("export", "--added-since", "2000-01-01")
+    assert unkeyed.returncode == 2
+    assert "added_since needs a query_key" in unkeyed.stderr
+    malformed = cli("export", "-k", KEY, "--added-since", "last week")
+    assert malformed.returncode == 2
+    assert "added_since 'last week' is not an ISO 8601 timestamp" in malformed.stderr

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.export import ExportRecords, ExportSummary
 from biomcp.usecases.payloads import document_payload
 from tests.support.sql_records import full_record, upsert_of
-from tests.support.sync_harness import BackendSpec, Untracked, run
+from tests.support.sync_harness import BackendSpec, SteppingClock, Untracked, run
 
 pytestmark = pytest.mark.integration
 
@@ -67,6 +68,7 @@ def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
             assert summary.as_payload() == {
                 "format": "pmids",
                 "query_key": None,
+                "added_since": None,
                 "considered": len(PMIDS),
                 "exported": len(PMIDS),
                 "filtered_out": 0,
@@ -196,6 +198,45 @@ def test_journals_match_as_search_matches_them(backend: BackendSpec) -> None:
                 metadata, query_key="first", filters=SearchFilters(journals=other)
             )
             assert (text, summary.exported, summary.filtered_out) == ("", 0, 600)
+        finally:
+            await metadata.aclose()
+
+    run(scenario())
+
+
+def test_a_living_review_exports_what_its_query_brought_since_the_last_screening(
+    backend: BackendSpec,
+) -> None:
+    clock = SteppingClock(datetime(2026, 11, 1, tzinfo=UTC))
+
+    async def scenario() -> None:
+        metadata = backend.metadata(clock)
+        try:
+            await _store(metadata)  # every record on 1 November
+            clock.advance(timedelta(days=7))
+            screened = clock.peek()
+            newer = [upsert_of(_record(p)) for p in ("13", "14", "15", "21")]  # 14, 21: retracted
+            await metadata.upsert_documents(newer, held_by="second")
+            await metadata.upsert_documents([upsert_of(_record("16"))], held_by="first")
+
+            text, summary = await _export(
+                metadata, format="pmids", query_key="second", added_since=screened
+            )
+            brought = [p for p in ("13", "14", "15", "21") if int(p) % 7]
+            assert text.splitlines() == brought
+            assert summary.considered == 4
+            assert summary.as_payload()["added_since"] == "2026-11-08T00:00:00Z"
+            # A naive moment is read as UTC; a later one finds nothing.
+            _, naive = await _export(
+                metadata, query_key="second", added_since=screened.replace(tzinfo=None)
+            )
+            assert naive.considered == 4
+            _, later = await _export(
+                metadata, query_key="second", added_since=clock.peek() + timedelta(days=1)
+            )
+            assert (later.considered, later.exported) == (0, 0)
+            with pytest.raises(InvalidRequestError, match="added_since needs a query_key"):
+                await _export(metadata, added_since=screened)
         finally:
             await metadata.aclose()
 

@@ -355,7 +355,7 @@ def test_export_to_a_file_and_to_a_stream(
     target = tmp_path / "htn.csv"
     summary = synced.export(target, format="csv", query_key="htn_v1", include_retracted=True)
     assert summary == {
-        "format": "csv", "query_key": "htn_v1", "considered": len(matching),
+        "format": "csv", "query_key": "htn_v1", "added_since": None, "considered": len(matching),
         "exported": len(matching), "filtered_out": 0, "retracted_left_out": 0,
     }  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))

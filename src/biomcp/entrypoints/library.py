@@ -37,7 +37,7 @@ from typing import IO, Any, Self, TypeVar
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
 from biomcp.ports.vectors import SearchFilters
-from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.payloads import iso_utc, parse_iso_utc
 from biomcp.usecases.saved_queries import corpus_overview
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
@@ -281,18 +281,21 @@ class Corpus:
         journals: Collection[str] | str | None = None,
         study_designs: Collection[str] | str | None = None,
         include_retracted: bool = False,
+        added_since: datetime | str | None = None,
     ) -> dict[str, Any]:
         """Write the stored records (those the saved query `query_key` synced, else all) to
         `target`, a path (written complete or not at all) or an open text stream, as `format`:
         `"ris"` (Zotero, EndNote, Covidence, Rayyan), `"bibtex"`, `"csv"` (one row per record
         with its evidence tier, study design and quality), `"jsonl"` (one `get` payload per
         line) or `"pmids"`. The filters are `search`'s; retracted records are left out unless
-        `include_retracted`. Returns `{"format", "query_key", "considered", "exported",
-        "filtered_out", "retracted_left_out"}`.
+        `include_retracted`; `added_since` (a datetime or ISO 8601 text, with `query_key`)
+        keeps the records the query brought at or after it. Returns `{"format", "query_key",
+        "added_since", "considered", "exported", "filtered_out", "retracted_left_out"}`.
 
         Raises:
             InvalidRequestError: an unknown format, evidence type or study design; a key
-                synced before its records were recorded.
+                synced before its records were recorded; `added_since` without `query_key`,
+                or not ISO 8601.
             NotFoundError: no saved query `query_key` holds records.
             OSError: `target` cannot be written.
         """
@@ -301,6 +304,11 @@ class Corpus:
         async def run() -> dict[str, Any]:
             from biomcp.entrypoints.exporting import export_to
 
+            since = (
+                parse_iso_utc(added_since, field="added_since")
+                if isinstance(added_since, str)
+                else added_since
+            )
             summary = await export_to(
                 self._services,
                 target,
@@ -309,6 +317,7 @@ class Corpus:
                 filters=filters,
                 study_designs=_names(study_designs),
                 include_retracted=include_retracted,
+                added_since=since,
             )
             return summary.as_payload()
 

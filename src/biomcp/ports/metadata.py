@@ -262,8 +262,9 @@ class MetadataStore(Protocol):
         """How many records each saved query holds (keys holding none are absent)."""
         ...
 
-    async def records_of(self, query_key: str) -> list[str]:
-        """The PMIDs `query_key` holds, ascending."""
+    async def records_of(self, query_key: str, *, added_since: datetime | None = None) -> list[str]:
+        """The PMIDs `query_key` holds, ascending; with `added_since`, only those a sync of the
+        key first recorded at or after it (a living review's new records)."""
         ...
 
     async def records_held_only_by(self, query_key: str) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from biomcp.domain.design import classify_design
@@ -27,7 +28,7 @@ from biomcp.domain.export import (
 from biomcp.ports.metadata import MetadataStore, StoredDocument
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.payloads import document_payload
+from biomcp.usecases.payloads import document_payload, iso_utc
 from biomcp.usecases.search import check_designs, check_filters, records_of_query
 
 __all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
@@ -40,10 +41,12 @@ _PAGE = 500
 @dataclass(frozen=True, slots=True)
 class ExportSummary:
     """What an export wrote: `exported` records of the `considered` ones (the corpus, or the
-    saved query's), `filtered_out` by the filters and `retracted_left_out`."""
+    saved query's, or those it brought `added_since`), `filtered_out` by the filters and
+    `retracted_left_out`."""
 
     format: str
     query_key: str | None
+    added_since: datetime | None
     considered: int
     exported: int
     filtered_out: int
@@ -53,6 +56,7 @@ class ExportSummary:
         return {
             "format": self.format,
             "query_key": self.query_key,
+            "added_since": iso_utc(self.added_since),
             "considered": self.considered,
             "exported": self.exported,
             "filtered_out": self.filtered_out,
@@ -75,15 +79,18 @@ class ExportRecords:
         filters: SearchFilters | None = None,
         study_designs: Collection[str] | None = None,
         include_retracted: bool = False,
+        added_since: datetime | None = None,
     ) -> ExportSummary:
         """Write the records (those `query_key` holds, else every stored one) that pass
         `filters` (evidence tiers, years, lowest quality, journals, document ids) and
         `study_designs`, in `format`, through `write` (called with text pieces, in order).
+        `added_since` (with `query_key`) keeps the records a sync of the key first recorded at
+        or after it: what a living review has not screened yet.
 
         Raises:
             InvalidRequestError: an unknown format, evidence type or study design, a year range
                 that ends before it starts; a `query_key` synced before its records were
-                recorded.
+                recorded; `added_since` without a `query_key`.
             NotFoundError: no saved query `query_key` holds records.
             MetadataStoreError: from the store.
         """
@@ -92,9 +99,19 @@ class ExportRecords:
             check_filters(filters)
         designs = frozenset(d.strip().casefold() for d in study_designs or () if d.strip())
         check_designs(designs)
+        if added_since is not None and added_since.tzinfo is None:
+            added_since = added_since.replace(tzinfo=UTC)  # as ISO 8601 text without an offset
         key = query_key.strip() if query_key is not None else None
         if key is not None:
             pmids = await records_of_query(self._metadata, key, purpose="export it")
+            if added_since is not None:
+                pmids = await self._metadata.records_of(key, added_since=added_since)
+        elif added_since is not None:
+            raise InvalidRequestError(
+                "added_since needs a query_key: each saved query records when it brought "
+                "each record",
+                details={"field": "added_since"},
+            )
         else:
             pmids = await self._every_pmid()
         pmids.sort(key=int)
@@ -120,6 +137,7 @@ class ExportRecords:
         return ExportSummary(
             format=chosen.value,
             query_key=key,
+            added_since=added_since,
             considered=len(pmids),
             exported=exported,
             filtered_out=filtered,

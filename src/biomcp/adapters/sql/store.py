@@ -568,12 +568,14 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         return await self._run("counting the records of saved queries", work)
 
-    async def records_of(self, query_key: str) -> list[str]:
+    async def records_of(self, query_key: str, *, added_since: datetime | None = None) -> list[str]:
         query = (
             select(QUERY_RECORDS.c.pmid)
             .where(QUERY_RECORDS.c.query_key == query_key)
             .order_by(QUERY_RECORDS.c.pmid)
         )
+        if added_since is not None:
+            query = query.where(QUERY_RECORDS.c.added_at >= added_since)
 
         def work(engine: Engine) -> list[str]:
             with engine.connect() as connection:

@@ -33,6 +33,9 @@ _FORMATS = "ris, bibtex, csv, jsonl, pmids"
 
 def _summary_line(summary: ExportSummary, output: Path | None) -> str:
     scope = f"saved query {summary.query_key}" if summary.query_key else "the corpus"
+    if summary.added_since is not None:
+        since = summary.added_since.isoformat().replace("+00:00", "Z")
+        scope = f"{scope} added since {since}"
     where = f" to {output}" if output is not None else ""
     line = (
         f"exported {summary.exported} of the {summary.considered} records of {scope} "
@@ -73,6 +76,14 @@ def register(app: typer.Typer) -> None:
         year_max: YearMaxOption = None,
         min_quality: MinQualityOption = None,
         journal: JournalOption = None,
+        added_since: Annotated[
+            str | None,
+            typer.Option(
+                "--added-since",
+                help="With -k: only the records the query brought at or after this date "
+                "(ISO 8601, UTC): those a living review has not screened yet.",
+            ),
+        ] = None,
         include_retracted: Annotated[
             bool,
             typer.Option(
@@ -93,6 +104,9 @@ def register(app: typer.Typer) -> None:
         filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
 
         async def work(services: Services) -> ExportSummary | None:
+            from biomcp.usecases.payloads import parse_iso_utc
+
+            since = None if added_since is None else parse_iso_utc(added_since, field="added_since")
             try:
                 summary = await export_to(
                     services,
@@ -102,6 +116,7 @@ def register(app: typer.Typer) -> None:
                     filters=filters,
                     study_designs=design or (),
                     include_retracted=include_retracted,
+                    added_since=since,
                 )
                 if output is None:
                     sys.stdout.flush()
