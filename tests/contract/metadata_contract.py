@@ -782,6 +782,17 @@ class MetadataStoreContract:
             "30000401", "30000402", "30000403",
         ]  # fmt: skip
 
+    def test_queries_holding_names_every_key_of_each_record(self, store: MetadataStore) -> None:
+        first, second = sorted((_key(), _key()))
+        self._hold(store, second, "30000501", "30000502")
+        self._hold(store, first, "30000502")
+        _upsert(store, full_record("30000503"))  # held by no key
+
+        held = run(store.queries_holding(["30000502", "30000501", "30000503", "30000599"]))
+
+        assert held == {"30000501": [second], "30000502": [first, second]}
+        assert run(store.queries_holding([])) == {}
+
     def test_records_held_by_none_and_deleting_only_those_still_unheld(
         self, store: MetadataStore
     ) -> None:

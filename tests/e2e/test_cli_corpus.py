@@ -387,6 +387,9 @@ def test_get_shows_a_readable_document(
     assert re.search(r"^Quality:\s+\d+/10  \(design \d", out, re.MULTILINE)
     assert re.search(r"^Evidence:\s+(clinical|preclinical|basic|other)", out, re.MULTILINE)
     assert re.search(r"^Entrez date:\s+20(20|21)-\d\d-\d\dT", out, re.MULTILINE)
+    queries = re.search(r"^Queries:\s+(.+)$", out, re.MULTILINE)
+    assert queries is not None
+    assert KEY in queries.group(1).split(", ")  # the saved queries that brought it
     assert "\nAbstract\n  " in out
     assert "asthma" in out.split("\nAbstract\n", 1)[1].lower()
 
@@ -642,6 +645,9 @@ def test_checkpoint_prune_deletes_the_records_of_queries_forgotten_without_them(
         f"{orphans} stored records are held by no saved query: pass --yes to delete them"
     )
     assert cli.json("checkpoint", "list")["records_held_by_none"] == orphans  # untouched
+    orphan = max(expected.pmids - {first})
+    assert "Queries:     none recorded" in cli("get", orphan).stdout
+    assert "Queries:     one" in cli("get", first).stdout
 
     pruned = cli.json("checkpoint", "prune", "--yes")
     assert (pruned["dry_run"], pruned["records"], pruned["deleted"]) == (False, orphans, orphans)

@@ -84,6 +84,12 @@ def test_a_failed_export_leaves_the_file_it_would_replace_whole(cli: Cli) -> Non
     assert target.read_text(encoding="utf-8") == "an earlier export\n"
     assert sorted(p.name for p in cli.cwd.iterdir() if p.name.startswith(".kept")) == []
 
+    nowhere = cli("export", "-o", "missing/folder/out.ris")
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.strip() == (
+        "error [VALIDATION]: cannot write missing/folder/out.ris: No such file or directory"
+    )
+
     bad = cli("export", "-f", "endnote", "-o", str(target))
     assert bad.returncode == 2
     assert "use ris, bibtex, csv, jsonl, pmids" in bad.stderr

@@ -112,6 +112,11 @@ def test_one_saved_query_and_the_filters_account_for_every_record(backend: Backe
             rows = list(csv.DictReader(io.StringIO(text)))
             assert [r["pmid"] for r in rows] == wanted
             assert {r["study_design"] for r in rows} == {"rct"}
+            both = set(PMIDS[590:600])  # held by the first query too
+            assert both & set(wanted)
+            assert {r["pmid"]: r["saved_queries"] for r in rows} == {
+                p: "first; second" if p in both else "second" for p in wanted
+            }
             assert summary.exported == len(wanted)
             assert (
                 summary.exported + summary.filtered_out + summary.retracted_left_out

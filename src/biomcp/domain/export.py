@@ -9,7 +9,8 @@ screener sees the evidence tier, study design and quality score beside it:
   clinical (rct); quality 7/10` and, for a retracted record, `RETRACTED`.
 * **BibTeX** (`bibtex`): the citation, `keywords` with the MeSH descriptors and the same text
   in `annote` (BibTeX's free-text field; Zotero and JabRef keep it as a note).
-* **CSV** (`csv`): one row per record, the columns of `CSV_COLUMNS`. A cell that a spreadsheet
+* **CSV** (`csv`): one row per record, the columns of `CSV_COLUMNS` (with the saved queries
+  that brought it, so one spreadsheet can hold several topics). A cell that a spreadsheet
   would read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets
   a leading `'`, as OWASP's guidance on CSV injection has it: a title is text, never code.
 * **PMIDs** (`pmids`): one per line, for PubMed's own search box or another tool.
@@ -64,6 +65,7 @@ CSV_COLUMNS = (
     "quality_total",
     "retracted",
     "mesh",
+    "saved_queries",
     "url",
 )
 
@@ -80,6 +82,8 @@ class ExportedRecord:
     #: The study design (`evidence.design`, or derived again for a record stored before
     #: designs were kept).
     design: str
+    #: The saved queries that brought it (for the CSV; empty when not looked up).
+    queries: tuple[str, ...] = ()
 
     @property
     def retracted(self) -> bool:
@@ -156,6 +160,7 @@ def csv_row(item: ExportedRecord) -> str:
         "quality_total": str(item.quality.total),
         "retracted": "yes" if item.retracted else "no",
         "mesh": "; ".join(_mesh_terms(record)),
+        "saved_queries": "; ".join(item.queries),
         "url": f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
     }
     return _csv_line([cells[c] for c in CSV_COLUMNS])

@@ -271,6 +271,11 @@ class MetadataStore(Protocol):
         """The PMIDs `query_key` holds and no other key does, ascending."""
         ...
 
+    async def queries_holding(self, pmids: Sequence[str]) -> dict[str, list[str]]:
+        """The saved queries holding each of `pmids` (keys ascending); a PMID no query holds
+        is absent."""
+        ...
+
     async def records_held_by_none(self) -> list[str]:
         """The PMIDs of stored records no saved query holds (their key forgotten without its
         records, or stored before bio-mcp recorded which query brought each record),

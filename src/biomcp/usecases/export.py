@@ -121,11 +121,12 @@ class ExportRecords:
         for start in range(0, len(pmids), _PAGE):
             page = pmids[start : start + _PAGE]
             docs = await self._metadata.get_documents(page)
+            held = await self._metadata.queries_holding(page) if chosen is ExportFormat.CSV else {}
             for pmid in page:
                 doc = docs.get(pmid)
                 if doc is None:  # deleted since the PMIDs were read
                     continue
-                item = _exported(doc)
+                item = _exported(doc, tuple(held.get(pmid, ())))
                 if not _passes(item, filters, designs):
                     filtered += 1
                     continue
@@ -163,10 +164,14 @@ def _format(value: str) -> ExportFormat:
         ) from None
 
 
-def _exported(doc: StoredDocument) -> ExportedRecord:
+def _exported(doc: StoredDocument, queries: tuple[str, ...]) -> ExportedRecord:
     design = doc.evidence.design or classify_design(doc.record)
     return ExportedRecord(
-        record=doc.record, evidence=doc.evidence, quality=doc.quality, design=str(design.design)
+        record=doc.record,
+        evidence=doc.evidence,
+        quality=doc.quality,
+        design=str(design.design),
+        queries=queries,
     )
 
 

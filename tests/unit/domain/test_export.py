@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 
 import pytest
 import rispy
@@ -123,7 +124,7 @@ def test_bibtex_note_with_underscores_is_escaped() -> None:
 
 
 def test_csv_rows_read_back_to_the_columns() -> None:
-    item = exported(**TRIAL)
+    item = replace(exported(**TRIAL), queries=("htn_v1", "salt_v2"))
     text = csv_header() + csv_row(item)
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == list(CSV_COLUMNS)
@@ -139,6 +140,7 @@ def test_csv_rows_read_back_to_the_columns() -> None:
     assert row["quality_total"] == str(item.quality.total)
     assert row["retracted"] == "no"
     assert row["mesh"] == "Hypertension*; Sodium Chloride, Dietary*; Humans"
+    assert row["saved_queries"] == "htn_v1; salt_v2"
     assert row["url"] == "https://pubmed.ncbi.nlm.nih.gov/31000001/"
 
 

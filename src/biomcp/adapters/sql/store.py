@@ -601,6 +601,22 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
 
         return await self._run("listing the records only one saved query holds", work)
 
+    async def queries_holding(self, pmids: Sequence[str]) -> dict[str, list[str]]:
+        wanted = _unique(pmids)
+
+        def work(engine: Engine) -> dict[str, list[str]]:
+            held: dict[str, list[str]] = {}
+            with engine.connect() as connection:
+                for part in chunks(wanted):
+                    query = select(QUERY_RECORDS.c.pmid, QUERY_RECORDS.c.query_key).where(
+                        QUERY_RECORDS.c.pmid.in_(part)
+                    )
+                    for pmid, key in connection.execute(query):
+                        held.setdefault(str(pmid), []).append(str(key))
+            return {pmid: sorted(keys) for pmid, keys in held.items()}  # one order everywhere
+
+        return await self._run("listing the saved queries holding records", work)
+
     async def records_held_by_none(self) -> list[str]:
         held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid == DOCS.c.pmid)
         query = select(DOCS.c.pmid).where(~held.exists()).order_by(DOCS.c.pmid)

@@ -44,9 +44,6 @@ __all__ = [
 ]
 
 
-# --- formatting helpers -----------------------------------------------------------------------
-
-
 # --- search's filters, shared by the commands that take them ------------------------------------
 
 EvidenceTypeOption = Annotated[
@@ -97,6 +94,9 @@ def search_filters(
         min_quality=min_quality,
         journals=frozenset(journal) if journal else None,
     )
+
+
+# --- formatting helpers -----------------------------------------------------------------------
 
 
 def _table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
@@ -165,7 +165,8 @@ def _search_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
     return title + "\n" + _table(headers, rows, right=frozenset({0, 1, 4, 5}))
 
 
-def _document_view(doc: dict[str, Any]) -> str:
+def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
+    """`biomcp get`'s page: `doc` (the rag_get payload) and the saved queries holding it."""
     width = min(terminal_width(), 100)
     breakdown = doc.get("quality_breakdown") or doc["quality"]
     parts = [
@@ -198,6 +199,12 @@ def _document_view(doc: dict[str, Any]) -> str:
         ("PMCID", doc.get("pmcid")),
         ("DOI", doc.get("doi")),
         ("URL", doc.get("url")),
+        (
+            "Queries",
+            ", ".join(queries)
+            or "none recorded (a query forgotten without --records, or synced before bio-mcp "
+            "recorded its records: see biomcp checkpoint list)",
+        ),
     ]
     lines = [f"{doc['doc_id']}  (version {doc['version']})"]
     if doc.get("retracted"):
@@ -301,14 +308,16 @@ def register(app: typer.Typer) -> None:
         """Show one stored document: metadata, evidence type, quality breakdown, abstract."""
         settings = cli_settings(json_output)
 
-        async def work(services: Services) -> dict[str, Any]:
-            return await services.documents.run(doc_id)
+        async def work(services: Services) -> tuple[dict[str, Any], list[str]]:
+            doc = await services.documents.run(doc_id)
+            pmid = doc["doc_id"].removeprefix("pmid:")
+            return doc, (await services.metadata.queries_holding([pmid])).get(pmid, [])
 
-        doc = execute(settings, work, json_output=json_output)
+        doc, queries = execute(settings, work, json_output=json_output)
         if json_output:
-            emit_json(doc)
+            emit_json(doc)  # the rag_get payload, as the MCP tool answers
         else:
-            typer.echo(_document_view(doc))
+            typer.echo(_document_view(doc, queries))
 
     checkpoint_app = typer.Typer(
         cls=CommandGroup,

@@ -104,6 +104,7 @@ def register(app: typer.Typer) -> None:
         filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
 
         async def work(services: Services) -> ExportSummary | None:
+            from biomcp.usecases.errors import InvalidRequestError
             from biomcp.usecases.payloads import parse_iso_utc
 
             since = None if added_since is None else parse_iso_utc(added_since, field="added_since")
@@ -122,6 +123,11 @@ def register(app: typer.Typer) -> None:
                     sys.stdout.flush()
             except BrokenPipeError:  # `biomcp export | head`: the reader has what it wanted
                 return None
+            except OSError as exc:  # a folder that does not exist, no permission, disk full
+                where = output if output is not None else "standard output"
+                raise InvalidRequestError(
+                    f"cannot write {where}: {exc.strerror or exc}", details={"field": "output"}
+                ) from None
             return summary
 
         summary = execute(settings, work, json_output=False)
