@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -52,6 +54,19 @@ async def _store(metadata: MetadataStore) -> None:
     await metadata.upsert_documents(docs[590:610], held_by="second")  # ten held by both
 
 
+@asynccontextmanager
+async def _stored(
+    backend: BackendSpec, clock: SteppingClock | None = None
+) -> AsyncIterator[MetadataStore]:
+    """A metadata store of `backend` holding the records of `_store`, closed after."""
+    metadata = backend.metadata(clock)
+    try:
+        await _store(metadata)
+        yield metadata
+    finally:
+        await metadata.aclose()
+
+
 async def _export(metadata: MetadataStore, **options: Any) -> tuple[str, ExportSummary]:
     out = io.StringIO()
     summary = await ExportRecords(metadata).run(out.write, **options)
@@ -60,9 +75,7 @@ async def _export(metadata: MetadataStore, **options: Any) -> tuple[str, ExportS
 
 def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
     async def scenario() -> None:
-        metadata = backend.metadata()
-        try:
-            await _store(metadata)
+        async with _stored(backend) as metadata:
             text, summary = await _export(metadata, format="pmids", include_retracted=True)
             assert text.splitlines() == sorted(PMIDS, key=int)
             assert summary.as_payload() == {
@@ -77,8 +90,6 @@ def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
             # The same corpus exports to the same text.
             again, _ = await _export(metadata, format="pmids", include_retracted=True)
             assert again == text
-        finally:
-            await metadata.aclose()
 
     run(scenario())
 
@@ -88,9 +99,7 @@ def test_one_saved_query_and_the_filters_account_for_every_record(backend: Backe
     retracted = [p for p in second if int(p) % 7 == 0]
 
     async def scenario() -> None:
-        metadata = backend.metadata()
-        try:
-            await _store(metadata)
+        async with _stored(backend) as metadata:
             text, summary = await _export(metadata, format="pmids", query_key=" second ")
             assert text.splitlines() == [p for p in second if p not in retracted]
             assert (summary.query_key, summary.considered) == ("second", len(second))
@@ -133,17 +142,13 @@ def test_one_saved_query_and_the_filters_account_for_every_record(backend: Backe
             flagged = [e["accession_number"] for e in entries if "RETRACTED" in e["notes"][0]]
             assert flagged == retracted
             assert summary.retracted_left_out == 0
-        finally:
-            await metadata.aclose()
 
     run(scenario())
 
 
 def test_jsonl_is_the_rag_get_payload(backend: BackendSpec) -> None:
     async def scenario() -> None:
-        metadata = backend.metadata()
-        try:
-            await _store(metadata)
+        async with _stored(backend) as metadata:
             text, summary = await _export(
                 metadata, format="JSONL", filters=SearchFilters(doc_ids=frozenset({"pmid:97"}))
             )
@@ -151,17 +156,13 @@ def test_jsonl_is_the_rag_get_payload(backend: BackendSpec) -> None:
             assert doc is not None
             assert [json.loads(line) for line in text.splitlines()] == [document_payload(doc)]
             assert (summary.exported, summary.filtered_out) == (1, len(PMIDS) - 1)
-        finally:
-            await metadata.aclose()
 
     run(scenario())
 
 
 def test_the_key_rules_are_searchs(backend: BackendSpec) -> None:
     async def scenario() -> None:
-        metadata = backend.metadata()
-        try:
-            await _store(metadata)
+        async with _stored(backend) as metadata:
             with pytest.raises(NotFoundError, match="first, second") as missing:
                 await _export(metadata, query_key="frist")
             assert missing.value.details == {
@@ -179,17 +180,13 @@ def test_the_key_rules_are_searchs(backend: BackendSpec) -> None:
                 await _export(metadata, study_designs=["trial"])
             with pytest.raises(InvalidRequestError, match="unknown evidence type"):
                 await _export(metadata, filters=SearchFilters(evidence_types=frozenset({"x"})))
-        finally:
-            await metadata.aclose()
 
     run(scenario())
 
 
 def test_journals_match_as_search_matches_them(backend: BackendSpec) -> None:
     async def scenario() -> None:
-        metadata = backend.metadata()
-        try:
-            await _store(metadata)
+        async with _stored(backend) as metadata:
             journal = frozenset({"THE NEW ENGLAND journal of medicine"})  # any case
             _, summary = await _export(
                 metadata, query_key="first", filters=SearchFilters(journals=journal)
@@ -203,8 +200,6 @@ def test_journals_match_as_search_matches_them(backend: BackendSpec) -> None:
                 metadata, query_key="first", filters=SearchFilters(journals=other)
             )
             assert (text, summary.exported, summary.filtered_out) == ("", 0, 600)
-        finally:
-            await metadata.aclose()
 
     run(scenario())
 
@@ -215,9 +210,7 @@ def test_a_living_review_exports_what_its_query_brought_since_the_last_screening
     clock = SteppingClock(datetime(2026, 11, 1, tzinfo=UTC))
 
     async def scenario() -> None:
-        metadata = backend.metadata(clock)
-        try:
-            await _store(metadata)  # every record on 1 November
+        async with _stored(backend, clock) as metadata:  # every record on 1 November
             clock.advance(timedelta(days=7))
             screened = clock.peek()
             newer = [upsert_of(_record(p)) for p in ("13", "14", "15", "21")]  # 14, 21: retracted
@@ -242,7 +235,5 @@ def test_a_living_review_exports_what_its_query_brought_since_the_last_screening
             assert (later.considered, later.exported) == (0, 0)
             with pytest.raises(InvalidRequestError, match="added_since needs a query_key"):
                 await _export(metadata, added_since=screened)
-        finally:
-            await metadata.aclose()
 
     run(scenario())

@@ -103,9 +103,9 @@ class ExportRecords:
             added_since = added_since.replace(tzinfo=UTC)  # as ISO 8601 text without an offset
         key = query_key.strip() if query_key is not None else None
         if key is not None:
-            pmids = await records_of_query(self._metadata, key, purpose="export it")
-            if added_since is not None:
-                pmids = await self._metadata.records_of(key, added_since=added_since)
+            pmids = await records_of_query(
+                self._metadata, key, purpose="export it", added_since=added_since
+            )
         elif added_since is not None:
             raise InvalidRequestError(
                 "added_since needs a query_key: each saved query records when it brought "

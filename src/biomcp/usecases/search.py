@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
@@ -319,9 +320,16 @@ class SearchCorpus:
         return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}
 
 
-async def records_of_query(metadata: MetadataStore, query_key: str, *, purpose: str) -> list[str]:
-    """The PMIDs the saved query `query_key` holds, for a caller that will `purpose` (a verb
-    phrase for the error: "search within it").
+async def records_of_query(
+    metadata: MetadataStore,
+    query_key: str,
+    *,
+    purpose: str,
+    added_since: datetime | None = None,
+) -> list[str]:
+    """The PMIDs the saved query `query_key` holds (those it first recorded at or after
+    `added_since`, when given: maybe none), for a caller that will `purpose` (a verb phrase
+    for the error: "search within it").
 
     Raises:
         InvalidRequestError: an empty key; a key synced before its records were recorded (the
@@ -338,9 +346,11 @@ async def records_of_query(metadata: MetadataStore, query_key: str, *, purpose: 
             f"rescan it once (biomcp sync -k {key} --rescan) to {purpose}",
             details={"query_key": key},
         )
-    pmids = await metadata.records_of(key)
+    pmids = await metadata.records_of(key, added_since=added_since)
     if not pmids:
         known = sorted(await metadata.query_record_counts())
+        if key in known:  # it holds records, none of them added since `added_since`
+            return pmids
         hint = (
             f"saved queries holding records: {', '.join(known[:20])}"
             if known

@@ -456,13 +456,13 @@ def register(app: typer.Typer) -> None:
         latest sync ended and the term it was last synced with (what `biomcp sync --all`
         syncs)."""
         settings = cli_settings(json_output)
-        unheld: list[int] = []  # stored records no saved query holds
 
-        async def work(services: Services) -> list[dict[str, Any]]:
+        async def work(services: Services) -> tuple[list[dict[str, Any]], int]:
+            """Every saved query, and how many stored records no saved query holds."""
             from biomcp.usecases.saved_queries import saved_queries
 
             counts = await services.checkpoints.record_counts()
-            unheld.append(len(await services.metadata.records_held_by_none()))
+            unheld = len(await services.metadata.records_held_by_none())
             entries = []
             for saved in await saved_queries(services.metadata):
                 job, mark = saved.last_job, saved.checkpoint
@@ -478,18 +478,18 @@ def register(app: typer.Typer) -> None:
                         "records_tracked": mark.records_tracked if mark else True,
                     }
                 )
-            return entries
+            return entries, unheld
 
-        entries = execute(settings, work, json_output=json_output)
+        entries, unheld = execute(settings, work, json_output=json_output)
         prune_hint = (
-            f"{unheld[0]} stored records are held by no saved query (their queries were "
+            f"{unheld} stored records are held by no saved query (their queries were "
             "forgotten): biomcp checkpoint prune --yes deletes them"
         )
         if json_output:
-            emit_json({"checkpoints": entries, "records_held_by_none": unheld[0]})
+            emit_json({"checkpoints": entries, "records_held_by_none": unheld})
         elif not entries:
             typer.echo("no checkpoints yet: run `biomcp sync` first")
-            if unheld[0]:
+            if unheld:
                 typer.echo(prune_hint)
         else:
             rows = [
@@ -510,7 +510,7 @@ def register(app: typer.Typer) -> None:
                     "+ synced before bio-mcp recorded which query brought each record: at "
                     "least this many (biomcp sync -k KEY --rescan records them all)"
                 )
-            elif unheld[0]:
+            elif unheld:
                 typer.echo(prune_hint)
 
     @checkpoint_app.command("delete")
