@@ -9,6 +9,7 @@ import io
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,9 @@ def test_a_saved_querys_records_as_ris_in_a_file(
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     n = len(expected.pmids)
-    assert done.stderr.strip() == (
-        f"exported {n} of the {n} records of saved query {KEY} (ris) to asthma.ris"
-    )
+    summary, next_line = done.stderr.strip().splitlines()
+    assert summary == f"exported {n} of the {n} records of saved query {KEY} (ris) to asthma.ris"
+    assert next_line.startswith("next export of what is new: --added-since ")
     entries = rispy.loads((cli.cwd / "asthma.ris").read_text(encoding="utf-8"))
     assert [e["accession_number"] for e in entries] == sorted(expected.pmids, key=int)
     assert all("Asthma" in " ".join(e.get("keywords", [])) for e in entries)
@@ -124,7 +125,7 @@ def test_added_since_keeps_what_the_query_brought_since(cli: Cli, expected: Expe
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == sorted(expected.pmids, key=int)
     n = len(expected.pmids)
-    assert done.stderr.strip() == (
+    assert done.stderr.strip().splitlines()[0] == (
         f"exported {n} of the {n} records of saved query {KEY} added since "
         "2000-01-01T00:00:00Z (pmids)"
     )
@@ -138,3 +139,27 @@ def test_added_since_keeps_what_the_query_brought_since(cli: Cli, expected: Expe
     malformed = cli("export", "-k", KEY, "--added-since", "last week")
     assert malformed.returncode == 2
     assert "added_since 'last week' is not an ISO 8601 timestamp" in malformed.stderr
+
+
+def test_each_export_of_a_query_says_where_the_next_one_starts(cli: Cli) -> None:
+    before = datetime.now(UTC).replace(microsecond=0)
+    done = cli("export", "-k", BROAD, "-f", "pmids")
+    after = datetime.now(UTC)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()
+    prefix = "next export of what is new: --added-since "
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(prefix), done.stderr
+    since = line.removeprefix(prefix)
+    assert before <= datetime.fromisoformat(since) <= after  # when it read the query's records
+    # Nothing was synced since: the next export has nothing new, and says where to go on.
+    again = cli("export", "-k", BROAD, "-f", "pmids", "--added-since", since)
+    assert (again.returncode, again.stdout) == (0, "")
+    first, last = again.stderr.strip().splitlines()
+    assert (
+        first == f"exported 0 of the 0 records of saved query {BROAD} added since {since} (pmids)"
+    )
+    assert last.startswith(prefix)
+    assert last.removeprefix(prefix) >= since
+    corpus = cli("export", "-f", "pmids")  # the whole corpus: no query, no "what is new"
+    assert "next export" not in corpus.stderr

@@ -17,7 +17,7 @@ import pytest
 import rispy
 
 from biomcp.domain.records import Notice, NoticeKind, PubDate
-from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.metadata import MetadataStore, SyncJob
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.export import ExportRecords, ExportSummary
@@ -67,9 +67,12 @@ async def _stored(
         await metadata.aclose()
 
 
-async def _export(metadata: MetadataStore, **options: Any) -> tuple[str, ExportSummary]:
+async def _export(
+    metadata: MetadataStore, clock: SteppingClock | None = None, **options: Any
+) -> tuple[str, ExportSummary]:
     out = io.StringIO()
-    summary = await ExportRecords(metadata).run(out.write, **options)
+    clock = clock or SteppingClock(datetime(2026, 11, 28, tzinfo=UTC))
+    summary = await ExportRecords(metadata, clock=clock).run(out.write, **options)
     return out.getvalue(), summary
 
 
@@ -86,6 +89,8 @@ def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
                 "exported": len(PMIDS),
                 "filtered_out": 0,
                 "retracted_left_out": 0,
+                "next_added_since": None,
+                "sync_running": False,
             }
             # The same corpus exports to the same text.
             again, _ = await _export(metadata, format="pmids", include_retracted=True)
@@ -235,5 +240,72 @@ def test_a_living_review_exports_what_its_query_brought_since_the_last_screening
             assert (later.considered, later.exported) == (0, 0)
             with pytest.raises(InvalidRequestError, match="added_since needs a query_key"):
                 await _export(metadata, added_since=screened)
+
+    run(scenario())
+
+
+def test_the_next_export_starts_where_this_one_read_or_where_a_running_sync_began(
+    backend: BackendSpec,
+) -> None:
+    """A living review passes each export's `next_added_since` to the next one. A sync stores
+    its records at its own times but they are seen only once it commits: while one runs, the
+    next export starts from its start, so what it commits after this export's read is not
+    lost (and at most its records are exported twice)."""
+    clock = SteppingClock(datetime(2026, 11, 1, tzinfo=UTC))
+
+    async def scenario() -> None:
+        async with _stored(backend, clock) as metadata:
+            clock.advance(timedelta(days=7))
+            read_at = clock.peek()
+            _, first = await _export(metadata, clock, query_key="second")
+            assert (first.next_added_since, first.sync_running) == (read_at, False)
+            assert first.as_payload()["next_added_since"] == "2026-11-08T00:00:00Z"
+            _, corpus = await _export(metadata, clock)  # the corpus has no "what is new"
+            assert (corpus.next_added_since, corpus.as_payload()["next_added_since"]) == (
+                None,
+                None,
+            )
+
+            # A sync of the key starts and stores records; it has not finished.
+            clock.advance(timedelta(hours=1))
+            began = clock.now()
+            job = SyncJob("sync_a", "second", "term", began, None, "running")
+            await metadata.record_job(job)
+            await metadata.upsert_documents([upsert_of(_record("13"))], held_by="second")
+            text, during = await _export(
+                metadata, clock, format="pmids", query_key="second", added_since=read_at
+            )
+            assert text.split() == ["13"]
+            assert (during.next_added_since, during.sync_running) == (began, True)
+
+            # What the sync stores after that export counts from its start, not from the read.
+            await metadata.upsert_documents([upsert_of(_record("15"))], held_by="second")
+            await metadata.record_job(replace(job, finished_at=clock.now(), status="succeeded"))
+            text, after = await _export(
+                metadata, clock, format="pmids", query_key="second", added_since=began
+            )
+            assert text.split() == ["13", "15"]  # 13 again, 15 not lost
+            assert after.sync_running is False
+            assert after.next_added_since is not None
+            assert after.next_added_since > began
+            text, _ = await _export(
+                metadata,
+                clock,
+                format="pmids",
+                query_key="second",
+                added_since=after.next_added_since,
+            )
+            assert text == ""
+
+            # A sync of another key, or one that failed, does not hold the key's start back.
+            for other in (
+                SyncJob("sync_b", "first", "term", began, None, "running"),
+                SyncJob("sync_c", "second", "term", began, clock.now(), "failed"),
+            ):
+                await metadata.record_job(other)
+            _, later = await _export(metadata, clock, query_key="second")
+            assert later.sync_running is False
+            assert later.next_added_since is not None
+            assert later.next_added_since > began
 
     run(scenario())

@@ -353,10 +353,14 @@ def test_export_to_a_file_and_to_a_stream(
     synced: Corpus, matching: dict[str, datetime], tmp_path: Path
 ) -> None:
     target = tmp_path / "htn.csv"
+    before = datetime.now(UTC).replace(microsecond=0)
     summary = synced.export(target, format="csv", query_key="htn_v1", include_retracted=True)
+    next_since = datetime.fromisoformat(summary.pop("next_added_since"))
+    assert before <= next_since <= datetime.now(UTC)  # when it read the query's records
     assert summary == {
         "format": "csv", "query_key": "htn_v1", "added_since": None, "considered": len(matching),
         "exported": len(matching), "filtered_out": 0, "retracted_left_out": 0,
+        "sync_running": False,
     }  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))
     assert [r["pmid"] for r in rows] == sorted(matching, key=int)

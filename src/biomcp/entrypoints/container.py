@@ -288,7 +288,7 @@ class Container(containers.DeclarativeContainer):
         metadata=metadata,
     )
     documents = providers.Singleton(GetDocument, metadata)
-    export = providers.Singleton(ExportRecords, metadata)
+    export = providers.Singleton(ExportRecords, metadata, clock=clock)
     checkpoints = providers.Singleton(
         Checkpoints,
         metadata,

@@ -290,7 +290,10 @@ class Corpus:
         line) or `"pmids"`. The filters are `search`'s; retracted records are left out unless
         `include_retracted`; `added_since` (a datetime or ISO 8601 text, with `query_key`)
         keeps the records the query brought at or after it. Returns `{"format", "query_key",
-        "added_since", "considered", "exported", "filtered_out", "retracted_left_out"}`.
+        "added_since", "considered", "exported", "filtered_out", "retracted_left_out",
+        "next_added_since", "sync_running"}`: with `query_key`, `next_added_since` is the
+        `added_since` of the next export (a living review's next screening), which repeats no
+        record unless a sync was running (`sync_running`) and loses none.
 
         Raises:
             InvalidRequestError: an unknown format, evidence type or study design; a key

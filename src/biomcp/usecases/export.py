@@ -6,6 +6,14 @@ It reads SQL only (no NCBI, no model, no vector store), 500 records at a time, i
 so the same corpus exports to the same text and memory stays bounded whatever its size. The
 filters are search's: evidence tiers, study designs, a year range, a lowest quality; retracted
 records are left out unless asked for (then flagged), and the summary counts what was left out.
+
+A living review screens what its saved query brought since the last screening. An export of one
+query says where the next one starts (`next_added_since`): the moment it read the query's
+records, or, while a sync of the query is running, that sync's start, because the records a
+sync stores carry their store time but become visible only when it commits. Passing it as the
+next `added_since` loses no record and repeats at most a running sync's (screening tools drop
+repeated PMIDs). It assumes the clocks of the processes that sync and export agree, as the
+jobs' times already do.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from biomcp.domain.export import (
     csv_row,
     ris_entry,
 )
+from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import MetadataStore, StoredDocument
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
@@ -36,13 +45,17 @@ __all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
 EXPORT_FORMATS = tuple(f.value for f in ExportFormat)
 #: Records read from SQL per round trip.
 _PAGE = 500
+#: A key's latest sync jobs read for one still running (as `SyncDelta` reads them for orphans).
+_RECENT_JOBS = 20
 
 
 @dataclass(frozen=True, slots=True)
 class ExportSummary:
     """What an export wrote: `exported` records of the `considered` ones (the corpus, or the
     saved query's, or those it brought `added_since`), `filtered_out` by the filters and
-    `retracted_left_out`."""
+    `retracted_left_out`. For one saved query, `next_added_since` is the `added_since` of the
+    next export that takes up where this one stopped, and `sync_running` says that a sync of
+    the query was running (what it brings comes with that next export)."""
 
     format: str
     query_key: str | None
@@ -51,6 +64,8 @@ class ExportSummary:
     exported: int
     filtered_out: int
     retracted_left_out: int
+    next_added_since: datetime | None = None
+    sync_running: bool = False
 
     def as_payload(self) -> dict[str, Any]:
         return {
@@ -61,14 +76,17 @@ class ExportSummary:
             "exported": self.exported,
             "filtered_out": self.filtered_out,
             "retracted_left_out": self.retracted_left_out,
+            "next_added_since": iso_utc(self.next_added_since),
+            "sync_running": self.sync_running,
         }
 
 
 class ExportRecords:
     """Writes stored records in one of `EXPORT_FORMATS`."""
 
-    def __init__(self, metadata: MetadataStore) -> None:
+    def __init__(self, metadata: MetadataStore, *, clock: Clock) -> None:
         self._metadata = metadata
+        self._clock = clock
 
     async def run(
         self,
@@ -102,7 +120,10 @@ class ExportRecords:
         if added_since is not None and added_since.tzinfo is None:
             added_since = added_since.replace(tzinfo=UTC)  # as ISO 8601 text without an offset
         key = query_key.strip() if query_key is not None else None
+        next_since: datetime | None = None
+        running = False
         if key is not None:
+            next_since, running = await self._next_since(key)  # read before the records
             pmids = await records_of_query(
                 self._metadata, key, purpose="export it", added_since=added_since
             )
@@ -143,7 +164,19 @@ class ExportRecords:
             exported=exported,
             filtered_out=filtered,
             retracted_left_out=retracted,
+            next_added_since=next_since,
+            sync_running=running,
         )
+
+    async def _next_since(self, key: str) -> tuple[datetime, bool]:
+        """Where the next export of `key` starts, and whether a sync of it is running: now,
+        or the start of a sync of `key` still marked running (one whose process died stays
+        so until the key's next sync; that only repeats records). Read before the records:
+        a sync that starts later stores its records at a later time."""
+        read_at = self._clock.now()
+        jobs = await self._metadata.list_jobs(key, limit=_RECENT_JOBS)
+        started = [job.started_at for job in jobs if job.status == "running"]
+        return min([read_at, *started]), bool(started)
 
     async def _every_pmid(self) -> list[str]:
         pmids: list[str] = []

@@ -32,10 +32,11 @@ _FORMATS = "ris, bibtex, csv, jsonl, pmids"
 
 
 def _summary_line(summary: ExportSummary, output: Path | None) -> str:
+    from biomcp.usecases.payloads import iso_utc
+
     scope = f"saved query {summary.query_key}" if summary.query_key else "the corpus"
     if summary.added_since is not None:
-        since = summary.added_since.isoformat().replace("+00:00", "Z")
-        scope = f"{scope} added since {since}"
+        scope = f"{scope} added since {iso_utc(summary.added_since)}"
     where = f" to {output}" if output is not None else ""
     line = (
         f"exported {summary.exported} of the {summary.considered} records of {scope} "
@@ -49,7 +50,13 @@ def _summary_line(summary: ExportSummary, output: Path | None) -> str:
             f"{summary.retracted_left_out} retracted left out "
             "(--include-retracted adds them, flagged)"
         )
-    return line + ("; " + "; ".join(left) if left else "")
+    if left:
+        line += "; " + "; ".join(left)
+    if summary.next_added_since is not None:  # iso_utc rounds down: a repeat, never a loss
+        line += f"\nnext export of what is new: --added-since {iso_utc(summary.next_added_since)}"
+        if summary.sync_running:
+            line += f" (a sync of {summary.query_key} is running: what it brings comes then)"
+    return line
 
 
 def register(app: typer.Typer) -> None:
