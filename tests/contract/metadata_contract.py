@@ -717,6 +717,29 @@ class MetadataStoreContract:
             key, checkpoint=False, pending=0, jobs=0
         )
 
+    def test_export_marks_are_per_key_replaced_and_forgotten_with_the_key(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        assert run(store.export_mark(key)) is None  # before a first `new` export
+
+        run(store.set_export_mark(key, utc(2025, 8, 1, 12, 30)))
+        run(store.set_export_mark(other, utc(2025, 7, 1)))
+        exact = datetime(2025, 8, 8, 6, 0, 59, 123456, tzinfo=UTC)
+        run(store.set_export_mark(key, exact))  # the next export's, to the microsecond
+
+        assert run(store.export_mark(key)) == exact
+        assert run(store.export_mark(other)) == utc(2025, 7, 1)
+        run(store.forget_query(key))
+        assert run(store.export_mark(key)) is None
+        assert run(store.export_mark(other)) == utc(2025, 7, 1)
+        aware = datetime(2025, 8, 9, 2, tzinfo=timezone(timedelta(hours=2)))
+        run(store.set_export_mark(other, aware))  # read back in UTC, the same moment
+        read = run(store.export_mark(other))
+        assert read == aware
+        assert read is not None
+        assert read.tzinfo == UTC
+
     def _hold(self, store: MetadataStore, key: str, *pmids: str) -> None:
         run(store.upsert_documents([upsert_of(full_record(p)) for p in pmids], held_by=key))
 

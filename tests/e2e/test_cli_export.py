@@ -163,3 +163,30 @@ def test_each_export_of_a_query_says_where_the_next_one_starts(cli: Cli) -> None
     assert last.removeprefix(prefix) >= since
     corpus = cli("export", "-f", "pmids")  # the whole corpus: no query, no "what is new"
     assert "next export" not in corpus.stderr
+
+
+def test_new_exports_what_came_since_the_last_complete_one(cli: Cli, expected: Expected) -> None:
+    failed = cli("export", "-k", KEY, "--new", "-o", "missing/folder/new.ris")
+    assert failed.returncode == 2, failed.stderr
+    first = cli("export", "-k", KEY, "--new", "-f", "pmids")  # the failed one marked nothing
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == sorted(expected.pmids, key=int)
+    n = len(expected.pmids)
+    summary, marked = first.stderr.strip().splitlines()
+    assert summary == (
+        f"exported {n} of the {n} records of saved query {KEY} "
+        "(its first --new export: every record) (pmids)"
+    )
+    prefix = "marked: the next --new export starts at "
+    assert marked.startswith(prefix), first.stderr
+    since = marked.removeprefix(prefix)
+
+    second = cli("export", "-k", KEY, "--new", "-f", "pmids")
+    assert (second.returncode, second.stdout) == (0, "")
+    assert second.stderr.startswith(
+        f"exported 0 of the 0 records of saved query {KEY} new since its last --new export "
+        f"({since}) (pmids)\n{prefix}"
+    )
+    both = cli("export", "-k", KEY, "--new", "--added-since", "2000-01-01")
+    assert both.returncode == 2
+    assert "new needs a query_key and no added_since" in both.stderr

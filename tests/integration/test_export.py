@@ -91,6 +91,7 @@ def test_every_record_in_pmid_order_across_pages(backend: BackendSpec) -> None:
                 "retracted_left_out": 0,
                 "next_added_since": None,
                 "sync_running": False,
+                "new": False,
             }
             # The same corpus exports to the same text.
             again, _ = await _export(metadata, format="pmids", include_retracted=True)
@@ -307,5 +308,52 @@ def test_the_next_export_starts_where_this_one_read_or_where_a_running_sync_bega
             assert later.sync_running is False
             assert later.next_added_since is not None
             assert later.next_added_since > began
+
+    run(scenario())
+
+
+def test_new_exports_take_up_where_the_last_complete_one_ended(backend: BackendSpec) -> None:
+    clock = SteppingClock(datetime(2026, 11, 1, tzinfo=UTC))
+
+    async def scenario() -> None:
+        async with _stored(backend, clock) as metadata:
+            export = ExportRecords(metadata, clock=clock)
+
+            async def new_export(*, complete: bool = True) -> tuple[list[str], ExportSummary]:
+                out = io.StringIO()
+                summary = await export.run(
+                    out.write, format="pmids", query_key="second", new=True, include_retracted=True
+                )
+                if complete:
+                    await export.mark(summary)
+                return out.getvalue().split(), summary
+
+            first, summary = await new_export()  # no mark yet: every record of the key
+            assert len(first) == summary.considered == len(PMIDS) - 600 + 10  # as `_store`
+            assert (summary.new, summary.added_since) == (True, None)
+            assert await metadata.export_mark("second") == summary.next_added_since
+
+            clock.advance(timedelta(days=7))
+            await metadata.upsert_documents([upsert_of(_record("13"))], held_by="second")
+            await metadata.upsert_documents([upsert_of(_record("16"))], held_by="first")
+            lost, failed = await new_export(complete=False)  # its file was never written
+            assert lost == ["13"]
+            assert failed.added_since == summary.next_added_since
+            again, done = await new_export()
+            assert again == ["13"]  # the failed export did not move the mark
+            nothing, last = await new_export()
+            assert nothing == []  # nothing new since
+            assert last.added_since == done.next_added_since
+            assert await metadata.export_mark("first") is None  # marks are per key
+
+            # An export that is not `new` never moves the mark.
+            plain = await export.run(io.StringIO().write, query_key="second")
+            await export.mark(plain)
+            assert await metadata.export_mark("second") == last.next_added_since
+
+            for wrong in ({"added_since": clock.peek()}, {"query_key": None}):
+                options: dict[str, Any] = {"query_key": "second", "new": True, **wrong}
+                with pytest.raises(InvalidRequestError, match="new needs a query_key"):
+                    await export.run(io.StringIO().write, **options)
 
     run(scenario())

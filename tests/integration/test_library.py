@@ -360,11 +360,16 @@ def test_export_to_a_file_and_to_a_stream(
     assert summary == {
         "format": "csv", "query_key": "htn_v1", "added_since": None, "considered": len(matching),
         "exported": len(matching), "filtered_out": 0, "retracted_left_out": 0,
-        "sync_running": False,
+        "sync_running": False, "new": False,
     }  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(target.read_text(encoding="utf-8"))))
     assert [r["pmid"] for r in rows] == sorted(matching, key=int)
     assert [p.name for p in tmp_path.iterdir()] == ["htn.csv"]  # no scratch file left
+
+    first = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True)
+    assert (first["new"], first["considered"]) == (True, len(matching))
+    again = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True)
+    assert (again["added_since"], again["considered"]) == (first["next_added_since"], 0)
 
     stream = io.StringIO()
     summary = synced.export(stream, format="pmids", query_key="htn_v1", year_max=1900)

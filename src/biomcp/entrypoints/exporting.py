@@ -21,17 +21,24 @@ async def export_to(
     services: Services, target: str | os.PathLike[str] | IO[str] | None, **options: Any
 ) -> ExportSummary:
     """Run `services.export` with `options`, writing to `target`: a path, a text stream, or
-    standard output (None or "-").
+    standard output (None or "-"); a `new` export then moves its key's export mark.
 
     Raises:
         OSError: the file cannot be written (nothing is left behind).
         what `ExportRecords.run` raises.
     """
     if target is None or target == "-":
-        return await services.export.run(sys.stdout.write, **options)
-    if not isinstance(target, str | os.PathLike):
-        return await services.export.run(target.write, **options)
-    path = Path(target).expanduser()
+        summary = await services.export.run(sys.stdout.write, **options)
+        sys.stdout.flush()
+    elif not isinstance(target, str | os.PathLike):
+        summary = await services.export.run(target.write, **options)
+    else:
+        summary = await _to_file(services, Path(target).expanduser(), options)
+    await services.export.mark(summary)  # a `new` export is complete where it went
+    return summary
+
+
+async def _to_file(services: Services, path: Path, options: dict[str, Any]) -> ExportSummary:
     try:  # an export written over an earlier one keeps its permissions
         mode = path.stat().st_mode & 0o777
     except OSError:
@@ -40,6 +47,8 @@ async def export_to(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             summary = await services.export.run(out.write, **options)
+            out.flush()
+            os.fsync(out.fileno())  # on disk before the rename (and before a `new` mark)
         os.chmod(scratch, mode)
         os.replace(scratch, path)
     except BaseException:

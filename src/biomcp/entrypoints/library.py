@@ -282,6 +282,7 @@ class Corpus:
         study_designs: Collection[str] | str | None = None,
         include_retracted: bool = False,
         added_since: datetime | str | None = None,
+        new: bool = False,
     ) -> dict[str, Any]:
         """Write the stored records (those the saved query `query_key` synced, else all) to
         `target`, a path (written complete or not at all) or an open text stream, as `format`:
@@ -291,9 +292,11 @@ class Corpus:
         `include_retracted`; `added_since` (a datetime or ISO 8601 text, with `query_key`)
         keeps the records the query brought at or after it. Returns `{"format", "query_key",
         "added_since", "considered", "exported", "filtered_out", "retracted_left_out",
-        "next_added_since", "sync_running"}`: with `query_key`, `next_added_since` is the
+        "next_added_since", "sync_running", "new"}`: with `query_key`, `next_added_since` is the
         `added_since` of the next export (a living review's next screening), which repeats no
-        record unless a sync was running (`sync_running`) and loses none.
+        record unless a sync was running (`sync_running`) and loses none. `new=True` (with
+        `query_key`, without `added_since`) starts where the key's last `new` export ended
+        and, once this one is complete, marks where the next one starts.
 
         Raises:
             InvalidRequestError: an unknown format, evidence type or study design; a key
@@ -321,6 +324,7 @@ class Corpus:
                 study_designs=_names(study_designs),
                 include_retracted=include_retracted,
                 added_since=since,
+                new=new,
             )
             return summary.as_payload()
 

@@ -287,6 +287,15 @@ class MetadataStore(Protocol):
         (read in the transaction: one a sync took in the meantime stays); how many went."""
         ...
 
+    async def export_mark(self, query_key: str) -> datetime | None:
+        """Where the next `export --new` of `query_key` starts (the `next_added_since` of its
+        last one), or None before the first; forgetting the key deletes it."""
+        ...
+
+    async def set_export_mark(self, query_key: str, next_added_since: datetime) -> None:
+        """Record `next_added_since` as `query_key`'s export mark (replacing the last one)."""
+        ...
+
     async def pending_pmids(self, query_key: str) -> list[PendingPmid]:
         """The PMIDs pending for `query_key`, the longest pending first (then by PMID)."""
         ...

@@ -13,7 +13,9 @@ records, or, while a sync of the query is running, that sync's start, because th
 sync stores carry their store time but become visible only when it commits. Passing it as the
 next `added_since` loses no record and repeats at most a running sync's (screening tools drop
 repeated PMIDs). It assumes the clocks of the processes that sync and export agree, as the
-jobs' times already do.
+jobs' times already do. An export `new` keeps that moment for itself: it starts at the key's
+export mark (every record of the key the first time), and `mark` moves the mark on once the
+caller has the whole export.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ class ExportSummary:
     saved query's, or those it brought `added_since`), `filtered_out` by the filters and
     `retracted_left_out`. For one saved query, `next_added_since` is the `added_since` of the
     next export that takes up where this one stopped, and `sync_running` says that a sync of
-    the query was running (what it brings comes with that next export)."""
+    the query was running (what it brings comes with that next export). `new` says that the
+    export started at the key's export mark (`added_since`, None for a first one)."""
 
     format: str
     query_key: str | None
@@ -66,6 +69,7 @@ class ExportSummary:
     retracted_left_out: int
     next_added_since: datetime | None = None
     sync_running: bool = False
+    new: bool = False
 
     def as_payload(self) -> dict[str, Any]:
         return {
@@ -78,6 +82,7 @@ class ExportSummary:
             "retracted_left_out": self.retracted_left_out,
             "next_added_since": iso_utc(self.next_added_since),
             "sync_running": self.sync_running,
+            "new": self.new,
         }
 
 
@@ -98,17 +103,19 @@ class ExportRecords:
         study_designs: Collection[str] | None = None,
         include_retracted: bool = False,
         added_since: datetime | None = None,
+        new: bool = False,
     ) -> ExportSummary:
         """Write the records (those `query_key` holds, else every stored one) that pass
         `filters` (evidence tiers, years, lowest quality, journals, document ids) and
         `study_designs`, in `format`, through `write` (called with text pieces, in order).
         `added_since` (with `query_key`) keeps the records a sync of the key first recorded at
-        or after it: what a living review has not screened yet.
+        or after it: what a living review has not screened yet. `new` (with `query_key`)
+        starts at the key's export mark instead, which `mark` then moves on.
 
         Raises:
             InvalidRequestError: an unknown format, evidence type or study design, a year range
                 that ends before it starts; a `query_key` synced before its records were
-                recorded; `added_since` without a `query_key`.
+                recorded; `added_since` or `new` without a `query_key`, or both.
             NotFoundError: no saved query `query_key` holds records.
             MetadataStoreError: from the store.
         """
@@ -122,6 +129,14 @@ class ExportRecords:
         key = query_key.strip() if query_key is not None else None
         next_since: datetime | None = None
         running = False
+        if new:
+            if key is None or added_since is not None:
+                raise InvalidRequestError(
+                    "new needs a query_key and no added_since: it starts where the key's "
+                    "last new export ended",
+                    details={"field": "new"},
+                )
+            added_since = await self._metadata.export_mark(key)
         if key is not None:
             next_since, running = await self._next_since(key)  # read before the records
             pmids = await records_of_query(
@@ -166,7 +181,15 @@ class ExportRecords:
             retracted_left_out=retracted,
             next_added_since=next_since,
             sync_running=running,
+            new=new,
         )
+
+    async def mark(self, summary: ExportSummary) -> None:
+        """Move the export mark of a `new` export's key to where the next one starts: call it
+        once the export is complete where it went (a failed one leaves the mark, so the next
+        export repeats it). Nothing for another export."""
+        if summary.new and summary.query_key is not None and summary.next_added_since:
+            await self._metadata.set_export_mark(summary.query_key, summary.next_added_since)
 
     async def _next_since(self, key: str) -> tuple[datetime, bool]:
         """Where the next export of `key` starts, and whether a sync of it is running: now,

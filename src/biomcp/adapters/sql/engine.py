@@ -181,6 +181,16 @@ def dialect_insert(connection: Connection, table: Table) -> postgresql.Insert | 
     return sqlite.insert(table)
 
 
+def replace_row(connection: Connection, table: Table, values: dict[str, Any], key: str) -> None:
+    """Insert the row `values`, or update the one whose `key` column holds the same value."""
+    statement = dialect_insert(connection, table).values(values)
+    connection.execute(
+        statement.on_conflict_do_update(
+            index_elements=[key], set_={k: v for k, v in values.items() if k != key}
+        )
+    )
+
+
 def chunks(items: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]:
     """`items` in slices of at most `size`, for IN lists."""
     for start in range(0, len(items), size):

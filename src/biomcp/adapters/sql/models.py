@@ -157,6 +157,17 @@ class QueryRecordRow(Base):
     added_at: Mapped[datetime]
 
 
+class ExportMarkRow(Base):
+    """Where the next `export --new` of `query_key` starts: the `next_added_since` of its last
+    one, written once that export was complete."""
+
+    __tablename__ = "export_marks"
+
+    query_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    next_added_since: Mapped[datetime]
+    marked_at: Mapped[datetime]
+
+
 class PendingPmidRow(Base):
     """A PMID a sync of `query_key` found by ESearch and EFetch did not return: every later
     sync of the key asks for it again, until it arrives (the row is then deleted)."""

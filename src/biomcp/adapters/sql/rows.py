@@ -11,6 +11,7 @@ from biomcp.adapters.sql.models import (
     CheckpointAuditRow,
     CheckpointRow,
     DocumentRow,
+    ExportMarkRow,
     PendingPmidRow,
     ProjectRow,
     QueryRecordRow,
@@ -72,6 +73,7 @@ JOBS = _table(SyncJobRow)
 PROJECTS = _table(ProjectRow)
 PENDING = _table(PendingPmidRow)
 QUERY_RECORDS = _table(QueryRecordRow)
+EXPORT_MARKS = _table(ExportMarkRow)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from biomcp.adapters.sql.engine import (
     make_engine,
     parse_url,
     redact,
+    replace_row,
     resolve_url,
     sqlite_path,
     writing,
@@ -50,6 +51,7 @@ from biomcp.adapters.sql.rows import (
     AUDIT,
     CHECKPOINTS,
     DOCS,
+    EXPORT_MARKS,
     JOBS,
     PENDING,
     PROJECTS,
@@ -543,10 +545,10 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 ).scalar_one_or_none()
                 counts = [
                     connection.execute(delete(table).where(table.c.query_key == query_key))
-                    for table in (CHECKPOINTS, PENDING, JOBS, QUERY_RECORDS)
+                    for table in (CHECKPOINTS, PENDING, JOBS, QUERY_RECORDS, EXPORT_MARKS)
                 ]
                 deleted = _delete_unheld(connection, doomed)
-            checkpoint, pending, jobs, records = (result.rowcount for result in counts)
+            checkpoint, pending, jobs, records, _marks = (result.rowcount for result in counts)
             return ForgottenQuery(
                 query_key,
                 checkpoint > 0,
@@ -558,6 +560,29 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
             )
 
         return await self._run("forgetting a saved query", work)
+
+    async def export_mark(self, query_key: str) -> datetime | None:
+        query = select(EXPORT_MARKS.c.next_added_since).where(EXPORT_MARKS.c.query_key == query_key)
+
+        def work(engine: Engine) -> datetime | None:
+            with engine.connect() as connection:
+                mark: datetime | None = connection.execute(query).scalar_one_or_none()
+                return mark
+
+        return await self._run("reading an export mark", work)
+
+    async def set_export_mark(self, query_key: str, next_added_since: datetime) -> None:
+        values = {
+            "query_key": query_key,
+            "next_added_since": next_added_since,
+            "marked_at": self._now(),
+        }
+
+        def work(engine: Engine) -> None:
+            with writing(engine) as connection:
+                replace_row(connection, EXPORT_MARKS, values, "query_key")
+
+        await self._run("marking an export", work)
 
     async def query_record_counts(self) -> dict[str, int]:
         query = select(QUERY_RECORDS.c.query_key, func.count()).group_by(QUERY_RECORDS.c.query_key)
@@ -718,13 +743,7 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
         def work(engine: Engine) -> None:
             values = job_values(job)
             with writing(engine) as connection:
-                statement = dialect_insert(connection, JOBS).values(values)
-                connection.execute(
-                    statement.on_conflict_do_update(
-                        index_elements=["job_id"],
-                        set_={k: v for k, v in values.items() if k != "job_id"},
-                    )
-                )
+                replace_row(connection, JOBS, values, "job_id")
 
         await self._run("recording a sync job", work)
 

@@ -35,7 +35,13 @@ def _summary_line(summary: ExportSummary, output: Path | None) -> str:
     from biomcp.usecases.payloads import iso_utc
 
     scope = f"saved query {summary.query_key}" if summary.query_key else "the corpus"
-    if summary.added_since is not None:
+    if summary.new:
+        scope += (
+            f" new since its last --new export ({iso_utc(summary.added_since)})"
+            if summary.added_since is not None
+            else " (its first --new export: every record)"
+        )
+    elif summary.added_since is not None:
         scope = f"{scope} added since {iso_utc(summary.added_since)}"
     where = f" to {output}" if output is not None else ""
     line = (
@@ -53,7 +59,12 @@ def _summary_line(summary: ExportSummary, output: Path | None) -> str:
     if left:
         line += "; " + "; ".join(left)
     if summary.next_added_since is not None:  # iso_utc rounds down: a repeat, never a loss
-        line += f"\nnext export of what is new: --added-since {iso_utc(summary.next_added_since)}"
+        since = iso_utc(summary.next_added_since)
+        line += (
+            f"\nmarked: the next --new export starts at {since}"
+            if summary.new
+            else f"\nnext export of what is new: --added-since {since}"
+        )
         if summary.sync_running:
             line += f" (a sync of {summary.query_key} is running: what it brings comes then)"
     return line
@@ -91,6 +102,15 @@ def register(app: typer.Typer) -> None:
                 "(ISO 8601, UTC): those a living review has not screened yet.",
             ),
         ] = None,
+        new: Annotated[
+            bool,
+            typer.Option(
+                "--new",
+                help="With -k: only what the query brought since its last --new export (all "
+                "of its records the first time), for a living review's next screening; the "
+                "export, once complete, marks where the next one starts.",
+            ),
+        ] = False,
         include_retracted: Annotated[
             bool,
             typer.Option(
@@ -125,9 +145,8 @@ def register(app: typer.Typer) -> None:
                     study_designs=design or (),
                     include_retracted=include_retracted,
                     added_since=since,
+                    new=new,
                 )
-                if output is None:
-                    sys.stdout.flush()
             except BrokenPipeError:  # `biomcp export | head`: the reader has what it wanted
                 return None
             except OSError as exc:  # a folder that does not exist, no permission, disk full
