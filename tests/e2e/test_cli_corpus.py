@@ -446,6 +446,7 @@ def test_checkpoint_get_after_sync(
         "covers_from": None,
         "records": len(expected.pmids),
         "records_tracked": True,
+        "export_mark": None,
         "pending": [],
     }
     done = cli("checkpoint", "get", KEY)

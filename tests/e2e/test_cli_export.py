@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -180,6 +181,9 @@ def test_new_exports_what_came_since_the_last_complete_one(cli: Cli, expected: E
     prefix = "marked: the next --new export starts at "
     assert marked.startswith(prefix), first.stderr
     since = marked.removeprefix(prefix)
+    assert cli.json("checkpoint", "get", KEY)["export_mark"] == since
+    shown = cli("checkpoint", "get", KEY)
+    assert f"the next `biomcp export --new` of it starts at {since}" in shown.stdout
 
     second = cli("export", "-k", KEY, "--new", "-f", "pmids")
     assert (second.returncode, second.stdout) == (0, "")
@@ -190,3 +194,29 @@ def test_new_exports_what_came_since_the_last_complete_one(cli: Cli, expected: E
     both = cli("export", "-k", KEY, "--new", "--added-since", "2000-01-01")
     assert both.returncode == 2
     assert "new needs a query_key and no added_since" in both.stderr
+
+
+def test_json_summary_for_a_script_and_dash_for_standard_output(
+    cli: Cli, expected: Expected
+) -> None:
+    n = len(expected.pmids)
+    done = cli("export", "-k", KEY, "-f", "csv", "-o", "scripted.csv", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert {k: summary[k] for k in ("format", "query_key", "considered", "exported", "new")} == {
+        "format": "csv", "query_key": KEY, "considered": n, "exported": n, "new": False,
+    }  # fmt: skip
+    assert summary["next_added_since"].endswith("Z")
+    rows = list(csv.DictReader(io.StringIO((cli.cwd / "scripted.csv").read_text("utf-8"))))
+    assert len(rows) == n
+
+    on_stdout = cli("export", "-k", KEY, "--json")  # the export itself would go to stdout
+    assert on_stdout.returncode == 2
+    envelope = json.loads(on_stdout.stdout)
+    assert envelope["error"]["code"] == "VALIDATION"
+    assert "--json needs -o FILE" in envelope["error"]["message"]
+
+    dash = cli("export", "-k", KEY, "-f", "pmids", "-o", "-")
+    assert dash.returncode == 0, dash.stderr
+    assert dash.stdout.split() == sorted(expected.pmids, key=int)
+    assert not (cli.cwd / "-").exists()

@@ -184,6 +184,14 @@ class ExportRecords:
             new=new,
         )
 
+    async def mark_of(self, query_key: str) -> datetime | None:
+        """Where the next `new` export of `query_key` starts; None before its first.
+
+        Raises:
+            MetadataStoreError: from the store.
+        """
+        return await self._metadata.export_mark(query_key.strip())
+
     async def mark(self, summary: ExportSummary) -> None:
         """Move the export mark of a `new` export's key to where the next one starts: call it
         once the export is complete where it went (a failed one leaves the mark, so the next

@@ -169,3 +169,28 @@ def iso(value: Any) -> str | None:
     from biomcp.usecases.payloads import iso_utc
 
     return iso_utc(value)
+
+
+def text_table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
+    """Columns aligned on the widest cell; the last column is not padded."""
+    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            if i == len(cells) - 1:
+                out.append(cell)
+            elif i in right:
+                out.append(cell.rjust(widths[i]))
+            else:
+                out.append(cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(row) for row in rows)])
+
+
+def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
+    """A group of commands `biomcp NAME ...`, added to `app` (its bare name prints its help)."""
+    group = typer.Typer(cls=CommandGroup, name=name, help=help, no_args_is_help=True)
+    app.add_typer(group)
+    return group

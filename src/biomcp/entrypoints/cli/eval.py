@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from biomcp.entrypoints.cli.common import (
-    CommandGroup,
     JsonOption,
     cli_settings,
+    command_group,
     emit_json,
     execute,
     fail,
@@ -76,13 +76,11 @@ def _say(quiet: bool) -> Any:
 
 def register(app: typer.Typer) -> None:
     """Add `biomcp eval beir|gold` to `app`."""
-    eval_app = typer.Typer(
-        cls=CommandGroup,
-        name="eval",
-        help="Measure retrieval quality: BEIR data sets and gold questions (spec 03 §12).",
-        no_args_is_help=True,
+    eval_app = command_group(
+        app,
+        "eval",
+        "Measure retrieval quality: BEIR data sets and gold questions (spec 03 §12).",
     )
-    app.add_typer(eval_app)
 
     @eval_app.command("beir")
     def beir(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from biomcp.entrypoints.cli.common import cli_settings, execute
+from biomcp.entrypoints.cli.common import cli_settings, emit_json, execute
 from biomcp.entrypoints.cli.corpus import (
     DesignOption,
     EvidenceTypeOption,
@@ -118,6 +118,14 @@ def register(app: typer.Typer) -> None:
                 help="Export retracted records too (flagged); left out by default.",
             ),
         ] = False,
+        json_output: Annotated[
+            bool,
+            typer.Option(
+                "--json",
+                help="With -o: print the summary as JSON on stdout (the error envelope on "
+                "failure), for a script.",
+            ),
+        ] = False,
     ) -> None:
         """Write the stored records of the corpus, or of one saved query (-k), for a reference
         manager or screening tool: RIS (Zotero, EndNote, Covidence, Rayyan), BibTeX, CSV (a
@@ -127,13 +135,20 @@ def register(app: typer.Typer) -> None:
         quality score. A summary goes to stderr."""
         from biomcp.entrypoints.exporting import export_to
 
-        settings = cli_settings(False)
+        settings = cli_settings(json_output)
+        if output is not None and str(output) == "-":
+            output = None  # the usual name of standard output
         filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
 
         async def work(services: Services) -> ExportSummary | None:
             from biomcp.usecases.errors import InvalidRequestError
             from biomcp.usecases.payloads import parse_iso_utc
 
+            if json_output and output is None:
+                raise InvalidRequestError(
+                    "--json needs -o FILE: without it the export itself goes to standard output",
+                    details={"field": "json"},
+                )
             since = None if added_since is None else parse_iso_utc(added_since, field="added_since")
             try:
                 summary = await export_to(
@@ -156,9 +171,12 @@ def register(app: typer.Typer) -> None:
                 ) from None
             return summary
 
-        summary = execute(settings, work, json_output=False)
+        summary = execute(settings, work, json_output=json_output)
         if summary is None:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # no second error as Python exits
             raise typer.Exit(code=0)
-        typer.echo(_summary_line(summary, output), err=True)
+        if json_output:
+            emit_json(summary.as_payload())
+        else:
+            typer.echo(_summary_line(summary, output), err=True)

@@ -16,9 +16,9 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_FAILURE,
-    CommandGroup,
     JsonOption,
     cli_settings,
+    command_group,
     emit_json,
     execute,
 )
@@ -53,13 +53,11 @@ def _lines(report: dict[str, Any]) -> list[str]:
 
 def register(app: typer.Typer) -> None:
     """Add `biomcp index verify|rebuild` to `app`."""
-    index_app = typer.Typer(
-        cls=CommandGroup,
-        name="index",
-        help="The vector index of the corpus: verify it against SQL, rebuild it from SQL.",
-        no_args_is_help=True,
+    index_app = command_group(
+        app,
+        "index",
+        "The vector index of the corpus: verify it against SQL, rebuild it from SQL.",
     )
-    app.add_typer(index_app)
 
     @index_app.command("verify")
     def verify(json_output: JsonOption = False, quiet: QuietOption = False) -> None:

@@ -8,6 +8,7 @@ import typer
 
 from biomcp import __version__
 from biomcp.entrypoints.cli import (
+    checkpoints,
     clients,
     corpus,
     db,
@@ -53,6 +54,7 @@ db.register(app)
 serve.register(app)
 sync.register(app)
 corpus.register(app)
+checkpoints.register(app)
 export.register(app)
 project.register(app)
 index.register(app)

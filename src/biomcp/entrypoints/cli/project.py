@@ -21,10 +21,10 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_VALIDATION,
-    CommandGroup,
     JsonOption,
     cli_settings,
     clip,
+    command_group,
     emit_json,
     execute,
     terminal_width,
@@ -65,13 +65,11 @@ def _read_items(source: str) -> list[dict[str, Any]]:
 
 def register(app: typer.Typer) -> None:
     """Add `biomcp project ...` to `app`."""
-    project_app = typer.Typer(
-        cls=CommandGroup,
-        name="project",
-        help="Project collections: your own chunks per project, searched by vector or hybrid.",
-        no_args_is_help=True,
+    project_app = command_group(
+        app,
+        "project",
+        "Project collections: your own chunks per project, searched by vector or hybrid.",
     )
-    app.add_typer(project_app)
 
     @project_app.command("create")
     def create(

@@ -16,9 +16,9 @@ import typer
 
 from biomcp.entrypoints.cli.common import (
     EXIT_FAILURE,
-    CommandGroup,
     JsonOption,
     cli_settings,
+    command_group,
     emit_json,
     execute,
     execute_and_show,
@@ -187,14 +187,12 @@ def _related_view(answer: dict[str, Any]) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the `pubmed` command group to `app`."""
-    pubmed_app = typer.Typer(
-        cls=CommandGroup,
-        name="pubmed",
-        help="Live PubMed (NCBI E-utilities): search, fetch, related articles, citations, PMC full "
+    pubmed_app = command_group(
+        app,
+        "pubmed",
+        "Live PubMed (NCBI E-utilities): search, fetch, related articles, citations, PMC full "
         "text, identifiers, MeSH, reference matching.",
-        no_args_is_help=True,
     )
-    app.add_typer(pubmed_app)
     register_lookups(pubmed_app)
 
     @pubmed_app.command("search")
