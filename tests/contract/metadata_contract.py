@@ -740,6 +740,22 @@ class MetadataStoreContract:
         assert read is not None
         assert read.tzinfo == UTC
 
+    def test_an_upsert_counts_the_records_its_query_did_not_hold_before(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+
+        def upsert(pmids: Sequence[str], held_by: str | None) -> int:
+            docs = [upsert_of(full_record(p)) for p in pmids]
+            return run(store.upsert_documents(docs, held_by=held_by)).newly_held
+
+        assert upsert(["30000601", "30000602", "30000602"], key) == 2  # a repeat counts once
+        assert upsert(["30000602", "30000603"], key) == 1
+        assert upsert(["30000601", "30000603"], other) == 2  # stored already, new to it
+        assert upsert(["30000604"], None) == 0  # held by no query
+        assert upsert(["30000604"], key) == 1
+        assert run(store.records_of(key)) == ["30000601", "30000602", "30000603", "30000604"]
+
     def _hold(self, store: MetadataStore, key: str, *pmids: str) -> None:
         run(store.upsert_documents([upsert_of(full_record(p)) for p in pmids], held_by=key))
 

@@ -144,6 +144,7 @@ def test_first_sync_inserts_every_matching_record(
     assert field(out, "updated") == "0"
     assert field(out, "skipped") == "0"
     assert field(out, "processed") == str(n)
+    assert field(out, "new here") == f"{n} records this query did not hold before"
     assert field(out, "found") == f"{n} PMIDs"
     assert field(out, "max EDAT") == expected.max_edat
     assert field(out, "checkpoint") == f"{expected.max_edat} (advanced)"
@@ -172,6 +173,7 @@ def test_replay_inserts_and_embeds_nothing(
     assert report["skipped"] == report["pmids_processed"] >= 1  # the overlap window
     assert report["texts_embedded"] == 0
     assert report["chunks_written"] == 0
+    assert report["new_to_query"] == 0
     assert report["max_edat_seen"] == expected.max_edat
     assert report["checkpoint"] == expected.max_edat
     assert report["checkpoint_advanced"] is False
@@ -271,6 +273,7 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
     assert syncs[2]["term"] == every_term
     assert syncs[2]["pmids_found"] == len(fake.corpus)
     assert (syncs[3]["term"], syncs[3]["inserted"]) == (TERM, 0)  # KEY stored them already
+    assert syncs[3]["new_to_query"] == len(expected.pmids)  # and still new to this query
     assert syncs[3]["pmids_found"] == len(expected.pmids)
     assert "sync by_hand: error [VALIDATION]" in done.stderr
 

@@ -358,3 +358,27 @@ def test_a_search_within_a_query_synced_before_records_were_recorded_says_to_res
                 await search.run("patients", query_key="htn")
 
     run(scenario())
+
+
+def test_a_sync_counts_the_records_new_to_its_query_stored_or_not(
+    backend: BackendSpec, fake: FakeEutilsServer
+) -> None:
+    hypertension = set(matching(fake.corpus, "Hypertension"))
+    humans = set(matching(fake.corpus, "Humans"))
+    assert hypertension & humans, "the seed should give records of both"
+    assert humans - hypertension, "the seed should give records of one only"
+
+    async def scenario() -> None:
+        async with _corpus(backend, fake) as (_clock, metadata, _vectors, sync):
+            first = await sync.run("htn", "Hypertension[mh]")
+            assert (first.inserted, first.new_to_query) == (len(hypertension),) * 2
+            second = await sync.run("humans", "Humans[mh]")
+            # Records htn stored are skipped as documents, and still new to this query.
+            assert second.inserted == len(humans - hypertension)
+            assert second.skipped == len(humans & hypertension)
+            assert second.new_to_query == len(humans)
+            again = await sync.run("humans", "Humans[mh]", rescan=True)  # its history again
+            assert (again.pmids_processed, again.new_to_query) == (len(humans), 0)
+            assert await metadata.records_of("humans") == sorted(humans)
+
+    run(scenario())

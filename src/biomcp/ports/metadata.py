@@ -71,6 +71,8 @@ class UpsertSummary:
     skipped: int
     max_edat_seen: datetime | None
     outcomes: tuple[UpsertOutcome, ...] = ()
+    #: with `held_by`: how many of the PMIDs that saved query did not hold before
+    newly_held: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -254,6 +254,9 @@ class SyncReport:
     window_basis: str = "checkpoint"
     #: the term of the key's last completed sync, when this sync's term differs (step 2)
     previous_term: str | None = None
+    #: records this saved query holds now and did not before (stored by it, or by another
+    #: query first): what its next `export --new` brings
+    new_to_query: int = 0
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
@@ -296,6 +299,7 @@ class _Run:
     updated: int = 0
     skipped: int = 0
     processed: int = 0
+    new_to_query: int = 0
     chunks_written: int = 0
     chunks_deleted: int = 0
     texts_embedded: int = 0
@@ -629,6 +633,7 @@ class SyncDelta:
             revisions_found=len(extra),
             window_basis=basis.value,
             previous_term=previous_term,
+            new_to_query=run.new_to_query,
         )
 
     async def _drop_pending(
@@ -874,6 +879,7 @@ class SyncDelta:
         run.inserted += summary.inserted
         run.updated += summary.updated
         run.skipped += summary.skipped
+        run.new_to_query += summary.newly_held
         run.processed += len(docs)
         run.max_edat_seen = _later(run.max_edat_seen, summary.max_edat_seen)
         behind = await self._metadata.documents_to_index([r.pmid for r in fetched.records])

@@ -51,15 +51,24 @@ def _stored_versions(connection: Connection, pmids: list[str]) -> dict[str, Stor
     return stored
 
 
-def _hold(connection: Connection, query_key: str, pmids: Sequence[str], now: datetime) -> None:
-    """Record that `query_key` holds `pmids` (a membership already recorded stays as it is)."""
-    statement = dialect_insert(connection, QUERY_RECORDS).on_conflict_do_nothing(
-        index_elements=["query_key", "pmid"]
-    )
-    if pmids:
-        connection.execute(
-            statement, [{"query_key": query_key, "pmid": pmid, "added_at": now} for pmid in pmids]
+def _hold(connection: Connection, query_key: str, pmids: Sequence[str], now: datetime) -> int:
+    """Record that `query_key` holds `pmids` (a membership already recorded stays as it is,
+    with its first time); how many it did not hold before."""
+    held: set[str] = set()
+    for part in chunks(pmids):
+        query = select(QUERY_RECORDS.c.pmid).where(
+            QUERY_RECORDS.c.query_key == query_key, QUERY_RECORDS.c.pmid.in_(part)
         )
+        held.update(connection.execute(query).scalars())
+    new = [pmid for pmid in pmids if pmid not in held]
+    if new:  # a sync holds its key's lock: nothing else adds the key's memberships meanwhile
+        statement = dialect_insert(connection, QUERY_RECORDS).on_conflict_do_nothing(
+            index_elements=["query_key", "pmid"]
+        )
+        connection.execute(
+            statement, [{"query_key": query_key, "pmid": pmid, "added_at": now} for pmid in new]
+        )
+    return len(new)
 
 
 def _apply(
@@ -97,8 +106,7 @@ def _apply(
         touched = [p for p in seen_only if p not in inserts and p not in updates]
         for part in chunks(touched):
             connection.execute(update(DOCS).where(DOCS.c.pmid.in_(part)).values(last_seen_at=now))
-        if held_by is not None:
-            _hold(connection, held_by, list(stored), now)
+        newly_held = _hold(connection, held_by, list(stored), now) if held_by is not None else 0
     actions = [o.action for o in outcomes]
     return UpsertSummary(
         inserted=actions.count(UpsertAction.INSERT),
@@ -106,6 +114,7 @@ def _apply(
         skipped=actions.count(UpsertAction.SKIP),
         max_edat_seen=_max_edat(docs),
         outcomes=tuple(outcomes),
+        newly_held=newly_held,
     )
 
 

@@ -152,6 +152,7 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
         ("inserted", str(report.inserted)),
         ("updated", str(report.updated)),
         ("skipped", str(report.skipped)),
+        ("new here", f"{report.new_to_query} records this query did not hold before"),
         ("processed", str(report.pmids_processed)),
         (
             "chunks",
@@ -198,6 +199,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "term": report.term,
         "pmids_found": report.pmids_found,
         "revisions_found": report.revisions_found,
+        "new_to_query": report.new_to_query,
         "chunks_written": report.chunks_written,
         "chunks_deleted": report.chunks_deleted,
         "texts_embedded": report.texts_embedded,
