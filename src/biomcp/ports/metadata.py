@@ -253,11 +253,11 @@ class MetadataStore(Protocol):
     async def forget_query(
         self, query_key: str, *, delete_records: Sequence[str] = ()
     ) -> ForgottenQuery:
-        """Delete the checkpoint, the pending PMIDs, the sync jobs and the record memberships
-        of `query_key` in one transaction, so that it is a saved query no more; its audit
-        trail stays. Documents stay (every key shares them), except those of
-        `delete_records` that no other key holds at that moment, which are deleted in the
-        same transaction."""
+        """Delete the checkpoint, the pending PMIDs, the sync jobs, the record memberships and
+        the export mark of `query_key` in one transaction, so that it is a saved query no more;
+        its audit trail stays. Documents stay (every key shares them), except those of
+        `delete_records` that no other key holds at that moment, which are deleted in the same
+        transaction."""
         ...
 
     async def query_record_counts(self) -> dict[str, int]:

@@ -125,8 +125,8 @@ class Checkpoints:
         return await self._metadata.checkpoint_audit(_key(query_key))
 
     async def forget(self, query_key: str, *, records: bool = False) -> ForgottenQuery:
-        """Forget the saved query `query_key`: its checkpoint, pending PMIDs, sync jobs and
-        the record of which records it holds go, so `sync --all` and the overview no longer
+        """Forget the saved query `query_key`: its checkpoint, pending PMIDs, sync jobs, export
+        mark and the record of which records it holds go, so `sync --all` and the overview no longer
         list it; its audit trail stays. The records it brought stay in the corpus (every key
         shares it) unless `records`: then those no other saved query holds are deleted, from
         the vector store and then from SQL. Taken under the key's sync lock, so a running sync

@@ -86,6 +86,17 @@ class ExportSummary:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    """The PMIDs an export considers, the `added_since` they were chosen by, and where the next
+    export of the same saved query starts (`ExportSummary`)."""
+
+    pmids: list[str]
+    added_since: datetime | None
+    next_added_since: datetime | None = None
+    sync_running: bool = False
+
+
 class ExportRecords:
     """Writes stored records in one of `EXPORT_FORMATS`."""
 
@@ -127,30 +138,8 @@ class ExportRecords:
         if added_since is not None and added_since.tzinfo is None:
             added_since = added_since.replace(tzinfo=UTC)  # as ISO 8601 text without an offset
         key = query_key.strip() if query_key is not None else None
-        next_since: datetime | None = None
-        running = False
-        if new:
-            if key is None or added_since is not None:
-                raise InvalidRequestError(
-                    "new needs a query_key and no added_since: it starts where the key's "
-                    "last new export ended",
-                    details={"field": "new"},
-                )
-            added_since = await self._metadata.export_mark(key)
-        if key is not None:
-            next_since, running = await self._next_since(key)  # read before the records
-            pmids = await records_of_query(
-                self._metadata, key, purpose="export it", added_since=added_since
-            )
-        elif added_since is not None:
-            raise InvalidRequestError(
-                "added_since needs a query_key: each saved query records when it brought "
-                "each record",
-                details={"field": "added_since"},
-            )
-        else:
-            pmids = await self._every_pmid()
-        pmids.sort(key=int)
+        chosen_records = await self._select(key, added_since, new=new)
+        pmids = sorted(chosen_records.pmids, key=int)
         if chosen is ExportFormat.CSV:
             write(csv_header())
         exported = filtered = retracted = 0
@@ -174,15 +163,43 @@ class ExportRecords:
         return ExportSummary(
             format=chosen.value,
             query_key=key,
-            added_since=added_since,
+            added_since=chosen_records.added_since,
             considered=len(pmids),
             exported=exported,
             filtered_out=filtered,
             retracted_left_out=retracted,
-            next_added_since=next_since,
-            sync_running=running,
+            next_added_since=chosen_records.next_added_since,
+            sync_running=chosen_records.sync_running,
             new=new,
         )
+
+    async def _select(
+        self, key: str | None, added_since: datetime | None, *, new: bool
+    ) -> _Selection:
+        """The PMIDs an export considers: every stored one, or those `key` holds (since
+        `added_since`, or since its export mark when `new`), and where the next export of
+        `key` starts."""
+        if new:
+            if key is None or added_since is not None:
+                raise InvalidRequestError(
+                    "new needs a query_key and no added_since: it starts where the key's "
+                    "last new export ended",
+                    details={"field": "new"},
+                )
+            added_since = await self._metadata.export_mark(key)
+        if key is None:
+            if added_since is not None:
+                raise InvalidRequestError(
+                    "added_since needs a query_key: each saved query records when it brought "
+                    "each record",
+                    details={"field": "added_since"},
+                )
+            return _Selection(await self._every_pmid(), None)
+        next_since, running = await self._next_since(key)  # read before the records
+        pmids = await records_of_query(
+            self._metadata, key, purpose="export it", added_since=added_since
+        )
+        return _Selection(pmids, added_since, next_since, running)
 
     async def mark_of(self, query_key: str) -> datetime | None:
         """Where the next `new` export of `query_key` starts; None before its first.

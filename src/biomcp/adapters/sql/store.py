@@ -530,8 +530,8 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
     async def forget_query(
         self, query_key: str, *, delete_records: Sequence[str] = ()
     ) -> ForgottenQuery:
-        """Delete the checkpoint, pending PMIDs, sync jobs and record memberships of
-        `query_key` in one transaction, with the documents of `delete_records` no other key
+        """Delete the checkpoint, pending PMIDs, sync jobs, record memberships and export mark
+        of `query_key` in one transaction, with the documents of `delete_records` no other key
         holds (read in the transaction: a key that took one in the meantime keeps it); its
         audit trail stays."""
         doomed = _unique(delete_records)

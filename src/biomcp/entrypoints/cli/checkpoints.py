@@ -251,7 +251,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Forget the saved query QUERY_KEY: its checkpoint, pending PMIDs and sync jobs.
+        """Forget the saved query QUERY_KEY: its checkpoint, pending PMIDs, sync jobs and
+        export mark.
 
         `biomcp sync --all` and the overview no longer list it. The records it brought stay in
         the corpus (every saved query shares it) unless `--records` deletes those no other
