@@ -150,6 +150,11 @@ class PendingPmid:
     misses: int
 
 
+#: How many of a key's latest sync jobs are read for one still marked running: a sync marks
+#: the orphans among them interrupted, an export starts its next one from a running one.
+RECENT_JOBS = 20
+
+
 @dataclass(frozen=True, slots=True)
 class SyncJob:
     """The report of one sync run, kept for audit."""

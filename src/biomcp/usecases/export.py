@@ -36,7 +36,7 @@ from biomcp.domain.export import (
     ris_entry,
 )
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import MetadataStore, StoredDocument
+from biomcp.ports.metadata import RECENT_JOBS, MetadataStore, StoredDocument
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import document_payload, iso_utc
@@ -47,8 +47,6 @@ __all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
 EXPORT_FORMATS = tuple(f.value for f in ExportFormat)
 #: Records read from SQL per round trip.
 _PAGE = 500
-#: A key's latest sync jobs read for one still running (as `SyncDelta` reads them for orphans).
-_RECENT_JOBS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +211,7 @@ class ExportRecords:
         """Move the export mark of a `new` export's key to where the next one starts: call it
         once the export is complete where it went (a failed one leaves the mark, so the next
         export repeats it). Nothing for another export."""
-        if summary.new and summary.query_key is not None and summary.next_added_since:
+        if summary.new and summary.query_key is not None and summary.next_added_since is not None:
             await self._metadata.set_export_mark(summary.query_key, summary.next_added_since)
 
     async def _next_since(self, key: str) -> tuple[datetime, bool]:
@@ -222,7 +220,7 @@ class ExportRecords:
         so until the key's next sync; that only repeats records). Read before the records:
         a sync that starts later stores its records at a later time."""
         read_at = self._clock.now()
-        jobs = await self._metadata.list_jobs(key, limit=_RECENT_JOBS)
+        jobs = await self._metadata.list_jobs(key, limit=RECENT_JOBS)
         started = [job.started_at for job in jobs if job.status == "running"]
         return min([read_at, *started]), bool(started)
 

@@ -78,6 +78,7 @@ from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import EntrezClient, EntrezError, EntrezWarning, FetchResult
 from biomcp.ports.metadata import (
+    RECENT_JOBS,
     Checkpoint,
     DocumentUpsert,
     MetadataStore,
@@ -504,7 +505,7 @@ class SyncDelta:
     async def _interrupt_orphans(self, query_key: str) -> None:
         """Under the key's lock no other sync of the key runs: a job of the key still marked
         running belongs to a process that died (killed, crashed) and is `interrupted`."""
-        for job in await self._metadata.list_jobs(query_key, limit=20):
+        for job in await self._metadata.list_jobs(query_key, limit=RECENT_JOBS):
             if job.status == "running":
                 await self._metadata.record_job(
                     replace(
