@@ -88,8 +88,8 @@ PRECISIONS = ("auto", "fp32", "int8")
 # benchmarks/README.md, "int8 compute where the CPU has VNNI").
 RUN_TOKENS = 1024
 # An int8 run on a CPU with AMX: its products are fast enough that the passes over a run's
-# activations count, and smaller runs keep them in cache: short chunks embed ~10% faster, long
-# ones ~13% (benchmarks/README.md, "2026-11-28, stop 29"). Measured on AMX only; elsewhere
+# activations count, and short and long chunks alike embed faster in runs of 384-512 tokens
+# than of 1,024 (benchmarks/README.md, "2026-11-28, stop 29"). Measured on AMX only; elsewhere
 # RUN_TOKENS.
 AMX_RUN_TOKENS = 512
 # ONNX Runtime graph rewrites this model runs faster without. `SkipLayerNormFusion` merges each

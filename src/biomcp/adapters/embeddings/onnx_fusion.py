@@ -365,8 +365,9 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     A projection's bias goes into its `DynamicQuantizeMatMul` (`_bias_into`), which adds it as
     it scales the product's output: the `Add` of the bias, a pass over the projection's output,
     is gone, and a `BiasGelu` after it becomes a `Gelu`. The same fp32 additions in the same
-    order, so the same vectors, bit for bit (tested); about 8% less time on a CPU with AMX,
-    where the int8 products are fast and the passes over the activations count.
+    order, so the same vectors, bit for bit (tested); faster most on a CPU with AMX, where the
+    int8 products are fast and the passes over the activations count (figures:
+    benchmarks/README.md, "2026-11-28, stop 29").
 
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
