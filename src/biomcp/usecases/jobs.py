@@ -24,13 +24,8 @@ from biomcp.ports.clock import Clock
 from biomcp.ports.metadata import MetadataStore, SyncJob
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.sync import (
-    ProgressCallback,
-    SyncDelta,
-    SyncProgress,
-    SyncReport,
-    new_job_id,
-)
+from biomcp.usecases.sync import SyncDelta
+from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
 
 __all__ = ["JobOutcome", "SyncJobs"]
 

@@ -59,24 +59,20 @@ import asyncio
 import contextlib
 import inspect
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from enum import StrEnum
-from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig
 from biomcp.domain.design import classify_design
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.quality import QualityConfig, score_quality
-from biomcp.domain.queries import compact
 from biomcp.domain.records import PubMedRecord
 from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import reads_history, window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import EntrezClient, EntrezError, EntrezWarning, FetchResult
+from biomcp.ports.entrez import EntrezClient, EntrezError, FetchResult
 from biomcp.ports.metadata import (
     RECENT_JOBS,
     Checkpoint,
@@ -90,12 +86,20 @@ from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.documents import INDEX_LOCK, new_query_key
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
-from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.pending import sample, settle_pending
 from biomcp.usecases.rescoring import rescore_stale
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
+from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
+from biomcp.usecases.sync_terms import (
+    WindowBasis,
+    changed_term,
+    term_changed_warning,
+    term_warning,
+    within_history,
+)
 
 __all__ = [
+    "ProgressCallback",
     "SyncConfig",
     "SyncDelta",
     "SyncProgress",
@@ -138,147 +142,6 @@ class SyncConfig:
             raise ValueError("max_pending must be >= 0")
         if self.initial_days is not None and self.initial_days < 0:
             raise ValueError("initial_days must be >= 0")
-
-
-class WindowBasis(StrEnum):
-    """Why a sync's EDAT window starts where it does (`SyncReport.window_basis`)."""
-
-    #: the key's watermark less the overlap
-    CHECKPOINT = "checkpoint"
-    #: a first sync, `initial_days` back
-    INITIAL_DAYS = "initial_days"
-    #: a first sync over the whole history
-    WHOLE_HISTORY = "whole_history"
-    #: the term differs from the key's last completed sync: the key's history again
-    TERM_CHANGED = "term_changed"
-    #: asked for (`rescan`): the key's history again, from `Checkpoint.covers_from`
-    RESCAN = "rescan"
-
-
-def changed_term(checkpoint: Checkpoint, term: str) -> str | None:
-    """The term of the key's last completed sync when `term` is another query (spacing aside,
-    as PubMed reads it), else None (also before a completed sync, or when it was not recorded).
-
-    Continuing from the checkpoint would never fetch the new term's records older than it, so
-    such a sync reads the key's history (`Checkpoint.covers_from`) again instead (step 2)."""
-    previous = checkpoint.term
-    if previous is None or checkpoint.last_scan_at is None or compact(previous) == compact(term):
-        return None
-    return previous
-
-
-def _term_changed_warning(previous: str, term: str, start: datetime | None) -> str:
-    history = f"from {iso_utc(start)}" if start is not None else "over the whole history"
-    return (
-        f"this query key was last synced with another term ({_clip(previous)}), so its "
-        f"history is read again for {_clip(term)}, {history}, rather than from its checkpoint; "
-        "records stored for the earlier term stay in the corpus (a new query_key keeps two "
-        "queries apart)"
-    )
-
-
-def _clip(term: str, limit: int = 120) -> str:
-    term = compact(term)
-    return repr(term if len(term) <= limit else term[: limit - 3] + "...")
-
-
-def within_history(term: str, covers_from: datetime | None) -> str:
-    """`term` limited to the records PubMed entered (EDAT) from the day of `covers_from` on:
-    the history a key's syncs cover (`Checkpoint.covers_from`; None, the whole history, leaves
-    `term` as it is). The revisions' ESearch asks with it, so that a key first synced
-    `initial_days` back does not gain every older record of its term PubMed revises (most of
-    MEDLINE at its yearly MeSH update)."""
-    if covers_from is None:
-        return term
-    day = covers_from.astimezone(UTC).date()
-    return f'({term}) AND ("{day:%Y/%m/%d}"[EDAT] : "3000/12/31"[EDAT])'
-
-
-def new_job_id(started_at: datetime) -> str:
-    """A job id: the start time and a random suffix (`sync_2026-01-02T03:04:05Z_1a2b3c4d`)."""
-    return f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
-
-
-@dataclass(frozen=True, slots=True)
-class SyncProgress:
-    """Where a running sync stands (sent after enumeration and after every batch)."""
-
-    query_key: str
-    total: int
-    processed: int
-    chunks_embedded: int
-    elapsed_s: float
-    inserted: int = 0
-    updated: int = 0
-    skipped: int = 0
-    max_edat_seen: datetime | None = None
-
-    @property
-    def rate(self) -> float:
-        """Records per second so far."""
-        return self.processed / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class SyncReport:
-    """The outcome of one sync. `as_payload()` is the spec's response; the rest is for the CLI,
-    the job log and the benchmarks (`timings` in seconds per stage)."""
-
-    job_id: str
-    query_key: str
-    inserted: int
-    updated: int
-    skipped: int
-    pmids_processed: int
-    max_edat_seen: datetime | None
-    warnings: tuple[str, ...]
-    pmids_found: int = 0
-    chunks_written: int = 0
-    chunks_deleted: int = 0
-    texts_embedded: int = 0
-    checkpoint: datetime | None = None
-    checkpoint_advanced: bool = False
-    window_start: datetime | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    retractions_rechecked: int = 0
-    newly_retracted: tuple[str, ...] = ()
-    pending: tuple[str, ...] = ()
-    pending_arrived: tuple[str, ...] = ()
-    pending_gone: tuple[str, ...] = ()
-    #: the PubMed query synced
-    term: str = ""
-    #: stored scores whose recency the calendar moved, brought up to date (`usecases.rescoring`)
-    rescored: int = 0
-    #: PMIDs of the term PubMed revised since the last sync, outside the EDAT window (step 3)
-    revisions_found: int = 0
-    #: why the EDAT window starts at `window_start` (`WindowBasis`)
-    window_basis: str = "checkpoint"
-    #: the term of the key's last completed sync, when this sync's term differs (step 2)
-    previous_term: str | None = None
-    #: records this saved query holds now and did not before (stored by it, or by another
-    #: query first): what its next `export --new` brings
-    new_to_query: int = 0
-
-    def as_payload(self) -> dict[str, Any]:
-        """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as
-        spec 01 has it): the retraction re-check and the pending PMIDs reach it as warnings;
-        `retractions_rechecked`, `newly_retracted`, `pending` (the PMIDs pending after this
-        sync), `pending_arrived` (those pending before that arrived and were indexed, or that
-        EFetch reported deleted) and `pending_gone` (those ESearch no longer finds) are here
-        for the CLI, the library and the job log."""
-        return {
-            "job_id": self.job_id,
-            "inserted": self.inserted,
-            "updated": self.updated,
-            "skipped": self.skipped,
-            "pmids_processed": self.pmids_processed,
-            "max_edat_seen": iso_utc(self.max_edat_seen),
-            "warnings": list(self.warnings),
-        }
-
-
-#: Called after enumeration and after every batch; may be a coroutine function.
-ProgressCallback = Callable[[SyncProgress], Awaitable[None] | None]
 
 
 async def _notify(progress: ProgressCallback | None, run: _Run) -> None:
@@ -539,7 +402,7 @@ class SyncDelta:
         if previous_term is not None:
             # The checkpoint belongs to another term: read the key's history again for this one.
             start, basis = checkpoint.covers_from, WindowBasis.TERM_CHANGED
-            run.warnings.append(_term_changed_warning(previous_term, term, start))
+            run.warnings.append(term_changed_warning(previous_term, term, start))
         elif rescan and scanned:
             start, basis = checkpoint.covers_from, WindowBasis.RESCAN
         else:
@@ -556,7 +419,7 @@ class SyncDelta:
 
         began = time.perf_counter()
         found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
-        run.warnings.extend(_term_warning(w) for w in found.warnings)
+        run.warnings.extend(term_warning(w) for w in found.warnings)
         if not found.complete:
             run.complete = False
             run.warnings.append(
@@ -965,18 +828,6 @@ class SyncDelta:
         )
         run.timed("index", began)
         return outcome.failed
-
-
-def _term_warning(warning: EntrezWarning) -> str:
-    """What NCBI said of the sync's term, for the report: a part of the query PubMed found
-    nowhere is left out of the search, which widens a query that ANDs it."""
-    if warning.dropped is not None:
-        return (
-            f"PubMed found nothing for {warning.message} and searched without it "
-            f"({warning.kind}): the window holds what the rest of the query matches; "
-            "check the saved query's term"
-        )
-    return str(warning)
 
 
 def derive_document(record: PubMedRecord, today: date, quality: QualityConfig) -> DocumentUpsert:
