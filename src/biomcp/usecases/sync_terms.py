@@ -15,7 +15,6 @@ from biomcp.usecases.payloads import iso_utc
 __all__ = [
     "WindowBasis",
     "changed_term",
-    "clip",
     "term_changed_warning",
     "term_warning",
     "within_history",
@@ -52,14 +51,14 @@ def changed_term(checkpoint: Checkpoint, term: str) -> str | None:
 def term_changed_warning(previous: str, term: str, start: datetime | None) -> str:
     history = f"from {iso_utc(start)}" if start is not None else "over the whole history"
     return (
-        f"this query key was last synced with another term ({clip(previous)}), so its "
-        f"history is read again for {clip(term)}, {history}, rather than from its checkpoint; "
+        f"this query key was last synced with another term ({_clip(previous)}), so its "
+        f"history is read again for {_clip(term)}, {history}, rather than from its checkpoint; "
         "records stored for the earlier term stay in the corpus (a new query_key keeps two "
         "queries apart)"
     )
 
 
-def clip(term: str, limit: int = 120) -> str:
+def _clip(term: str, limit: int = 120) -> str:
     term = compact(term)
     return repr(term if len(term) <= limit else term[: limit - 3] + "...")
 
