@@ -15,9 +15,13 @@ Each style follows its published rules where a PubMed record carries the informa
 * **Vancouver** (NLM *Citing Medicine*): up to 6 authors as `Last FM`, then `et al.`; Title.
   Journal ISO abbreviation. Year Mon Day;Volume(Issue):pages (abbreviated, `100-10`). doi.
   `PMID: 1; PMCID: PMC2.` as PubMed's own citations print them.
-* **BibTeX**: `@article{Key, ...}` with authors joined by `and`, page ranges with `--`, braces
-  escaped.
+* **BibTeX**: `@article{Key, ...}` with authors joined by `and`, page ranges with `--`, every
+  value escaped by `bibtex_escape` (the DOI percent-encoded instead, as in its URL).
 * **RIS**: `TY  - JOUR` ... `ER  - `, one `AU` per author, `SP` / `EP` for pages.
+
+Records come from upstream, so no value is trusted: every style reads the record with each of
+its strings on one line (`one_line`: control characters and line breaks become a space, runs of
+spaces one). A value cannot end an RIS record or add a tag, nor close a BibTeX field or entry.
 
 Journal names (APA, MLA, BibTeX, RIS `T2`) come from `journals.journal_name`: NLM's catalogue
 title without its place qualifier, in title case. Vancouver and RIS `J2` keep the ISO
@@ -42,8 +46,9 @@ print them in full (`100-110`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from biomcp.domain.journals import MLA_MINOR_WORDS, journal_name, title_case
 from biomcp.domain.records import Author, PubDate, PubMedRecord
@@ -56,6 +61,7 @@ __all__ = [
     "expand_pages",
     "format_citation",
     "mla_pages",
+    "one_line",
 ]
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -81,6 +87,47 @@ class CitationStyle(StrEnum):
     APA = "apa"
     MLA = "mla"
     VANCOUVER = "vancouver"
+
+
+# --- text ----------------------------------------------------------------------------------
+
+# Control characters (tab, line feed, carriage return, NEL, escape...) and Unicode's line and
+# paragraph separators: any of them can end a line for some reader.
+_BREAKS = re.compile(r"[ \x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: each run of spaces, control characters and line or paragraph
+    separators becomes one space, and the ends are stripped of whitespace."""
+    return _BREAKS.sub(" ", text).strip()
+
+
+def _one_line_value(value: object) -> object:
+    if type(value) is str:
+        return one_line(value)
+    if isinstance(value, tuple):
+        return tuple(_one_line_value(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return _one_line_fields(value)
+    return value
+
+
+def _one_line_fields(value: Any) -> Any:
+    """`value` (a record dataclass) with every string in it, nested ones too, on one line."""
+    changes = {}
+    for f in fields(value):
+        old = getattr(value, f.name)
+        new = _one_line_value(old)
+        if new != old:
+            changes[f.name] = new
+    return replace(value, **changes) if changes else value
+
+
+def _one_line_record(record: PubMedRecord) -> PubMedRecord:
+    """The record every style formats: no value can break a line or carry a control
+    character into a citation."""
+    cleaned: PubMedRecord = _one_line_fields(record)
+    return cleaned
 
 
 # --- pages ---------------------------------------------------------------------------------
@@ -335,6 +382,7 @@ def _doi_url(record: PubMedRecord) -> str | None:
 
 
 def apa(record: PubMedRecord) -> str:
+    record = _one_line_record(record)
     names = [n.apa() for n in _names(record)]
     if len(names) >= 21:
         authors = ", ".join(names[:19]) + ", . . . " + names[-1]
@@ -366,6 +414,7 @@ def apa(record: PubMedRecord) -> str:
 
 
 def mla(record: PubMedRecord) -> str:
+    record = _one_line_record(record)
     names = _names(record)
     if len(names) == 1:
         authors = names[0].inverted()
@@ -408,6 +457,7 @@ def mla(record: PubMedRecord) -> str:
 
 
 def vancouver(record: PubMedRecord) -> str:
+    record = _one_line_record(record)
     names = [n.vancouver() for n in _names(record)]
     authors = ", ".join(names[:6]) + (", et al" if len(names) > 6 else "")
     parts = []
@@ -446,26 +496,87 @@ def vancouver(record: PubMedRecord) -> str:
     return " ".join(parts)
 
 
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    **{ch: f"\\{ch}" for ch in "%&$#_"},
+}
+_UNPAIRED_BRACE = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+
+
 def bibtex_escape(text: str) -> str:
-    """`text` with BibTeX's special characters (`{}%&$#_`) escaped by a backslash."""
-    return re.sub(r"([{}%&$#_])", r"\\\1", text)
+    r"""`text` as the body of a braced BibTeX field, on one line (`one_line`).
+
+    LaTeX's specials `%&$#_` get a backslash and a backslash becomes `\textbackslash{}`.
+    Braces that pair up within `text` become `\{` and `\}`; a brace without its partner becomes
+    `\textbraceleft{}` or `\textbraceright{}`. So the braces of the result balance both for
+    readers that skip `\{` and for BibTeX, which counts it: no value can close its field or
+    its entry. With no line break in it, no value can start an `@` entry either.
+    """
+    text = one_line(text)
+    paired = _paired_braces(text)
+    out = []
+    for i, ch in enumerate(text):
+        if ch in "{}":
+            out.append(f"\\{ch}" if i in paired else _UNPAIRED_BRACE[ch])
+        else:
+            out.append(_LATEX_SPECIAL.get(ch, ch))
+    return "".join(out)
+
+
+def _paired_braces(text: str) -> set[int]:
+    """The positions of the braces in `text` that close or are closed by another."""
+    paired: set[int] = set()
+    opened: list[int] = []
+    for i, ch in enumerate(text):
+        if ch == "{":
+            opened.append(i)
+        elif ch == "}" and opened:
+            paired.update((opened.pop(), i))
+    return paired
+
+
+# BibTeX splits an author list on a free-standing `and` and a name on its commas.
+_NAME_SEPARATOR = re.compile(r",|(?:^|\s)and(?:\s|$)", re.IGNORECASE)
+
+
+def _bibtex_name_part(text: str) -> str:
+    """A last or first name, braced when it holds a comma or the word `and`, or starts with an
+    escape (bibtexparser 2 drops the first two characters of such a name after `and`)."""
+    escaped = bibtex_escape(text)
+    if _NAME_SEPARATOR.search(text) or escaped.startswith("\\"):
+        return f"{{{escaped}}}"
+    return escaped
+
+
+def _bibtex_name(name: _Name) -> str:
+    if name.group:
+        return f"{{{bibtex_escape(name.group)}}}"
+    first = _first_names(name.author)
+    last = _bibtex_name_part(name.last)
+    return f"{last}, {_bibtex_name_part(first)}" if first else last
+
+
+# `doi` is a verbatim field for biblatex: a LaTeX escape would be printed, so the characters
+# that could unbalance the field (and `%` itself, and spaces) are percent-encoded as in the
+# DOI's URL, which resolves the same.
+_DOI_ENCODED = re.compile(r"[%{}\\ ]")
+
+
+def _bibtex_doi(doi: str) -> str:
+    return _DOI_ENCODED.sub(lambda m: f"%{ord(m.group()):02X}", one_line(doi))
 
 
 def bibtex(record: PubMedRecord) -> str:
+    """The record as one `@article` entry. Every value is braced and escaped by
+    `bibtex_escape` (the DOI percent-encoded instead); the key keeps ASCII letters, digits and
+    `_` only."""
+    record = _one_line_record(record)
     names = _names(record)
     first = re.sub(r"[^A-Za-z]", "", names[0].last) if names else "pmid"
     key = f"{first or 'pmid'}{_year(record) or ''}_{record.pmid}"
     fields: list[tuple[str, str]] = []
     if names:
-        fields.append(
-            (
-                "author",
-                " and ".join(
-                    f"{{{bibtex_escape(n.group)}}}" if n.group else bibtex_escape(n.inverted())
-                    for n in names
-                ),
-            )
-        )
+        fields.append(("author", " and ".join(_bibtex_name(n) for n in names)))
     fields.append(("title", f"{{{bibtex_escape(_title(record))}}}"))
     if _journal(record):
         fields.append(("journal", bibtex_escape(_journal(record))))
@@ -480,17 +591,17 @@ def bibtex(record: PubMedRecord) -> str:
     elif record.pdat is not None and record.pdat.month:
         fields.append(("month", _MONTHS[record.pdat.month - 1].lower()))
     if record.journal.volume:
-        fields.append(("volume", record.journal.volume))
+        fields.append(("volume", bibtex_escape(record.journal.volume)))
     if record.journal.issue:
-        fields.append(("number", record.journal.issue))
+        fields.append(("number", bibtex_escape(record.journal.issue)))
     pages = expand_pages(record.pages)
     if pages:
-        fields.append(("pages", pages.replace("-", "--")))
+        fields.append(("pages", bibtex_escape(pages.replace("-", "--"))))
     if record.doi:
-        fields.append(("doi", record.doi))
+        fields.append(("doi", _bibtex_doi(record.doi)))
     fields.append(("pmid", record.pmid))
     if record.pmcid:
-        fields.append(("pmcid", record.pmcid))
+        fields.append(("pmcid", bibtex_escape(record.pmcid)))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@article{{{key},\n{body}\n}}"
 
@@ -507,6 +618,8 @@ def _ris_date(pdat: PubDate) -> str:
 
 
 def ris(record: PubMedRecord) -> str:
+    """The record as one RIS reference, a tag per line, every value on one line."""
+    record = _one_line_record(record)
     lines = ["TY  - JOUR"]
     lines += [f"AU  - {n.inverted()}" for n in _names(record)]
     lines.append(f"TI  - {_title(record)}")
@@ -533,7 +646,7 @@ def ris(record: PubMedRecord) -> str:
     lines.append(f"AN  - {record.pmid}")
     lines.append(f"UR  - https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/")
     if record.abstract_text:
-        lines.append(f"AB  - {record.abstract_text.replace(chr(10), ' ')}")
+        lines.append(f"AB  - {one_line(record.abstract_text)}")
     lines.append("ER  - ")
     return "\n".join(lines)
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from biomcp.domain.citations import bibtex, bibtex_escape, format_citation
+from biomcp.domain.citations import bibtex, bibtex_escape, format_citation, one_line
 from biomcp.domain.evidence import EvidenceClassification
 from biomcp.domain.records import PubMedRecord, QualityBreakdown
 
@@ -107,7 +107,7 @@ def ris_entry(item: ExportedRecord) -> str:
     """The record's RIS citation with its MeSH descriptors (`KW`) and `derived_note` (`N1`)."""
     lines = format_citation(item.record, "ris").split("\n")
     end = lines.pop()  # "ER  - "
-    lines += [f"KW  - {term}" for term in _mesh_terms(item.record)]
+    lines += [f"KW  - {one_line(term)}" for term in _mesh_terms(item.record)]
     lines.append(f"N1  - {derived_note(item)}")
     lines.append(end)
     return "\n".join(lines)
