@@ -35,10 +35,10 @@ ID_KINDS: tuple[IdKind, ...] = ("pmid", "pmcid", "doi")
 #: The longest identifier read; DOIs are rarely over 100 characters.
 MAX_ID_CHARS = 300
 
-_PMID = re.compile(r"^(?:pmid\s*:?\s*)?([1-9][0-9]{0,9})$", re.IGNORECASE)
-_PMCID = re.compile(r"^(?:pmcid\s*:?\s*)?pmc\s*([1-9][0-9]{0,9})(?:\.([1-9][0-9]{0,3}))?$", re.I)
+_PMID = re.compile(r"(?:pmid\s*:?\s*)?([1-9][0-9]{0,9})", re.IGNORECASE)
+_PMCID = re.compile(r"(?:pmcid\s*:?\s*)?pmc\s*([1-9][0-9]{0,9})(?:\.([1-9][0-9]{0,3}))?", re.I)
 _DOI_PREFIX = re.compile(r"^(?:doi\s*:\s*|https?://(?:dx\.)?doi\.org/|doi\.org/)", re.IGNORECASE)
-_DOI = re.compile(r"^10\.[0-9]{4,9}/\S+$")
+_DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +86,13 @@ def parse_article_id(text: str) -> ArticleId | None:
     given = text.strip()
     if not given or len(given) > MAX_ID_CHARS:
         return None
-    if match := _PMID.match(given):
+    if match := _PMID.fullmatch(given):
         return ArticleId(given, "pmid", match.group(1))
-    if match := _PMCID.match(given):
+    if match := _PMCID.fullmatch(given):
         version = int(match.group(2)) if match.group(2) else None
         return ArticleId(given, "pmcid", f"PMC{match.group(1)}", version)
     bare = _DOI_PREFIX.sub("", given)
-    if _DOI.match(bare):
+    if _DOI.fullmatch(bare):
         return ArticleId(given, "doi", bare)
     return None
 

@@ -59,11 +59,11 @@ __all__ = [
     "words_to_number",
 ]
 
-_ISSN = re.compile(r"^(\d{4})-?(\d{3}[\dX])$")
+_ISSN = re.compile(r"([0-9]{4})-?([0-9]{3}[0-9X])")
 
 
 def _issn_key(issn: str) -> str | None:
-    match = _ISSN.match(issn.strip().upper())
+    match = _ISSN.fullmatch(issn.strip().upper())
     return f"{match.group(1)}-{match.group(2)}" if match else None
 
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from biomcp.domain.errors import InvalidRecordError
 
-_PMID = re.compile(r"^[1-9][0-9]{0,9}$")
+_PMID = re.compile(r"[1-9][0-9]{0,9}")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _SEASON_MONTH = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
@@ -73,7 +73,7 @@ class PubDate:
             InvalidRecordError: when no four-digit year can be found.
         """
         cleaned = text.strip()
-        iso = re.match(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$", cleaned)
+        iso = re.fullmatch(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?", cleaned)
         if iso:
             y, m, d = iso.groups()
             return cls(int(y), int(m), int(d) if d else None)
@@ -229,7 +229,7 @@ class PubMedRecord:
     grants: tuple[Grant, ...] = ()
 
     def __post_init__(self) -> None:
-        if not _PMID.match(self.pmid):
+        if not _PMID.fullmatch(self.pmid):
             raise InvalidRecordError(f"PMID must be digits without a leading zero: {self.pmid!r}")
         for name in ("edat", "lr"):
             value = getattr(self, name)

@@ -51,8 +51,8 @@ _OPEN_HIGH = "3000"
 
 _WHITESPACE_CONTROLS = frozenset("\t\n\r")
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_PMID = re.compile(r"^[0-9]+$")
-_DATE = re.compile(r"^(\d{4})(?:/(\d{2})(?:/(\d{2}))?)?$")
+_PMID = re.compile(r"[0-9]+")
+_DATE = re.compile(r"([0-9]{4})(?:/([0-9]{2})(?:/([0-9]{2}))?)?")
 
 DateTag = Literal["pdat", "mdat", "edat"]
 
@@ -205,7 +205,7 @@ def _bounds(
     """The first and last day `text` can mean, as (year, month, day) tuples."""
     if text is None:
         return None
-    match = _DATE.match(text) if isinstance(text, str) else None
+    match = _DATE.fullmatch(text) if isinstance(text, str) else None
     if match is None:
         raise InvalidQueryError(f"{name} must be YYYY, YYYY/MM or YYYY/MM/DD, got {text!r}")
     year, month_text, day_text = match.groups()
@@ -254,7 +254,7 @@ def parse_pmid(text: str) -> str:
     if not isinstance(text, str):
         raise InvalidRecordError(f"a PMID must be a string of digits, got {type(text).__name__}")
     pmid = text.strip()
-    if not _PMID.match(pmid):
+    if not _PMID.fullmatch(pmid):
         raise InvalidRecordError(f"{text!r} is not a PMID: a PMID is digits only, e.g. 29768149")
     if pmid.startswith("0"):
         raise InvalidRecordError(

@@ -170,7 +170,7 @@ def beir_pmids(doc_ids: Iterable[str]) -> dict[str, str]:
     past any PMID already taken (ids are placed in sorted order, so the mapping depends only
     on the set of ids)."""
     ids = sorted(set(doc_ids))
-    mapping = {i: i for i in ids if PMID_PATTERN.match(i)}
+    mapping = {i: i for i in ids if PMID_PATTERN.fullmatch(i)}
     taken = set(mapping.values())
     span = 9_000_000_000
     for doc_id in ids:

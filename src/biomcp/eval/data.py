@@ -13,7 +13,7 @@ from biomcp.usecases.errors import InvalidRequestError
 __all__ = ["PMID_PATTERN", "EvaluationDataError", "Progress", "read_jsonl"]
 
 #: A PMID as data sets and gold files spell it.
-PMID_PATTERN = re.compile(r"^[1-9][0-9]{0,9}$")
+PMID_PATTERN = re.compile(r"[1-9][0-9]{0,9}")
 
 Progress = Callable[[str], None]
 

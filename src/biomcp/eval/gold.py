@@ -55,7 +55,7 @@ class GoldQuestion:
 _GOLD_FIELDS = frozenset(
     {"id", "topic", "question", "intent", "expected_pmids", "expected_chunks", "must_have_numeric"}
 )
-_CHUNK_KEY = re.compile(r"^[1-9][0-9]{0,9}:[A-Za-z0-9_]+$")
+_CHUNK_KEY = re.compile(r"[1-9][0-9]{0,9}:[A-Za-z0-9_]+")
 
 
 def _strings(value: object, where: str, name: str) -> tuple[str, ...]:
@@ -91,8 +91,8 @@ def load_gold(path: Path) -> list[GoldQuestion]:
             raise EvaluationDataError(f"{where}: intent {intent!r} is not one of {INTENTS}")
         pmids = _strings(item.get("expected_pmids"), where, "expected_pmids")
         chunks = _strings(item.get("expected_chunks"), where, "expected_chunks")
-        bad = [p for p in pmids if not PMID_PATTERN.match(p)] + [
-            c for c in chunks if not _CHUNK_KEY.match(c)
+        bad = [p for p in pmids if not PMID_PATTERN.fullmatch(p)] + [
+            c for c in chunks if not _CHUNK_KEY.fullmatch(c)
         ]
         if bad:
             raise EvaluationDataError(f"{where}: malformed PMID or chunk id {bad[0]!r}")

@@ -18,7 +18,7 @@ from biomcp.usecases.retractions import retraction_notice
 
 __all__ = ["document_payload", "iso_utc", "parse_doc_id", "parse_iso_utc"]
 
-_DOC_ID = re.compile(r"^(?:pmid:)?([1-9][0-9]{0,11})$")
+_DOC_ID = re.compile(r"(?:pmid:)?([1-9][0-9]{0,11})")
 
 
 def iso_utc(value: datetime | None) -> str | None:
@@ -58,7 +58,7 @@ def parse_doc_id(value: str) -> str:
     Raises:
         InvalidRequestError: when `value` is neither.
     """
-    match = _DOC_ID.match(value.strip())
+    match = _DOC_ID.fullmatch(value.strip())
     if match is None:
         raise InvalidRequestError(
             f"{value!r} is not a document id: use pmid:<digits>, e.g. pmid:29768149",

@@ -85,7 +85,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--output",
                 "-o",
-                help="Write to this file (complete, or not at all); default: standard output.",
+                help="Write to this file (complete, or not at all), or into a device, pipe or "
+                "/dev/fd/N as a stream; default: standard output.",
             ),
         ] = None,
         evidence_type: EvidenceTypeOption = None,

@@ -2,7 +2,8 @@
 
     biomcp project create ID [--no-hybrid]
     biomcp project list
-    biomcp project store ID FILE          (JSON: an array of items, or JSON Lines; - for stdin)
+    biomcp project store ID FILE          (JSON: an array of items, or JSON Lines; - for stdin;
+                                           sent in batches of at most 500)
     biomcp project find ID QUERY [--top-k N] [--tag T]... [--hybrid] [--full-text]
     biomcp project inspect ID [--sample N]
 
@@ -61,6 +62,40 @@ def _read_items(source: str) -> list[dict[str, Any]]:
         typer.echo(f"error [VALIDATION]: cannot read items from {source}: {exc}", err=True)
         raise typer.Exit(code=EXIT_VALIDATION) from None
     return items
+
+
+async def _store_in_batches(
+    services: Services, project_id: str, items: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`store_chunks` of `items` in order, at most the per-call limit at a time: its answer
+    with the totals and a `batches` count. The error of a failed batch names its items' range
+    in the file and what the batches before it wrote."""
+    from biomcp.usecases.errors import UseCaseError
+
+    size = services.projects.limits.max_items
+    starts = range(0, len(items), size) if items else range(1)  # none: the use case says why
+    answer: dict[str, Any] = {"chunks_written": 0, "warnings": []}
+    for start in starts:
+        batch = items[start : start + size]
+        try:
+            stored = await services.projects.store_chunks(project_id, batch)
+        except UseCaseError as exc:
+            if len(items) > size:
+                written = answer["chunks_written"]
+                exc.message = (
+                    f"items {start + 1} to {start + len(batch)} of {len(items)}: {exc.message} "
+                    f"({written} chunks of the items before them were written; storing the "
+                    "file again is safe)"
+                )
+                exc.args = (exc.message,)
+            raise
+        answer.update(
+            chunks_written=answer["chunks_written"] + stored["chunks_written"],
+            project=stored["project"],
+            embed_model=stored["embed_model"],
+            warnings=answer["warnings"] + stored["warnings"],
+        )
+    return {**answer, "batches": len(starts)}
 
 
 def register(app: typer.Typer) -> None:
@@ -129,18 +164,21 @@ def register(app: typer.Typer) -> None:
         ],
         json_output: JsonOption = False,
     ) -> None:
-        """Store items ({id, text, metadata?, embedding?}) in a project, all or none."""
+        """Store items ({id, text, metadata?, embedding?}) in a project, in batches of at most
+        the per-call limit (500), each all or none. A failed batch stops the command; storing
+        the file again is safe, as an item overwrites the chunk of its id."""
         settings = cli_settings(json_output)
         items = _read_items(source)
 
         async def work(services: Services) -> dict[str, Any]:
-            return await services.projects.store_chunks(project_id, items)
+            return await _store_in_batches(services, project_id, items)
 
         answer = execute(settings, work, json_output=json_output)
         if json_output:
             emit_json(answer)
         else:
-            typer.echo(f"{answer['chunks_written']} chunks written to {answer['project']}")
+            batches = f" in {answer['batches']} batches" if answer["batches"] > 1 else ""
+            typer.echo(f"{answer['chunks_written']} chunks written to {answer['project']}{batches}")
             for warning in answer["warnings"]:
                 typer.echo(f"warning: {warning}", err=True)
 

@@ -34,7 +34,7 @@ MAX_RESULTS: Final = 10
 #: Corpus chunks read to find `MAX_RESULTS` distinct documents.
 _CHUNKS: Final = 3 * MAX_RESULTS
 _ID: Final = re.compile(
-    r"^\s*(?:pmid:\s*|(?:https?://)?pubmed\.ncbi\.nlm\.nih\.gov/)?([1-9][0-9]{0,11})/?\s*$",
+    r"\s*(?:pmid:\s*|(?:https?://)?pubmed\.ncbi\.nlm\.nih\.gov/)?([1-9][0-9]{0,11})/?\s*",
     re.IGNORECASE,
 )
 
@@ -184,7 +184,7 @@ def parse_id(value: str) -> str:
     Raises:
         InvalidRequestError: anything else.
     """
-    match = _ID.match(value)
+    match = _ID.fullmatch(value)
     if match is None:
         shown = value if len(value) <= 40 else value[:40] + "..."
         raise InvalidRequestError(

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver import server as _sdk_server
@@ -45,7 +45,13 @@ from biomcp.entrypoints.mcp.project_tools import project_tool_specs
 from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
 from biomcp.entrypoints.mcp.resources import not_found, register_resources
 from biomcp.entrypoints.mcp.search_fetch_tools import search_fetch_specs
-from biomcp.entrypoints.mcp.tools import ToolSpec, checked_arguments, preview, with_defaults
+from biomcp.entrypoints.mcp.tools import (
+    ArgumentValidator,
+    ToolSpec,
+    checked_arguments,
+    preview,
+    with_defaults,
+)
 from biomcp.entrypoints.services import Services
 
 __all__ = ["BioMcpServer", "build_server"]
@@ -94,7 +100,7 @@ class BioMcpServer(MCPServer[Any]):
         self.read_only = read_only
         self.require_write_scope = require_write_scope
         self._tools: dict[str, ToolSpec] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, Validator] = {}
         self.guide = Guide(())  # the words of the exposed tools, set by `build_server`
 
     # --- registration ------------------------------------------------------------------------
@@ -107,7 +113,7 @@ class BioMcpServer(MCPServer[Any]):
             return
         name = self.public_name(spec)
         self._tools[name] = spec
-        self._validators[name] = Draft202012Validator(spec.input_schema)
+        self._validators[name] = ArgumentValidator(spec.input_schema)
 
     @property
     def tool_specs(self) -> dict[str, ToolSpec]:

@@ -16,8 +16,10 @@ Every call's arguments go through `checked_arguments`, in this order:
    where a string is expected becomes its decimal string (`sourcePmid: 30000001`, `pmids:
    [30000001]`), and an integral float where an integer is expected becomes that integer
    (`top_k: 1.0`); `1.5` stays and fails validation.
-3. JSON Schema validation, with messages built from the failing keyword and the schema, never
-   from the value (a value is echoed as a short prefix at most, `preview`).
+3. JSON Schema validation (`ArgumentValidator`), with messages built from the failing keyword
+   and the schema, never from the value (a value is echoed as a short prefix at most,
+   `preview`). A `pattern` is read as JSON Schema (ECMA-262) reads it, not as Python's `re`
+   does: `$` is the end of the text only (never before a final newline), `\\d` an ASCII digit.
 
 Arguments above `INLINE_CHARS` are converted and validated in a worker thread, so a large call
 never holds the event loop (and `/health` keeps answering).
@@ -25,14 +27,17 @@ never holds the event loop (and `/health` keeps answering).
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
 from mcp.server.mcpserver.context import Context
 from mcp_types import ToolAnnotations
 
@@ -44,10 +49,12 @@ __all__ = [
     "MAX_CALL_CHARS",
     "MAX_STRING_CHARS",
     "MIN_CALL_CHARS",
+    "ArgumentValidator",
     "Handler",
     "ToolSpec",
     "argument_budget",
     "checked_arguments",
+    "ecma_regex",
     "lenient_arguments",
     "measure",
     "preview",
@@ -267,8 +274,43 @@ def _types(schema: Mapping[str, Any]) -> frozenset[str]:
 # --- validation -------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    r"""`pattern` (a JSON Schema `pattern`) compiled to match as ECMA-262 does: each `$`
+    anchor becomes `\Z` (Python's `$` also matches before a final newline), and `\d`, `\w`
+    and `\b` are ASCII."""
+    out: list[str] = []
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out), re.ASCII)
+
+
+def _pattern(
+    validator: Validator, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{preview(instance)} does not match {pattern!r}")
+
+
+#: Draft 2020-12 with `pattern` read as ECMA-262 reads it (`ecma_regex`).
+ArgumentValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"pattern": _pattern}
+)
+
+
 async def checked_arguments(
-    name: str, schema: Mapping[str, Any], validator: Draft202012Validator, arguments: Any
+    name: str, schema: Mapping[str, Any], validator: Validator, arguments: Any
 ) -> dict[str, Any]:
     """`arguments` of tool `name` sized, converted and validated (the module docstring).
 
@@ -289,7 +331,7 @@ async def checked_arguments(
 def _convert_and_validate(
     name: str,
     schema: Mapping[str, Any],
-    validator: Draft202012Validator,
+    validator: Validator,
     arguments: Any,
     budget: int,
 ) -> dict[str, Any]:
@@ -302,7 +344,7 @@ def _convert_and_validate(
     return converted
 
 
-def validation_failure(name: str, validator: Draft202012Validator, arguments: Any) -> ToolCallError:
+def validation_failure(name: str, validator: Validator, arguments: Any) -> ToolCallError:
     """`VALIDATION` for `arguments`, which `validator` refuses: the first problems found, each
     with its field and what the schema wants (values echoed as short prefixes only)."""
     found: Iterator[ValidationError] = validator.iter_errors(arguments)

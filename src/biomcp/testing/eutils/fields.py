@@ -23,7 +23,7 @@ from biomcp.domain.records import PubDate
 
 __all__ = ["ArticleFields", "extract_fields", "fold", "tokenize", "valid_pmid"]
 
-_PMID = re.compile(r"^[1-9][0-9]{0,9}$")
+_PMID = re.compile(r"[1-9][0-9]{0,9}")
 _TOKEN = re.compile(r"[^\W_]+")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
@@ -48,7 +48,7 @@ class ArticleFields:
 
 def valid_pmid(value: str | None) -> bool:
     """PubMed's key rule: digits without a leading zero."""
-    return bool(value) and _PMID.match(value or "") is not None
+    return bool(value) and _PMID.fullmatch(value or "") is not None
 
 
 def fold(text: str) -> str:

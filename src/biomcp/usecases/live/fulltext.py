@@ -44,7 +44,7 @@ MAX_SECTION_CHARS = 50_000
 MIN_SECTION_CHARS = 200
 MAX_FILTERS = 20
 MAX_FILTER_CHARS = 200
-_ID = re.compile(r"^(?:PMC)?\d{1,12}$", re.IGNORECASE)
+_ID = re.compile(r"(?:PMC)?[0-9]{1,12}", re.IGNORECASE)
 _PMC_ARTICLE_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 
 
@@ -190,7 +190,7 @@ def _parse_ids(ids: Sequence[str]) -> list[_Wanted]:
     wanted: dict[str, _Wanted] = {}
     for raw in ids:
         text = raw.strip() if isinstance(raw, str) else ""
-        if not _ID.match(text):
+        if not _ID.fullmatch(text):
             raise InvalidRequestError(
                 f"{str(raw)[:40]!r} is neither a PMID (digits) nor a PMCID (PMC + digits)",
                 details={"field": "ids", "value": str(raw)[:40]},
