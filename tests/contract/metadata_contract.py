@@ -20,6 +20,7 @@ Each check drives the async port with `asyncio.run`.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
@@ -924,6 +925,10 @@ class MetadataStoreContract:
     def test_ping_answers_on_a_reachable_database(self, store: MetadataStore) -> None:
         run(store.ping())
 
+    def test_a_sound_database_passes_its_integrity_check(self, store: MetadataStore) -> None:
+        _upsert(store, full_record("101"))
+        assert run(store.quick_check()) == []
+
     # -- query lock -------------------------------------------------------------------------
 
     def test_a_second_holder_in_this_process_times_out(self, store: MetadataStore) -> None:
@@ -938,6 +943,24 @@ class MetadataStoreContract:
                 pass
 
         run(scenario())
+
+    def test_a_lock_that_times_out_names_its_holder_and_key(self, store: MetadataStore) -> None:
+        key = _key()
+
+        async def scenario() -> LockTimeoutError:
+            async with store.query_lock(key):
+                with pytest.raises(LockTimeoutError) as raised:
+                    async with store.query_lock(key, timeout_s=0.1):
+                        pytest.fail("acquired a held lock")
+            return raised.value
+
+        error = run(scenario())
+        assert error.query_key == key
+        assert error.waited_s == pytest.approx(0.1)
+        assert error.holder is not None
+        assert error.holder["pid"] == os.getpid()
+        assert error.holder["since"]
+        assert "/" not in str(error.holder)  # never a path
 
     def test_a_waiting_holder_gets_the_lock_once_it_is_released(self, store: MetadataStore) -> None:
         key = _key()

@@ -41,6 +41,7 @@ from biomcp.ports.vectors import (
     Fusion,
     InvalidVectorError,
     SearchFilters,
+    StoreCheck,
     VectorHit,
     VectorStore,
 )
@@ -378,7 +379,7 @@ class VectorStoreContract:
         async def scenario(store: VectorStore) -> None:
             name = await self._filled(store, dim, self.corpus(dim))
             await store.delete_chunks(name, "pmid:7")
-            assert await store.verify(name) == []
+            assert await store.verify(name) == StoreCheck()
             with pytest.raises(CollectionNotFoundError):
                 await store.verify(_name())
 

@@ -554,7 +554,8 @@ def test_checkpoint_delete_forgets_a_saved_query_and_keeps_its_records(
 
     busy = asyncio.run(while_locked())
     assert busy.returncode == 1
-    assert "another sync of this query key is still running" in busy.stderr
+    assert "error [TIMEOUT]" in busy.stderr
+    assert f"a sync of query key {key!r} is running (pid {os.getpid()}" in busy.stderr
     assert cli.json("checkpoint", "get", key)["last_edat"] == expected.max_edat
 
     refused = cli("checkpoint", "delete", key)  # asks for --yes

@@ -158,7 +158,7 @@ def test_health_and_readyz_answer_ok(open_server: HttpServer) -> None:
         assert ready.status_code == 200, ready.text
         assert ready.json() == {
             "status": "ready",
-            "checks": {"metadata": "ok", "vectors": "ok"},
+            "checks": {"metadata": "ok", "vectors": "ok", "event_loop": "ok"},
             "corpus_index": "ok",
         }
 

@@ -58,6 +58,7 @@ from biomcp.ports.vectors import (
     Fusion,
     ObjectError,
     SearchFilters,
+    StoreCheck,
     UpsertReport,
     VectorHit,
     VectorStore,
@@ -297,7 +298,7 @@ class CountingVectorStore:
     async def stats(self, collection: str) -> CollectionStats:
         return await self.inner.stats(collection)
 
-    async def verify(self, collection: str) -> list[str]:
+    async def verify(self, collection: str) -> StoreCheck:
         return await self.inner.verify(collection)
 
     async def sample(self, collection: str, n: int) -> list[VectorHit]:

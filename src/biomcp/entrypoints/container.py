@@ -206,9 +206,13 @@ def _maintenance(settings: Settings, metadata: MetadataStore, sync: SyncDelta) -
     )
 
 
-def _jobs(sync: SyncDelta, metadata: MetadataStore, clock: Clock, opened: _Opened) -> SyncJobs:
+def _jobs(
+    settings: Settings, sync: SyncDelta, metadata: MetadataStore, clock: Clock, opened: _Opened
+) -> SyncJobs:
     # Registered after the stores it writes to: closed (its jobs stopped) before them.
-    return opened.add(SyncJobs(sync, metadata, clock=clock))
+    return opened.add(
+        SyncJobs(sync, metadata, clock=clock, max_running=settings.biomcp_sync_max_running)
+    )
 
 
 def _sync_config(settings: Settings) -> SyncConfig:
@@ -299,7 +303,7 @@ class Container(containers.DeclarativeContainer):
     )
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
-    jobs = providers.Singleton(_jobs, sync, metadata, clock, opened)
+    jobs = providers.Singleton(_jobs, settings, sync, metadata, clock, opened)
     projects = providers.Singleton(_projects, settings, metadata, vectors, embedder)
 
 

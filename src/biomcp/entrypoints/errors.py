@@ -24,6 +24,7 @@ from biomcp.ports.entrez import (
 )
 from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
+from biomcp.usecases.documents import INDEX_LOCK
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
 from biomcp.usecases.projects import ProjectError
 
@@ -91,11 +92,7 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
     if isinstance(exc, EntrezError):
         return "ENTREZ", f"PubMed answered something unusable: {exc}", None
     if isinstance(exc, LockTimeoutError):
-        return (
-            "STORE",
-            f"another sync of this query key is still running ({exc}); retry when it ends",
-            None,
-        )
+        return _lock_timeout(exc)
     if isinstance(exc, VectorStoreBusyError):
         return (
             "TIMEOUT",
@@ -124,6 +121,36 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
         f"an unexpected {type(exc).__name__} occurred; the server logged it and keeps serving",
         None,
     )
+
+
+def _lock_timeout(exc: LockTimeoutError) -> tuple[str, str, Any]:
+    """A lock wait that ran out: retryable, naming what holds the lock and who."""
+    holder = exc.holder
+    who = "another process"
+    if holder:
+        who = f"pid {holder.get('pid', holder.get('backend_pid', '?'))}"
+        if holder.get("program"):
+            who += f" ({holder['program']})"
+        if holder.get("host"):
+            who += f" on {holder['host']}"
+        if holder.get("since"):
+            who += f", since {holder['since']}"
+    waited = f"; waited {exc.waited_s:g} s" if exc.waited_s else ""
+    index = exc.query_key == INDEX_LOCK
+    what = (
+        "another sync is writing the corpus index"
+        if index
+        else f"a sync of query key {exc.query_key!r} is running"
+        if exc.query_key
+        else "a sync holds the lock"
+    )
+    details: dict[str, Any] = {
+        "retryable": True,
+        "holder": holder,
+        "query_key": None if index else exc.query_key,
+        "waited_s": exc.waited_s,
+    }
+    return "TIMEOUT", f"{what} ({who}){waited}: retry when it ends", details
 
 
 #: An absolute path of two segments or more, not part of a URL or a relative path.

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     #: half the server CPU per call, but progress notifications (of a sync) no longer
     #: reach HTTP clients.
     mcp_http_json_response: bool = False
+    #: `biomcp serve` answers the handshake from the answers recorded at an earlier start
+    #: (`cache/mcp-stdio-answers.json`) while the SDK loads, then checks them against it.
+    biomcp_stdio_prelude: bool = True
     #: `portable` names (`rag_search`) or the specs' exact names (`rag.search`).
     biomcp_tool_names: Literal["portable", "spec"] = "portable"
     #: Hide the writing tools (sync, checkpoint set) from every client.
@@ -140,6 +143,8 @@ class Settings(BaseSettings):
     #: How long `pubmed_sync_delta` waits for its job before answering with the counts so far
     #: (below the request timeouts of common MCP clients); the job goes on.
     biomcp_sync_wait_s: float = Field(45.0, ge=0, le=3600)
+    #: How many `pubmed_sync_delta` jobs one server process runs at once; the others queue.
+    biomcp_sync_max_running: int = Field(2, ge=1, le=64)
     #: Weight of the vector arm in hybrid search (0: BM25 only, 1: vectors only). 0.6 was
     #: the best on SciFact train (`biomcp eval beir`; all-MiniLM-L6-v2, embedded store, nDCG@10
     #: against 0.5 and 0.7); with a stronger embedder, try higher (figures:
@@ -181,6 +186,12 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value  # the trailing slash is part of the converter's documented address
+
+    @field_validator("biomcp_data_dir")
+    @classmethod
+    def _absolute_dir(cls, value: Path) -> Path:
+        # Read against the working folder once, at load: the stores name files by URI.
+        return value.expanduser().absolute()
 
     @field_validator("mcp_auth_secret_key")
     @classmethod

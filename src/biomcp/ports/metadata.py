@@ -44,7 +44,23 @@ class StoreUnavailableError(MetadataStoreError):
 
 
 class LockTimeoutError(MetadataStoreError):
-    """Another process holds the lock of this query key (a sync of it is running)."""
+    """Another holder kept the lock of this query key for the whole wait (a sync of it runs).
+
+    Retryable: the holder releases it when it ends or dies. `holder` says who it is (pid,
+    host, program, since), when known; never a path."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        query_key: str | None = None,
+        holder: dict[str, object] | None = None,
+        waited_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.query_key = query_key
+        self.holder = holder
+        self.waited_s = waited_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +173,10 @@ RECENT_JOBS = 20
 
 @dataclass(frozen=True, slots=True)
 class SyncJob:
-    """The report of one sync run, kept for audit."""
+    """The report of one sync run, kept for audit.
+
+    `status` is `queued`, `running`, `succeeded`, `failed` or `interrupted`. `owner` names the
+    process whose queue runs the job; None for a sync run directly (under its key's lock)."""
 
     job_id: str
     query_key: str
@@ -172,6 +191,7 @@ class SyncJob:
     max_edat_seen: datetime | None = None
     warnings: tuple[str, ...] = ()
     error: str | None = None
+    owner: str | None = None
 
 
 class MetadataStore(Protocol):
@@ -332,6 +352,11 @@ class MetadataStore(Protocol):
 
     async def ping(self) -> None:
         """Raise StoreUnavailableError unless the database answers (for /readyz)."""
+        ...
+
+    async def quick_check(self) -> list[str]:
+        """What the database's own integrity check finds wrong in its files (SQLite's
+        `PRAGMA quick_check`); empty when nothing is, or when a server keeps its own pages."""
         ...
 
     async def aclose(self) -> None: ...

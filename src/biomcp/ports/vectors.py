@@ -23,6 +23,7 @@ __all__ = [
     "InvalidVectorError",
     "ObjectError",
     "SearchFilters",
+    "StoreCheck",
     "UpsertReport",
     "VectorHit",
     "VectorStore",
@@ -170,6 +171,17 @@ class CollectionStats:
     documents: int
 
 
+@dataclass(frozen=True, slots=True)
+class StoreCheck:
+    """What `VectorStore.verify` found in a collection's files."""
+
+    #: damage still there (a checksum that fails, a derived index out of step with the rows)
+    problems: tuple[str, ...] = ()
+    #: damage found and repaired by this process since the last `verify`, each naming the
+    #: collection, the file and what was done (a snapshot failing its checksum rebuilt)
+    repaired: tuple[str, ...] = ()
+
+
 # --- the port ------------------------------------------------------------------------------
 
 
@@ -251,10 +263,10 @@ class VectorStore(Protocol):
         """
         ...
 
-    async def verify(self, collection: str) -> list[str]:
-        """Problems the store finds in its own files for `collection` (a checksum that fails,
-        a derived index out of step with the rows); empty when there are none or when the
-        store keeps no files of its own (a server). Reading only: repairs happen at open.
+    async def verify(self, collection: str) -> StoreCheck:
+        """Problems the store finds in its own files for `collection`, and the damage it
+        repaired since the last `verify` (repairs happen at open, each logged as a warning);
+        both empty when the store keeps no files of its own (a server).
 
         Raises:
             CollectionNotFoundError, VectorStoreUnavailableError.

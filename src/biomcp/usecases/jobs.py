@@ -7,8 +7,17 @@ waits (a client's timeout, a user pressing stop) does not stop the job: it finis
 recorded, and `status` tells how it ended. Jobs live in SQL, so any process can read their
 state; one that is running here also has its live progress.
 
-A job is `running`, `succeeded`, `failed` or `interrupted` (its process stopped: a shutdown
-cancels it, a kill leaves it to the next sync of the key to mark).
+One job per query key: a sync of a key whose job is queued or running here, with the same
+term, joins that job and answers with its `job_id`, instead of queueing a second run behind
+it. At most `max_running` jobs run at once; the others are `queued` until one ends. A queued
+job waits without holding a worker thread, so tool calls keep their threads however many
+syncs pile up.
+
+A job is `queued`, `running`, `succeeded`, `failed` or `interrupted` (its process stopped).
+Each job records its owner: this process, which holds a lock of its own while it has jobs. A
+status read of a job that is not live here probes that lock (or, for a job run without a
+queue, its key's lock): a free lock means the process died, and the job is recorded as
+`interrupted` then.
 """
 
 from __future__ import annotations
@@ -16,29 +25,51 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import time
-from dataclasses import dataclass, field
+import uuid
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import MetadataStore, SyncJob
+from biomcp.ports.metadata import LockTimeoutError, MetadataStore, MetadataStoreError, SyncJob
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.sync import SyncDelta
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
 
-__all__ = ["JobOutcome", "SyncJobs"]
+__all__ = ["JOB_STATES", "MAX_RUNNING", "JobOutcome", "SyncJobs", "owner_lock_name"]
 
-JOB_STATES = ("running", "succeeded", "failed", "interrupted")
+JOB_STATES = ("queued", "running", "succeeded", "failed", "interrupted")
+#: States of a job that has not ended.
+_OPEN = ("queued", "running")
+#: States whose record carries an error.
+_ENDED_BADLY = ("failed", "interrupted")
+
+#: How many syncs one process runs at once by default; the others wait in its queue.
+MAX_RUNNING = 2
+
+#: How long a shutdown waits for its cancelled jobs to record themselves.
+CLOSE_WAIT_S = 10.0
+
+_log = logging.getLogger("biomcp.jobs")
+
+
+def owner_lock_name(owner: str) -> str:
+    """The lock a process with jobs holds for its lifetime (never a saved query's key)."""
+    return f"__biomcp_process__:{owner}"
 
 
 @dataclass(slots=True)
 class _Live:
-    """A job running in this process."""
+    """A job of this process, queued or running."""
 
     job_id: str
     query_key: str
+    term: str
     task: asyncio.Task[SyncReport] | None = None
+    started: bool = False
     progress: SyncProgress | None = None
     listeners: list[ProgressCallback] = field(default_factory=list)
 
@@ -53,20 +84,35 @@ class _Live:
 
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
-    """What `run` answers: the final report, or the counts so far of a job that goes on."""
+    """What `run` answers: the final report, or the counts so far of a job that goes on.
+    `joined` says the call joined a job of the key that was already queued or running."""
 
     job_id: str
     report: SyncReport | None
     progress: SyncProgress | None
     waited_s: float
+    joined: bool = False
+    queued: bool = False
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's `pubmed.sync_delta` response."""
+        joined = (
+            [
+                f"a sync of this query key was already under way as job {self.job_id}: this "
+                "call joined it rather than start a second one"
+            ]
+            if self.joined
+            else []
+        )
         if self.report is not None:
-            return self.report.as_payload()
+            payload = self.report.as_payload()
+            payload["warnings"] = joined + list(payload["warnings"])
+            return payload
         state = self.progress
         so_far = (
-            f"{state.processed} of {state.total} records so far"
+            "waiting in the queue behind other syncs"
+            if self.queued
+            else f"{state.processed} of {state.total} records so far"
             if state is not None and state.total
             else "still starting"
         )
@@ -78,9 +124,10 @@ class JobOutcome:
             "pmids_processed": state.processed if state else 0,
             "max_edat_seen": iso_utc(state.max_edat_seen) if state else None,
             "warnings": [
+                *joined,
                 f"the sync goes on as job {self.job_id} ({so_far} after {self.waited_s:g} s): "
                 "the counts here are partial; call corpus_sync_status with this job_id for its "
-                "progress and final report"
+                "progress and final report",
             ],
         }
 
@@ -88,14 +135,25 @@ class JobOutcome:
 class SyncJobs:
     """The syncs of this process, run as jobs over `sync`; their records in `metadata`."""
 
-    def __init__(self, sync: SyncDelta, metadata: MetadataStore, *, clock: Clock) -> None:
+    def __init__(
+        self,
+        sync: SyncDelta,
+        metadata: MetadataStore,
+        *,
+        clock: Clock,
+        max_running: int = MAX_RUNNING,
+    ) -> None:
+        if max_running < 1:
+            raise ValueError("max_running must be >= 1")
         self._sync = sync
         self._metadata = metadata
         self._clock = clock
+        self.max_running = max_running
+        self._slots: asyncio.Semaphore | None = None
         self._live: dict[str, _Live] = {}
-        #: Jobs of this process that failed before they could record themselves (waiting for
-        #: the key's lock, say): job id -> (query key, error). The latest 100.
-        self._unrecorded: dict[str, tuple[str, str]] = {}
+        self.owner = uuid.uuid4().hex
+        self._owner_lock: AbstractAsyncContextManager[None] | None = None
+        self._owner_guard: asyncio.Lock | None = None
 
     async def run(
         self,
@@ -106,48 +164,118 @@ class SyncJobs:
         wait_s: float,
         progress: ProgressCallback | None = None,
     ) -> JobOutcome:
-        """Start the sync as a job and wait for it at most `wait_s` seconds (`progress` hears
-        from it while this call waits).
+        """Start the sync as a job, or join the key's job under way here with the same term,
+        and wait for it at most `wait_s` seconds (`progress` hears from it meanwhile).
 
         Raises:
             InvalidRequestError: bad arguments (before any job starts).
             The sync's errors, when it fails within the wait.
         """
-        key, _ = self._sync.check_arguments(query_key, term, overlap_days)
-        job_id = new_job_id(self._clock.now())
-        live = _Live(job_id, key)
-        live.task = asyncio.get_running_loop().create_task(
-            self._sync.run(query_key, term, overlap_days, job_id=job_id, progress=live.publish),
-            name=f"biomcp-{job_id}",
-        )
-        self._live[job_id] = live
-        live.task.add_done_callback(lambda task: self._forget(job_id, task))
+        key, term = self._sync.check_arguments(query_key, term, overlap_days)
+        live = self._joinable(key, term)
+        joined = live is not None
+        if live is None:
+            live = await self._start(key, term, overlap_days)
         if progress is not None:
             live.listeners.append(progress)
         began = time.perf_counter()
+        task = live.task
+        if task is None:  # pragma: no cover - `_start` always sets it
+            raise RuntimeError("a job without a task")
         try:
             # asyncio.wait never cancels the task: a cancelled caller leaves the job running.
-            await asyncio.wait({live.task}, timeout=max(0.0, wait_s))
+            await asyncio.wait({task}, timeout=max(0.0, wait_s))
         finally:
             if progress is not None:
                 with contextlib.suppress(ValueError):
                     live.listeners.remove(progress)
         waited = round(time.perf_counter() - began, 1)
-        report = live.task.result() if live.task.done() else None
-        return JobOutcome(job_id, report, live.progress, waited)
+        report = task.result() if task.done() else None
+        return JobOutcome(
+            live.job_id, report, live.progress, waited, joined=joined, queued=not live.started
+        )
+
+    def _joinable(self, query_key: str, term: str) -> _Live | None:
+        for live in self._live.values():
+            if live.query_key == query_key and live.term == term:
+                return live
+        return None
+
+    async def _start(self, query_key: str, term: str, overlap_days: int) -> _Live:
+        await self._hold_owner_lock()
+        queued_at = self._clock.now()
+        job_id = new_job_id(queued_at)
+        await self._metadata.record_job(
+            SyncJob(job_id, query_key, term, queued_at, None, "queued", owner=self.owner)
+        )
+        live = _Live(job_id, query_key, term)
+        live.task = asyncio.get_running_loop().create_task(
+            self._job(live, overlap_days), name=f"biomcp-{job_id}"
+        )
+        self._live[job_id] = live
+        live.task.add_done_callback(lambda task: self._forget(job_id, task))
+        return live
+
+    async def _job(self, live: _Live, overlap_days: int) -> SyncReport:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_running)
+        try:
+            async with self._slots:
+                live.started = True
+                return await self._sync.run(
+                    live.query_key,
+                    live.term,
+                    overlap_days,
+                    job_id=live.job_id,
+                    progress=live.publish,
+                    owner=self.owner,
+                )
+        except BaseException as exc:
+            # A job that ended before the sync recorded it (cancelled in the queue, or out of
+            # patience for its key's lock) is recorded here.
+            await asyncio.shield(self._record_end(live, exc))
+            raise
+
+    async def _record_end(self, live: _Live, exc: BaseException) -> None:
+        with contextlib.suppress(Exception):  # the original failure is what the caller sees
+            record = await self._metadata.get_job(live.job_id)
+            if record is None or record.status not in _OPEN:
+                return
+            stopped = isinstance(exc, asyncio.CancelledError)
+            error = (
+                "the process stopped before this sync finished"
+                if stopped
+                else f"{type(exc).__name__}: {exc}"[:2000]
+            )
+            await self._metadata.record_job(
+                replace(
+                    record,
+                    status="interrupted" if stopped else "failed",
+                    finished_at=self._clock.now(),
+                    error=error,
+                )
+            )
 
     def _forget(self, job_id: str, task: asyncio.Task[SyncReport]) -> None:
-        live = self._live.pop(job_id, None)
-        if task.cancelled():
-            return
-        exc = task.exception()  # retrieved: the job record keeps the failure
-        if exc is not None and live is not None:
-            self._unrecorded[job_id] = (live.query_key, f"{type(exc).__name__}: {exc}"[:2000])
-            while len(self._unrecorded) > 100:
-                self._unrecorded.pop(next(iter(self._unrecorded)))
+        self._live.pop(job_id, None)
+        if not task.cancelled():
+            task.exception()  # retrieved: the job record keeps the failure
+
+    async def _hold_owner_lock(self) -> None:
+        """Hold this process's own lock while it has jobs, so that others can tell it lives."""
+        if self._owner_guard is None:
+            self._owner_guard = asyncio.Lock()
+        async with self._owner_guard:
+            if self._owner_lock is not None:
+                return
+            lock = self._metadata.query_lock(owner_lock_name(self.owner), timeout_s=0)
+            await lock.__aenter__()
+            self._owner_lock = lock
 
     async def status(self, job_id: str) -> dict[str, Any]:
-        """The state of job `job_id`: its record, its live progress when it runs here.
+        """The state of job `job_id`: its record, its live progress when it runs here. A job
+        recorded as queued or running whose process died reads (and is recorded) as
+        `interrupted`.
 
         Raises:
             InvalidRequestError: an empty id. NotFoundError: no such job.
@@ -157,30 +285,61 @@ class SyncJobs:
             raise InvalidRequestError("job_id is empty: give the job_id a sync answered with")
         live = self._live.get(job_id)
         record = await self._metadata.get_job(job_id)
-        if record is None and live is None and job_id in self._unrecorded:
-            query_key, error = self._unrecorded[job_id]
-            return {
-                "job_id": job_id,
-                "query_key": query_key,
-                "status": "failed",
-                "started_at": None,
-                "finished_at": None,
-                "progress": None,
-                "report": None,
-                "error": error,
-            }
         if record is None and live is None:
             raise NotFoundError(f"no sync job {job_id!r} (job ids come from pubmed_sync_delta)")
+        if live is None and record is not None and record.status in _OPEN:
+            record = await self.settle(record)
         return _status_payload(job_id, record, live)
 
-    async def aclose(self) -> None:
-        """Stop the jobs still running here (each is recorded as interrupted)."""
-        running = [live.task for live in self._live.values() if live.task is not None]
-        for task in running:
+    async def settle(self, record: SyncJob) -> SyncJob:
+        """`record` as it stands: a queued or running job whose process is gone is recorded
+        as `interrupted`. Never waits: a held lock means the job lives."""
+        if record.status not in _OPEN or record.job_id in self._live:
+            return record
+        if record.owner == self.owner:
+            probe = None  # this process's own job, ended without its final record
+        elif record.owner:
+            probe = owner_lock_name(record.owner)
+        else:
+            probe = record.query_key
+        try:
+            if probe is None:
+                return await self._interrupt(record)
+            async with self._metadata.query_lock(probe, timeout_s=0):
+                return await self._interrupt(record)
+        except LockTimeoutError:
+            return record  # its process holds the lock: it lives
+        except MetadataStoreError:
+            _log.warning("could not tell whether job %s still runs", record.job_id)
+            return record
+
+    async def _interrupt(self, record: SyncJob) -> SyncJob:
+        fresh = await self._metadata.get_job(record.job_id)
+        if fresh is None or fresh.status not in _OPEN:
+            return fresh or record
+        stopped = replace(
+            fresh,
+            status="interrupted",
+            finished_at=self._clock.now(),
+            error="the process running this sync stopped before it finished",
+        )
+        await self._metadata.record_job(stopped)
+        return stopped
+
+    async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Stop the jobs of this process (each is recorded as interrupted), waiting at most
+        `wait_s` seconds for them to record it, then release this process's lock."""
+        tasks = [live.task for live in self._live.values() if live.task is not None]
+        for task in tasks:
             task.cancel()
-        for task in running:
-            with contextlib.suppress(BaseException):
-                await task
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=wait_s)
+            if pending:
+                _log.warning("%d sync job(s) did not stop within %g s", len(pending), wait_s)
+        lock, self._owner_lock = self._owner_lock, None
+        if lock is not None:
+            with contextlib.suppress(Exception):
+                await lock.__aexit__(None, None, None)
 
 
 def _status_payload(job_id: str, record: SyncJob | None, live: _Live | None) -> dict[str, Any]:
@@ -219,5 +378,5 @@ def _status_payload(job_id: str, record: SyncJob | None, live: _Live | None) -> 
         "finished_at": iso_utc(record.finished_at) if record is not None else None,
         "progress": progress,
         "report": report,
-        "error": record.error if record is not None and status == "failed" else None,
+        "error": record.error if record is not None and status in _ENDED_BADLY else None,
     }

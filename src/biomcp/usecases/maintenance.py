@@ -2,7 +2,8 @@
 
 SQL is the source of truth for documents; the vector store is derived from it. `verify` pages
 through every stored document, re-chunks it (no embedding) and asks the store which of the
-expected chunks it holds, and adds the store's own findings about its files. `rebuild`
+expected chunks it holds, adds the store's own findings about its files (damage it repaired
+counts too: it was damage) and the metadata database's integrity check. `rebuild`
 re-chunks and re-indexes every document through `ChunkIndexer`, the path syncs take, so with
 the embedding cache in front of the embedder a rebuild of an unchanged corpus embeds nothing.
 Both run under the store-wide index lock syncs take, so neither races a sync's writes.
@@ -20,7 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biomcp.domain.records import PubMedRecord, QualityBreakdown
-from biomcp.ports.metadata import DocumentUpsert, MetadataStore, StoredScore
+from biomcp.ports.metadata import (
+    DocumentUpsert,
+    LockTimeoutError,
+    MetadataStore,
+    MetadataStoreError,
+    StoredScore,
+)
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.documents import INDEX_LOCK
 from biomcp.usecases.indexing import ChunkIndexer
@@ -55,8 +62,8 @@ class IndexStatus:
 
 @dataclass(slots=True)
 class IndexCheck:
-    """What `verify` found. `ok` when every document's chunks are there and the store's files
-    are sound."""
+    """What `verify` found. `ok` when every document's chunks are there, the store's files
+    are sound and needed no repair, and the metadata database passes its integrity check."""
 
     documents: int = 0
     chunks_expected: int = 0
@@ -64,12 +71,22 @@ class IndexCheck:
     documents_incomplete: int = 0
     sample_incomplete: list[str] = field(default_factory=list)
     store_problems: list[str] = field(default_factory=list)
+    #: damage the vector store found and repaired (each names the collection and the file)
+    repaired: list[str] = field(default_factory=list)
+    #: what the metadata database's integrity check found
+    metadata_problems: list[str] = field(default_factory=list)
     collection_exists: bool = True
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return not self.chunks_missing and not self.store_problems and self.collection_exists
+        return (
+            not self.chunks_missing
+            and not self.store_problems
+            and not self.repaired
+            and not self.metadata_problems
+            and self.collection_exists
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +97,8 @@ class IndexCheck:
             "documents_incomplete": self.documents_incomplete,
             "sample_incomplete": [f"pmid:{p}" for p in self.sample_incomplete],
             "store_problems": list(self.store_problems),
+            "repaired": list(self.repaired),
+            "metadata_problems": list(self.metadata_problems),
             "collection_exists": self.collection_exists,
             "seconds": round(self.seconds, 3),
         }
@@ -206,18 +225,35 @@ class IndexMaintenance:
         return DerivationDrift(checked, classification, quality, tuple(examples), recency)
 
     async def verify(self, progress: Progress | None = None) -> IndexCheck:
-        """Every stored document's chunks against the store, and the store's own files.
+        """The metadata database's integrity, every stored document's chunks against the
+        store, and the store's own files (what it repaired in them included).
 
         Raises:
             MetadataStoreError, VectorStoreError, LockTimeoutError: from the adapters.
         """
         began = time.perf_counter()
         check = IndexCheck()
+        check.metadata_problems = await self._metadata.quick_check()
+        try:
+            await self._check_chunks(check, progress)
+        except LockTimeoutError:
+            raise
+        except MetadataStoreError as exc:
+            if not check.metadata_problems:
+                raise
+            # The damage the integrity check found stopped the reading: the report says so.
+            check.metadata_problems.append(f"reading the documents failed: {exc}")
+        check.seconds = time.perf_counter() - began
+        return check
+
+    async def _check_chunks(self, check: IndexCheck, progress: Progress | None) -> None:
+        """Into `check`: the store's own findings and every stored document's chunks."""
         total = await self._metadata.count_documents()
         async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self._lock_timeout_s):
             usable = True
             try:
-                check.store_problems = await self._vectors.verify(self.collection)
+                found = await self._vectors.verify(self.collection)
+                check.store_problems, check.repaired = list(found.problems), list(found.repaired)
             except CollectionNotFoundError:
                 check.collection_exists = usable = False
             except VectorStoreUnavailableError as exc:  # files that cannot even be opened
@@ -237,8 +273,6 @@ class IndexMaintenance:
                 check.chunks_expected += sum(len(uuids) for uuids in wanted.values())
                 check.documents += len(docs)
                 await _notify(progress, check.documents, total)
-        check.seconds = time.perf_counter() - began
-        return check
 
     async def rebuild(
         self, progress: Progress | None = None, *, reset: bool = False, rederive: bool = False

@@ -274,17 +274,20 @@ class SyncDelta:
         progress: ProgressCallback | None = None,
         job_id: str | None = None,
         rescan: bool = False,
+        owner: str | None = None,
     ) -> SyncReport:
         """Sync `term` under `query_key` (see the module docstring); `term` None syncs the
         key's saved term (`saved_term`). `job_id` names the job (default: one made from the
-        start time). `rescan` reads the key's whole history (`Checkpoint.covers_from`) again
-        instead of continuing from its checkpoint: records missed or dropped since come back,
-        and a key synced before its records were recorded has them all recorded.
+        start time); `owner` is recorded with it (`SyncJob.owner`). `rescan` reads the key's
+        whole history (`Checkpoint.covers_from`) again instead of continuing from its
+        checkpoint: records missed or dropped since come back, and a key synced before its
+        records were recorded has them all recorded.
 
         Raises:
             InvalidRequestError: an empty key or term, a negative overlap, or no term for a
                 key never synced.
-            LockTimeoutError: another sync of the key held the lock past the configured wait.
+            LockTimeoutError: another sync of the key held the lock past the configured wait
+                (it names the holder).
             EntrezError, MetadataStoreError, VectorStoreError, EmbeddingError: a step failed;
                 the checkpoint did not move and the job is recorded as failed.
         """
@@ -295,7 +298,7 @@ class SyncDelta:
             await self._interrupt_orphans(query_key)
             started_at = self._clock.now()
             job_id = job_id or new_job_id(started_at)
-            job = SyncJob(job_id, query_key, term, started_at, None, "running")
+            job = SyncJob(job_id, query_key, term, started_at, None, "running", owner=owner)
             await self._metadata.record_job(job)
             try:
                 report = await self._sync(
@@ -312,6 +315,7 @@ class SyncDelta:
                     self._clock.now(),
                     "interrupted" if cancelled else "failed",
                     error=f"{type(exc).__name__}: {exc}"[:2000],
+                    owner=owner,
                 )
                 await asyncio.shield(self._record_quietly(failed))
                 raise
@@ -329,6 +333,7 @@ class SyncDelta:
                     pmids_processed=report.pmids_processed,
                     max_edat_seen=report.max_edat_seen,
                     warnings=report.warnings,
+                    owner=owner,
                 )
             )
             return report

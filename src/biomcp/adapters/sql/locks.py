@@ -6,19 +6,29 @@ excluded as well as one in another process. PostgreSQL: a session advisory lock 
 connection kept for the block (each holder has its own session). The kernel (flock) or the
 server (advisory) drops the lock when its holder dies, so a crashed sync never blocks the next.
 
-Acquiring polls in a worker thread until the timeout; `LockTimeoutError` when it runs out.
+A waiter never holds a thread while it waits. Each attempt is short (a non-blocking `flock`
+on the event loop, one `pg_try_advisory_lock` in a worker thread), and the wait between two
+attempts is an `asyncio.sleep`, so waiting is cancellable at once and leaves every worker
+thread to the holder. Past the timeout, `LockTimeoutError` names the holder when it is known:
+the lock file carries the holder's pid, host, program and start; an advisory lock's holder is
+read from `pg_stat_activity`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import json
 import logging
 import os
-import time
+import socket
+import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
@@ -26,9 +36,11 @@ from biomcp.adapters.filelocks import try_lock_exclusive
 from biomcp.adapters.sql.errors import translated
 from biomcp.ports.metadata import LockTimeoutError
 
-__all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file"]
+__all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file", "whoami"]
 
+#: The first pause between two attempts; each pause is longer, up to `_POLL_MAX_S`.
 _POLL_S = 0.05
+_POLL_MAX_S = 0.5
 _log = logging.getLogger("biomcp.sql")
 
 
@@ -49,8 +61,24 @@ def advisory_key(query_key: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def whoami() -> dict[str, object]:
+    """This process as a lock holder: pid, host, program name (never a path), since now."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "program": program or Path(sys.executable).name,
+        "since": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
 class _PollingLock:
-    """Acquire by polling `_try` in a worker thread until `timeout_s` has passed."""
+    """Acquire by short attempts (`_try`) with asynchronous pauses until `timeout_s` passed.
+
+    Subclasses say whether an attempt may block (`_BLOCKING`: it then runs in a worker
+    thread, one attempt at a time) and who holds the lock (`_holder`)."""
+
+    _BLOCKING = False
 
     def __init__(self, query_key: str, timeout_s: float) -> None:
         self._query_key = query_key
@@ -66,39 +94,63 @@ class _PollingLock:
     def _release(self) -> None:
         """Release the lock if held and free what `_setup` took; safe to call twice."""
 
-    def _acquire_blocking(self) -> bool:
-        deadline = time.monotonic() + self._timeout_s
+    def _holder(self) -> dict[str, object] | None:
+        """Who holds the lock, when known (never a path)."""
+        return None
+
+    def _attempt(self) -> bool:
+        """One attempt; on failure or error, frees what `_setup` took."""
         with translated(f"locking query key {self._query_key!r}"):
-            self._setup()
             try:
-                while not self._try():
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        self._release()
-                        return False
-                    time.sleep(min(_POLL_S, remaining))
+                self._setup()
+                if self._try():
+                    return True
             except BaseException:
                 self._release()
                 raise
-        self._held = True
-        return True
+            self._release()
+            return False
+
+    async def _attempt_async(self) -> bool:
+        if not self._BLOCKING:
+            return self._attempt()
+        attempt = asyncio.ensure_future(asyncio.to_thread(self._attempt))
+        try:
+            return await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            # The thread may still win the lock after we stop waiting: give it straight back.
+            attempt.add_done_callback(self._release_if_won)
+            raise
 
     async def __aenter__(self) -> None:
         if self._held:
             raise RuntimeError("this lock object is already held")
         loop = asyncio.get_running_loop()
-        attempt = loop.run_in_executor(None, self._acquire_blocking)
+        deadline = loop.time() + self._timeout_s
+        pause = _POLL_S
+        while not await self._attempt_async():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                holder = await self._holder_async()
+                raise LockTimeoutError(
+                    f"query key {self._query_key!r} is locked by {_describe(holder)} "
+                    f"(waited {self._timeout_s:g} s)",
+                    query_key=self._query_key,
+                    holder=holder,
+                    waited_s=self._timeout_s,
+                )
+            await asyncio.sleep(min(pause, remaining))
+            pause = min(pause * 1.5, _POLL_MAX_S)
+        self._held = True
+
+    async def _holder_async(self) -> dict[str, object] | None:
         try:
-            acquired = await asyncio.shield(attempt)
-        except asyncio.CancelledError:
-            # The worker may still win the lock after we stop waiting: give it straight back.
-            attempt.add_done_callback(self._release_if_won)
-            raise
-        if not acquired:
-            raise LockTimeoutError(
-                f"query key {self._query_key!r} is locked by another sync "
-                f"(waited {self._timeout_s:g} s)"
-            )
+            if self._BLOCKING:
+                return await asyncio.to_thread(self._holder)
+            return self._holder()
+        except Exception:  # who holds it is a courtesy: never the error itself
+            _log.debug("could not read a lock's holder", exc_info=True)
+            return None
 
     def _release_if_won(self, attempt: asyncio.Future[bool]) -> None:
         if not attempt.cancelled() and attempt.exception() is None and attempt.result():
@@ -111,6 +163,9 @@ class _PollingLock:
         traceback: TracebackType | None,
     ) -> None:
         self._held = False
+        if not self._BLOCKING:
+            self._release_translated()
+            return
         # Release even when the caller is being cancelled: an anyio cancel scope cancels every
         # await left in it, this one included, and a cancelled `to_thread` whose job has not
         # started yet never runs it. The release runs in its own task, shielded.
@@ -126,13 +181,23 @@ class _PollingLock:
             self._release()
 
 
+def _describe(holder: dict[str, object] | None) -> str:
+    if not holder:
+        return "another holder"
+    where = f" on {holder['host']}" if holder.get("host") else ""
+    what = f" ({holder['program']})" if holder.get("program") else ""
+    since = f" since {holder['since']}" if holder.get("since") else ""
+    return f"pid {holder.get('pid', '?')}{what}{where}{since}"
+
+
 class FileQueryLock(_PollingLock):
-    """The SQLite flavour: an exclusive `flock` on the key's lock file."""
+    """The SQLite flavour: an exclusive `flock` on the key's lock file, which names its holder."""
 
     def __init__(self, database: Path, query_key: str, timeout_s: float) -> None:
         super().__init__(query_key, timeout_s)
         self._path = lock_file(database, query_key)
         self._fd: int | None = None
+        self._mine = False
 
     def _setup(self) -> None:
         self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,16 +206,38 @@ class FileQueryLock(_PollingLock):
     def _try(self) -> bool:
         if self._fd is None:
             raise RuntimeError("lock file not open")
-        return try_lock_exclusive(self._fd)
+        if not try_lock_exclusive(self._fd):
+            return False
+        self._mine = True
+        with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, json.dumps(whoami()).encode("utf-8"), 0)
+        return True
 
     def _release(self) -> None:
         fd, self._fd = self._fd, None
+        mine, self._mine = self._mine, False
         if fd is not None:
+            if mine:  # only the holder clears the holder's name
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
             os.close(fd)  # closing the only descriptor of the open file drops its flock
+
+    def _holder(self) -> dict[str, object] | None:
+        try:
+            found = json.loads(self._path.read_text(encoding="utf-8") or "null")
+        except (OSError, ValueError):
+            return None
+        return _known(found)
 
 
 class AdvisoryQueryLock(_PollingLock):
-    """The PostgreSQL flavour: `pg_try_advisory_lock` on a connection held for the block."""
+    """The PostgreSQL flavour: `pg_try_advisory_lock` on a connection held for the block.
+
+    The holding session's `application_name` names the process (`biomcp pid N on HOST`), so a
+    waiter can say who holds the lock from `pg_stat_activity`."""
+
+    _BLOCKING = True
 
     def __init__(self, engine: Callable[[], Engine], query_key: str, timeout_s: float) -> None:
         super().__init__(query_key, timeout_s)
@@ -158,6 +245,7 @@ class AdvisoryQueryLock(_PollingLock):
         self._key = advisory_key(query_key)
         self._connection: Connection | None = None
         self._locked = False
+        self._previous_name: str | None = None
 
     def _setup(self) -> None:
         connection = self._engine().connect()
@@ -168,6 +256,15 @@ class AdvisoryQueryLock(_PollingLock):
             raise RuntimeError("lock connection not open")
         query = text("SELECT pg_try_advisory_lock(:key)")
         self._locked = bool(self._connection.execute(query, {"key": self._key}).scalar_one())
+        if self._locked:
+            me = whoami()
+            name = f"biomcp pid {me['pid']} on {me['host']}"[:63]
+            self._previous_name = self._connection.execute(
+                text("SELECT current_setting('application_name')")
+            ).scalar_one()
+            self._connection.execute(
+                text("SELECT set_config('application_name', :name, false)"), {"name": name}
+            )
         return self._locked
 
     def _release(self) -> None:
@@ -178,10 +275,46 @@ class AdvisoryQueryLock(_PollingLock):
             if self._locked:
                 query = text("SELECT pg_advisory_unlock(:key)")
                 connection.execute(query, {"key": self._key})
+                if self._previous_name is not None:
+                    connection.execute(
+                        text("SELECT set_config('application_name', :name, false)"),
+                        {"name": self._previous_name},
+                    )
         except BaseException:
             # A session that cannot unlock must not go back to the pool still holding it.
             connection.invalidate()
             raise
         finally:
             self._locked = False
+            self._previous_name = None
             connection.close()
+
+    def _holder(self) -> dict[str, object] | None:
+        unsigned = self._key & 0xFFFFFFFFFFFFFFFF
+        query = text(
+            "SELECT a.pid, a.application_name, a.state_change FROM pg_locks l"
+            " JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+            " AND l.classid = CAST(:hi AS oid) AND l.objid = CAST(:lo AS oid)"
+        )
+        with self._engine().connect() as connection:
+            row = connection.execute(
+                query, {"hi": unsigned >> 32, "lo": unsigned & 0xFFFFFFFF}
+            ).first()
+        if row is None:
+            return None
+        holder: dict[str, object] = {"backend_pid": row.pid}
+        name = str(row.application_name or "")
+        if name.startswith("biomcp pid "):
+            pid, _, host = name.removeprefix("biomcp pid ").partition(" on ")
+            holder.update({"pid": int(pid) if pid.isdigit() else pid, "host": host})
+            holder["program"] = "biomcp"
+        if row.state_change is not None:
+            holder["since"] = row.state_change.astimezone(UTC).isoformat(timespec="seconds")
+        return holder
+
+
+def _known(found: Any) -> dict[str, object] | None:
+    if not isinstance(found, dict):
+        return None
+    return {k: found[k] for k in ("pid", "host", "program", "since") if k in found} or None

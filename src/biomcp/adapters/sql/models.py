@@ -212,6 +212,8 @@ class SyncJobRow(Base):
     max_edat_seen: Mapped[datetime | None]
     warnings: Mapped[list[str]] = mapped_column(JsonType)
     error: Mapped[str | None] = mapped_column(Text)
+    #: The process that runs the job (`SyncJobs`); None for a sync run without a queue.
+    owner: Mapped[str | None] = mapped_column(String(64))
 
 
 class ProjectRow(Base):

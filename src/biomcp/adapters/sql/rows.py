@@ -211,6 +211,7 @@ def job_values(job: SyncJob) -> dict[str, Any]:
         "max_edat_seen": job.max_edat_seen,
         "warnings": list(job.warnings),
         "error": job.error,
+        "owner": job.owner,
     }
 
 
@@ -230,6 +231,7 @@ def job_from_row(row: Row[Any]) -> SyncJob:
         max_edat_seen=row.max_edat_seen,
         warnings=tuple(row.warnings),
         error=row.error,
+        owner=row.owner,
     )
 
 

@@ -47,6 +47,7 @@ from biomcp.adapters.sql.engine import (
 from biomcp.adapters.sql.errors import translated, unavailable_on_error
 from biomcp.adapters.sql.locks import AdvisoryQueryLock, FileQueryLock
 from biomcp.adapters.sql.migrate import prepare_schema
+from biomcp.adapters.sql.readonly import WritableFirst, open_sqlite
 from biomcp.adapters.sql.rows import (
     AUDIT,
     CHECKPOINTS,
@@ -98,6 +99,10 @@ T = TypeVar("T")
 _DOC_BY_PMID = select(DOCS).where(DOCS.c.pmid == bindparam("pmid"))
 #: The calendar year a stored score's recency was counted in (NULL when not recorded).
 _scored_in = DOCS.c.quality_json["scored_in"].as_integer()
+
+
+#: The most findings `quick_check` reports (SQLite stops looking after them).
+_QUICK_CHECK_LIMIT = 20
 
 
 def _scored_before(year: int) -> ColumnElement[bool]:
@@ -186,15 +191,21 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
     def _open_engine(self) -> Engine:
         with self._opening:
             if self._engine is None:
-                with unavailable_on_error(f"opening {self.url}"):
-                    engine = make_engine(self._url)
-                    try:
-                        prepare_schema(engine, migrate=self._auto_migrate)
-                    except BaseException:
-                        engine.dispose()
-                        raise
-                self._engine = engine
+                if self._sqlite_file is None:
+                    self._engine = self._open_read_write()
+                else:  # a full disk or a read-only folder still serves reads
+                    self._engine = open_sqlite(self._sqlite_file, self._open_read_write)
             return self._engine
+
+    def _open_read_write(self) -> Engine:
+        with unavailable_on_error(f"opening {self.url}"):
+            engine = make_engine(self._url)
+            try:
+                prepare_schema(engine, migrate=self._auto_migrate)
+            except BaseException:
+                engine.dispose()
+                raise
+        return engine
 
     def _call(self, what: str, work: Callable[[Engine], T]) -> T:
         with translated(what):
@@ -257,6 +268,28 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
                 connection.execute(text("SELECT 1"))
 
         await asyncio.to_thread(work)
+
+    async def quick_check(self) -> list[str]:
+        """What SQLite's `PRAGMA quick_check` finds wrong in the database file (at most
+        `_QUICK_CHECK_LIMIT` findings); empty when it finds nothing. PostgreSQL checks its own
+        pages: nothing to report there."""
+        if self._backend != "sqlite":
+            return []
+
+        def work(engine: Engine) -> list[str]:
+            try:
+                with engine.connect() as connection:
+                    rows = connection.exec_driver_sql(
+                        f"PRAGMA quick_check({_QUICK_CHECK_LIMIT})"
+                    ).all()
+            except sa_exc.DatabaseError as exc:
+                if isinstance(exc, sa_exc.OperationalError):  # locked, unreadable: not damage
+                    raise
+                return [f"the check stopped: {exc.orig}"]  # "database disk image is malformed"
+            found = [str(row[0]) for row in rows]
+            return [] if found == ["ok"] else found
+
+        return await self._run("checking the database's integrity", work)
 
     # -- documents --------------------------------------------------------------------------
 
@@ -732,7 +765,8 @@ class SqlMetadataStore(AbstractAsyncContextManager["SqlMetadataStore"]):
             LockTimeoutError: when another holder keeps it past `timeout_s` seconds.
         """
         if self._sqlite_file is not None:
-            return FileQueryLock(self._sqlite_file, query_key, timeout_s)
+            lock = FileQueryLock(self._sqlite_file, query_key, timeout_s)
+            return WritableFirst(self._open_engine, lock)
         return AdvisoryQueryLock(self._open_engine, query_key, timeout_s)
 
     # -- jobs -------------------------------------------------------------------------------

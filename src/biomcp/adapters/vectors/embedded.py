@@ -52,6 +52,7 @@ from biomcp.ports.vectors import (
     EmbeddingMismatchError,
     Fusion,
     SearchFilters,
+    StoreCheck,
     UpsertReport,
     VectorHit,
     VectorStoreError,
@@ -211,7 +212,7 @@ class EmbeddedVectorStore:
             root.rename(aside)
         shutil.rmtree(aside, ignore_errors=True)
 
-    async def verify(self, collection: str) -> list[str]:
+    async def verify(self, collection: str) -> StoreCheck:
         found = await self._collection(collection)
         return await self._call(f"verifying {collection!r}", found.verify)
 

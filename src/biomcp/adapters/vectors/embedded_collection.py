@@ -61,6 +61,7 @@ from biomcp.ports.vectors import (
     InvalidVectorError,
     ObjectError,
     SearchFilters,
+    StoreCheck,
     UpsertReport,
     VectorHit,
     VectorStoreError,
@@ -146,6 +147,10 @@ class EmbeddedCollection:
         self._facet_memo: dict[
             tuple[int, tuple[tuple[str, frozenset[str]], ...]], frozenset[int] | None
         ] = {}
+        #: Damage repaired since the last `verify`, each said in a sentence.
+        self._repaired: list[str] = []
+        #: The generation of a snapshot found damaged (not loaded again).
+        self._bad_snapshot: int | None = None
 
     # --- open / close --------------------------------------------------------------------
 
@@ -197,6 +202,12 @@ class EmbeddedCollection:
 
     def _generation(self) -> int:
         return self.rows.generation()
+
+    def _note_repair(self, what: str) -> None:
+        """Log damage this process repaired, and keep it for the next `verify`."""
+        message = f"collection {self.name!r}: {what}"
+        _log.warning("%s", message)
+        self._repaired.append(message)
 
     def replaced(self) -> bool:
         """True when the rows file this collection has open is no longer the one on disk (the
@@ -265,19 +276,46 @@ class EmbeddedCollection:
         lexical = self.lexical
         lexical.refresh()
         gen, reset = self.rows.generation(), self.rows_manifest().reset_generation
-        if not lexical.usable or not reset <= lexical.generation <= gen:
+        if not lexical.usable:
+            if lexical.unreadable is not None:
+                self._note_repair(
+                    f"the lexical index (lexical/) cannot be opened ({lexical.unreadable}); "
+                    "rebuilt it from the rows"
+                )
+            elif self.rows.count():
+                self._note_repair(
+                    "the lexical index (lexical/) is missing; rebuilt it from the rows"
+                )
+            self._rebuild_lexical(gen)
+            return
+        if not reset <= lexical.generation <= gen:
+            self._note_repair(
+                f"the lexical index (lexical.json) records generation {lexical.generation}, "
+                f"outside the rows' {reset} to {gen}; rebuilt it from the rows"
+            )
             self._rebuild_lexical(gen)
             return
         if lexical.generation < gen:
             if self.rows.pruned_through() > lexical.generation:
+                self._note_repair(
+                    f"the lexical index reflects generation {lexical.generation}, too far "
+                    f"behind the rows' {gen} to catch up; rebuilt it from the rows"
+                )
                 self._rebuild_lexical(gen)
                 return
+            self._note_repair(
+                f"the lexical index reflects generation {lexical.generation}, the rows {gen} "
+                "(a writer stopped in between); replayed the rows' changes into it"
+            )
             for batch in self.rows.iter_rows(_LEXICAL_COLUMNS, since=lexical.generation):
                 lexical.delete([r[0] for r in batch])
                 lexical.add(LexicalDoc(r[0], r[1], *_meta(r[2:])) for r in batch)
             lexical.delete(self.rows.deleted_since(lexical.generation))
             lexical.commit(gen)
-        if lexical.num_docs() != self.rows.count():
+        if (held := lexical.num_docs()) != (rows := self.rows.count()):
+            self._note_repair(
+                f"the lexical index held {held} of {rows} rows; rebuilt it from the rows"
+            )
             self._rebuild_lexical(gen)
 
     def _rebuild_lexical(self, gen: int) -> None:
@@ -313,16 +351,19 @@ class EmbeddedCollection:
 
     def _usable_snapshot(self) -> VectorView | None:
         """The last snapshot, when it loads, matches its checksums and belongs to the rows'
-        present model; else None (a damaged one is logged)."""
+        present model; else None (a damaged one is noted as repaired: the vector index then
+        comes from the rows, and the next snapshot replaces it)."""
+        saved = VectorIndex.saved_generation(self.root)
+        if saved >= 0 and saved == self._bad_snapshot:
+            return None
         try:
             view = VectorView.load(self.root, self.schema.dim, self.settings.ann)
         except (OSError, RuntimeError, ValueError, KeyError) as exc:
-            _log.warning(
-                "collection %r: the vector snapshot cannot be used (%s: %s); rebuilding the "
-                "vector index from the rows",
-                self.name,
-                type(exc).__name__,
-                exc,
+            self._bad_snapshot = saved
+            self._note_repair(
+                f"the vector snapshot of generation {saved} (vectors-{saved}.faiss, "
+                f"vectors-{saved}.npy) cannot be used ({type(exc).__name__}: {exc}); "
+                "rebuilt the vector index from the rows"
             )
             return None
         if view is None or not self.schema.reset_generation <= view.generation:
@@ -430,6 +471,7 @@ class EmbeddedCollection:
         generation, which it reflects)."""
         self.vectors.save(self.root, self._seen)
         self._unsaved = 0
+        self._bad_snapshot = None
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -561,13 +603,17 @@ class EmbeddedCollection:
                 self.rows.documents(),
             )
 
-    def verify(self) -> list[str]:
-        """What is wrong with this collection's files (empty when nothing is)."""
+    def verify(self) -> StoreCheck:
+        """What is wrong with this collection's files, and what was repaired since the last
+        call. A lexical segment file or a vector snapshot failing its checksum is rebuilt
+        from the rows here when the writer's turn is free (and noted as repaired)."""
         with self.mutex:
             problems = [f"rows: {p}" for p in self.rows.quick_check()]
             rows, gen = self.rows.count(), self.rows.generation()
             lexical = self.lexical
             lexical.refresh()
+            if lexical.usable and (damaged := lexical.damaged_files()):
+                self._rebuild_damaged_lexical(damaged)
             if not lexical.usable:
                 problems.append("the lexical index is missing or unreadable")
             elif lexical.generation != gen:
@@ -576,13 +622,40 @@ class EmbeddedCollection:
                 )
             elif lexical.num_docs() != rows:
                 problems.append(f"the lexical index holds {lexical.num_docs()} of {rows} rows")
-            damage = VectorIndex.check(self.root)
-            if damage is not None:
-                problems.append(f"the vector snapshot cannot be used: {damage}")
             self._follow()
+            damage = VectorIndex.check(self.root)
+            if damage is not None and not self._replace_damaged_snapshot(damage):
+                problems.append(f"the vector snapshot cannot be used: {damage}")
             if self.vectors.alive_count != rows:
                 problems.append(f"the vector index holds {self.vectors.alive_count} of {rows} rows")
-            return problems
+            repaired, self._repaired = self._repaired, []
+            return StoreCheck(tuple(problems), tuple(repaired))
+
+    def _rebuild_damaged_lexical(self, damaged: list[str]) -> None:
+        """Under the mutex: rebuild the lexical index whose segment files fail their
+        checksums, when the writer's turn is free (else `verify` reports it as it is)."""
+        with self.writer.turn(wait=False) as mine, self._released_tantivy():
+            if not mine:
+                return
+            self._note_repair(
+                f"lexical index files fail their checksums ({'; '.join(damaged)}); "
+                "rebuilt the lexical index from the rows"
+            )
+            self._rebuild_lexical(self.rows.generation())
+
+    def _replace_damaged_snapshot(self, damage: str) -> bool:
+        """Under the mutex: save this process's vector index over a snapshot that fails its
+        checksums, when the writer's turn is free; whether it was replaced."""
+        with self.writer.turn(wait=False) as mine:
+            if not mine or self._generation() != self._seen:
+                return False
+            saved = VectorIndex.saved_generation(self.root)
+            self._snapshot()
+            self._note_repair(
+                f"the vector snapshot of generation {saved} cannot be used ({damage}); "
+                f"replaced it by a snapshot of the vector index at generation {self._seen}"
+            )
+            return True
 
     def index_counts(self) -> dict[str, int]:
         with self.mutex:

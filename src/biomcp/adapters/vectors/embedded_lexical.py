@@ -38,10 +38,14 @@ benchmarks/README.md, "Decisions and their figures"), and nothing else changes. 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import shutil
+import struct
+import tempfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -65,6 +69,10 @@ ANALYZER = "word+en_stem.v1"
 _TOKENIZER = "biomcp_word_en_stem"
 _GEN_FILE = "lexical.json"
 _DELETE_BATCH = 1024
+#: Every segment file tantivy writes ends with a JSON footer holding the CRC32 of the bytes
+#: before it, then the footer's length and this number (two little-endian u32).
+_FOOTER_MAGIC = 1337
+_CRC_BLOCK = 1 << 20
 
 
 @functools.cache
@@ -128,6 +136,50 @@ def write_json_atomically(path: Path, value: object) -> None:
     tmp.replace(path)
 
 
+class _OtherAnalyzerError(ValueError):
+    """The index was built by another analyzer (an earlier bio-mcp)."""
+
+
+def _footer_damage(path: Path) -> str | None:
+    """Why `path` fails its tantivy footer check, or None when its CRC32 matches."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size < 8:
+                return "too short to hold its footer"
+            handle.seek(size - 8)
+            length, magic = struct.unpack("<II", handle.read(8))
+            if magic != _FOOTER_MAGIC or length > size - 8:
+                return "its footer is damaged"
+            handle.seek(size - 8 - length)
+            expected = json.loads(handle.read(length))["crc"]
+            handle.seek(0)
+            crc, left = 0, size - 8 - length
+            while left > 0:
+                block = handle.read(min(_CRC_BLOCK, left))
+                if not block:
+                    return "shorter than its footer says"
+                crc, left = zlib.crc32(block, crc), left - len(block)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"unreadable ({type(exc).__name__}: {exc})"
+    return None if crc == expected else "does not match its checksum"
+
+
+def _open_index(directory: Path) -> tantivy.Index:
+    """The tantivy index in `directory`. tantivy opens a lock file there for writing even to
+    read; where it cannot (a read-only folder), the index is read from a private copy in a
+    temporary folder, removed when the process exits."""
+    try:
+        return tantivy.Index.open(str(directory))
+    except ValueError as exc:
+        if "Lockfile" not in str(exc):
+            raise
+    copy = Path(tempfile.mkdtemp(prefix="biomcp-lexical-"))
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    shutil.copytree(directory, copy, dirs_exist_ok=True)
+    return tantivy.Index.open(str(copy))
+
+
 class LexicalIndex:
     """A tantivy index under `root / "lexical"`. Not thread-safe: the collection serializes."""
 
@@ -141,6 +193,8 @@ class LexicalIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._dirty = False
         self.generation = -1
+        #: Why the index on disk could not be opened as it is (None: it was, or it is absent).
+        self.unreadable: str | None = None
         self._index: tantivy.Index | None = self._open()
 
     @property
@@ -157,7 +211,7 @@ class LexicalIndex:
         """
         recorded = json.loads(self._gen_path.read_text())
         if recorded.get("analyzer") != ANALYZER:
-            raise ValueError(f"built by analyzer {recorded.get('analyzer')!r}")
+            raise _OtherAnalyzerError(f"built by analyzer {recorded.get('analyzer')!r}")
         return int(recorded["generation"])
 
     def _open(self) -> tantivy.Index | None:
@@ -167,18 +221,43 @@ class LexicalIndex:
             exists = self._dir.is_dir() and tantivy.Index.exists(str(self._dir))
         except ValueError:
             exists = False
+        self.unreadable = None
         if not exists:
             self.generation = -1
             return None
         try:
             generation = self._recorded()
-            index = tantivy.Index.open(str(self._dir))
-        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+            index = _open_index(self._dir)
+        except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
+            if not isinstance(exc, _OtherAnalyzerError):  # an upgrade, not damage
+                self.unreadable = f"{type(exc).__name__}: {exc}"
             self.generation = -1
             return None
         index.register_tokenizer(_TOKENIZER, self.analyzer)
         self.generation = generation
         return index
+
+    def damaged_files(self) -> list[str]:
+        """The files of the published segments whose bytes differ from the checksum in their
+        footer, as "name: why"; empty when every one matches (or there is no index).
+        Reads every segment file whole."""
+        try:
+            meta = json.loads((self._dir / "meta.json").read_text())
+            segments = [
+                (s["segment_id"].replace("-", ""), s.get("deletes")) for s in meta["segments"]
+            ]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return []  # no index, or one that cannot be opened: `usable` says so
+        found: list[str] = []
+        for segment, deletes in segments:
+            current = f"{segment}.{deletes['opstamp']}.del" if deletes else None
+            for path in sorted(self._dir.glob(f"{segment}.*")):
+                if path.suffix == ".del" and path.name != current:
+                    continue  # left by an unpublished commit: tantivy never reads it
+                why = _footer_damage(path)
+                if why is not None:
+                    found.append(f"{path.name}: {why}")
+        return found
 
     def refresh(self) -> int:
         """Follow commits made by other processes: reload when `lexical.json` moved on.

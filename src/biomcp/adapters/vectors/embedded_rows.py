@@ -20,18 +20,23 @@ older than it is rebuilt from scratch.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
+from biomcp.adapters.sqlite_errors import is_write_failure
 from biomcp.ports.vectors import ChunkRecord
 
 __all__ = ["ChunkRow", "Manifest", "RowStore", "row_from_record"]
+
+_log = logging.getLogger("biomcp.vectors")
 
 FORMAT = 1
 #: Generations of tombstones kept for processes following the rows incrementally.
@@ -150,13 +155,49 @@ def _chunks(items: Sequence[Any], size: int = _BATCH) -> Iterator[Sequence[Any]]
         yield items[start : start + size]
 
 
+def _open_read_write(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """`path` opened read-write in WAL mode; read-only when that fails on a full disk or in a
+    read-only folder, so searches go on (writes then fail as SQLite's "readonly database").
+
+    As for the metadata database: `readonly_shm=1` maps an existing `-shm` read-only (SQLite
+    rebuilds the index in private memory when no other process has the file open), and only a
+    file with no `-shm` that cannot get one, which no process can have open, is `immutable`."""
+    try:
+        return _open_read_write(path)
+    except sqlite3.OperationalError as exc:
+        if not is_write_failure(exc):
+            raise
+        if not path.is_file():
+            raise
+        for params in ("mode=ro&readonly_shm=1", "immutable=1"):
+            uri = f"file:{quote(str(path))}?{params}"
+            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error:
+                db.close()
+                continue
+            _log.warning("%s opened read-only (%s): searches work, writes do not", path, exc)
+            return db
+        raise
+
+
 class RowStore:
     """SQLite access for one collection. Not thread-safe: the collection serializes calls."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db = _connect(path)
         self._db.execute("PRAGMA synchronous = FULL")
         self._db.execute("PRAGMA busy_timeout = 5000")
         #: The file's inode when opened (a file replaced since is another collection).

@@ -13,20 +13,27 @@
   cosine computed from the returned object vector, exact for every hit whichever arm found it.
 * BM25 indexes only `text`, with the `word` tokenizer (lower-cased alphanumeric runs) and
   Weaviate's defaults k1 = 1.2, b = 0.75.
-* Connection is lazy (first call) and every client exception becomes the port's error.
+* Connection is lazy (first call). Every exception the client lets out of a port method
+  becomes the port's error in one place (`_translating`): the client's own errors, and the
+  transport failures of its HTTP and gRPC channels it does not wrap (a server killed
+  mid-call: `httpx.ReadError`, a gRPC `UNAVAILABLE`), which are `VectorStoreUnavailableError`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import json
 import math
 import re
 import uuid
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
+import grpc  # type: ignore[import-untyped]  # no stubs; installed with weaviate-client
+import httpx
 import weaviate
 import weaviate.classes as wvc
 from weaviate.classes.query import Filter, MetadataQuery
@@ -42,6 +49,7 @@ from biomcp.ports.vectors import (
     InvalidVectorError,
     ObjectError,
     SearchFilters,
+    StoreCheck,
     UpsertReport,
     VectorHit,
     VectorStoreError,
@@ -60,6 +68,15 @@ _FACETS = "facets"
 #: Documents per `delete_documents` request (their chunks, a few each, far below the objects
 #: one delete may match).
 _DELETE_DOCS = 200
+#: What the client raises: its own errors, and its channels' that it lets through unwrapped.
+_CLIENT_ERRORS = (WeaviateBaseError, httpx.HTTPError, grpc.RpcError, OSError)
+#: Transport failures: the server is down, unreachable or went away mid-call.
+_TRANSPORT_ERRORS = (WeaviateConnectionError, httpx.TransportError, OSError)
+_RETRYABLE_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+P = ParamSpec("P")
+R = TypeVar("R")
+C = TypeVar("C", bound=type)
 
 
 def class_name(collection: str) -> str:
@@ -122,6 +139,28 @@ def _filters(filters: SearchFilters | None) -> Any:
     return Filter.all_of(parts) if len(parts) > 1 else parts[0]
 
 
+def _translating(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """`method` with every client exception raised as the port's error (`from` it)."""
+
+    @functools.wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except _CLIENT_ERRORS as exc:
+            raise _translate(exc) from exc
+
+    return call
+
+
+def _translating_port(cls: C) -> C:
+    """`cls` with `_translating` around each of its public coroutine methods (the port)."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.iscoroutinefunction(member):
+            setattr(cls, name, _translating(member))
+    return cls
+
+
+@_translating_port
 class WeaviateVectorStore:
     """VectorStore on a Weaviate server (>= 1.27). `url` like `http://127.0.0.1:8080`."""
 
@@ -167,7 +206,7 @@ class WeaviateVectorStore:
                     ) from exc
                 try:
                     await client.connect()
-                except WeaviateBaseError as exc:
+                except _CLIENT_ERRORS as exc:
                     await client.close()
                     raise VectorStoreUnavailableError(
                         f"cannot reach Weaviate at {self._url.geturl()}: {type(exc).__name__}"
@@ -181,20 +220,14 @@ class WeaviateVectorStore:
     async def _collection(self, collection: str) -> Any:
         client = await self._connect()
         name = self._name(collection)
-        try:
-            exists = await client.collections.exists(name)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        exists = await client.collections.exists(name)
         if not exists:
             raise CollectionNotFoundError(f"no collection {collection!r} (class {name})")
         return client.collections.use(name)
 
     async def _manifest(self, collection: str) -> dict[str, Any]:
         handle = await self._collection(collection)
-        try:
-            config = await handle.config.get()
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        config = await handle.config.get()
         try:
             manifest = json.loads(config.description or "{}")
         except json.JSONDecodeError:
@@ -212,9 +245,9 @@ class WeaviateVectorStore:
         return self._dims[collection]
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
     # --- schema --------------------------------------------------------------------------
 
@@ -223,36 +256,29 @@ class WeaviateVectorStore:
     ) -> None:
         client = await self._connect()
         name = self._name(collection)
-        try:
-            if await client.collections.exists(name):
-                manifest = await self._manifest(collection)
-                same = manifest.get("model_id") == model_id and manifest.get("dim") == dim
-                if same:
-                    await self._add_missing_properties(client.collections.get(name))
-                    self._dims[collection] = dim
-                    return
-                if not allow_model_change:
-                    stored = f"{manifest.get('model_id')} ({manifest.get('dim')}-d)"
-                    raise EmbeddingMismatchError(collection, stored, f"{model_id} ({dim}-d)")
-                await client.collections.delete(name)
-            await client.collections.create(
-                name,
-                description=json.dumps(
-                    {"model_id": model_id, "dim": dim, "collection": collection}
+        if await client.collections.exists(name):
+            manifest = await self._manifest(collection)
+            same = manifest.get("model_id") == model_id and manifest.get("dim") == dim
+            if same:
+                await self._add_missing_properties(client.collections.get(name))
+                self._dims[collection] = dim
+                return
+            if not allow_model_change:
+                stored = f"{manifest.get('model_id')} ({manifest.get('dim')}-d)"
+                raise EmbeddingMismatchError(collection, stored, f"{model_id} ({dim}-d)")
+            await client.collections.delete(name)
+        await client.collections.create(
+            name,
+            description=json.dumps({"model_id": model_id, "dim": dim, "collection": collection}),
+            vector_config=wvc.config.Configure.Vectors.self_provided(
+                name=_VECTOR,
+                vector_index_config=wvc.config.Configure.VectorIndex.hnsw(
+                    distance_metric=wvc.config.VectorDistances.COSINE
                 ),
-                vector_config=wvc.config.Configure.Vectors.self_provided(
-                    name=_VECTOR,
-                    vector_index_config=wvc.config.Configure.VectorIndex.hnsw(
-                        distance_metric=wvc.config.VectorDistances.COSINE
-                    ),
-                ),
-                inverted_index_config=wvc.config.Configure.inverted_index(bm25_b=0.75, bm25_k1=1.2),
-                properties=_schema_properties(),
-            )
-        except (EmbeddingMismatchError, VectorStoreError):
-            raise
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+            ),
+            inverted_index_config=wvc.config.Configure.inverted_index(bm25_b=0.75, bm25_k1=1.2),
+            properties=_schema_properties(),
+        )
         self._dims[collection] = dim
 
     async def _add_missing_properties(self, handle: Any) -> None:
@@ -266,18 +292,12 @@ class WeaviateVectorStore:
         handle = await self._collection(collection)
         if n <= 0:
             return []
-        try:
-            found = await handle.query.fetch_objects(limit=n, return_properties=list(_PROPERTIES))
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        found = await handle.query.fetch_objects(limit=n, return_properties=list(_PROPERTIES))
         return [_hit(obj, 0.0, None, None) for obj in found.objects]
 
     async def collections(self) -> list[str]:
         client = await self._connect()
-        try:
-            configs = await client.collections.list_all(simple=True)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        configs = await client.collections.list_all(simple=True)
         names: list[str] = []
         for name, config in configs.items():
             try:
@@ -310,10 +330,7 @@ class WeaviateVectorStore:
             )
         if not objects:
             return UpsertReport(0, tuple(errors))
-        try:
-            result = await handle.data.insert_many(objects)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        result = await handle.data.insert_many(objects)
         for index, error in result.errors.items():
             errors.append(ObjectError(str(objects[index].uuid), str(error.message)))
         return UpsertReport(len(objects) - len(result.errors), tuple(errors))
@@ -325,10 +342,7 @@ class WeaviateVectorStore:
         where = Filter.by_property("doc_id").equal(doc_id)
         for chunk_id in sorted(keep):
             where = where & Filter.by_property("chunk_id").not_equal(chunk_id)
-        try:
-            result = await handle.data.delete_many(where=where)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        result = await handle.data.delete_many(where=where)
         return int(result.successful)
 
     async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
@@ -337,12 +351,9 @@ class WeaviateVectorStore:
         deleted = 0
         for start in range(0, len(wanted), _DELETE_DOCS):
             part = wanted[start : start + _DELETE_DOCS]
-            try:
-                result = await handle.data.delete_many(
-                    where=Filter.by_property("doc_id").contains_any(part)
-                )
-            except WeaviateBaseError as exc:
-                raise _translate(exc) from exc
+            result = await handle.data.delete_many(
+                where=Filter.by_property("doc_id").contains_any(part)
+            )
             deleted += int(result.successful)
         return deleted
 
@@ -368,49 +379,37 @@ class WeaviateVectorStore:
         found: list[Any] = []
         for start in range(0, len(wanted), 200):
             batch = wanted[start : start + 200]
-            try:
-                response = await handle.query.fetch_objects(
-                    filters=Filter.by_id().contains_any(batch), limit=len(batch), **fetch
-                )
-            except WeaviateBaseError as exc:
-                raise _translate(exc) from exc
+            response = await handle.query.fetch_objects(
+                filters=Filter.by_id().contains_any(batch), limit=len(batch), **fetch
+            )
             found.extend(response.objects)
         return found
 
     async def count(self, collection: str) -> int:
         handle = await self._collection(collection)
-        try:
-            result = await handle.aggregate.over_all(total_count=True)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        result = await handle.aggregate.over_all(total_count=True)
         return int(result.total_count or 0)
 
     async def drop_collection(self, collection: str) -> None:
         client = await self._connect()
         name = self._name(collection)
-        try:
-            if await client.collections.exists(name):
-                await client.collections.delete(name)
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        if await client.collections.exists(name):
+            await client.collections.delete(name)
         self._dims.pop(collection, None)
 
-    async def verify(self, collection: str) -> list[str]:
+    async def verify(self, collection: str) -> StoreCheck:
         """Weaviate keeps and checks its own files: only the collection's existence is ours."""
         await self._manifest(collection)
-        return []
+        return StoreCheck()
 
     async def stats(self, collection: str) -> CollectionStats:
         manifest = await self._manifest(collection)
         handle = await self._collection(collection)
-        try:
-            total = await handle.aggregate.over_all(total_count=True)
-            groups = await handle.aggregate.over_all(
-                group_by=wvc.aggregate.GroupByAggregate(prop="doc_id", limit=1_000_000),
-                total_count=True,
-            )
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        total = await handle.aggregate.over_all(total_count=True)
+        groups = await handle.aggregate.over_all(
+            group_by=wvc.aggregate.GroupByAggregate(prop="doc_id", limit=1_000_000),
+            total_count=True,
+        )
         return CollectionStats(
             name=collection,
             count=int(total.total_count or 0),
@@ -460,10 +459,7 @@ class WeaviateVectorStore:
             )  # fmt: skip
             return list(response.objects)
 
-        try:
-            keyword, dense = await asyncio.gather(keyword_arm(), vector_arm())
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        keyword, dense = await asyncio.gather(keyword_arm(), vector_arm())
         objects = {str(o.uuid): o for o in [*keyword, *dense]}
         bm25 = {str(o.uuid): float(o.metadata.score or 0.0) for o in keyword}
         # Cosine distance on unit vectors: similarity = 1 - distance (no vectors shipped).
@@ -486,14 +482,11 @@ class WeaviateVectorStore:
     async def _similarities(
         self, handle: Any, query: list[float], uuids: list[str]
     ) -> dict[str, float | None]:
-        try:
-            response = await handle.query.fetch_objects(
-                filters=Filter.by_id().contains_any(uuids),
-                limit=len(uuids),
-                include_vector=True,
-            )
-        except WeaviateBaseError as exc:
-            raise _translate(exc) from exc
+        response = await handle.query.fetch_objects(
+            filters=Filter.by_id().contains_any(uuids),
+            limit=len(uuids),
+            include_vector=True,
+        )
         return {str(o.uuid): _cosine(query, o.vector) for o in response.objects}
 
 
@@ -623,7 +616,13 @@ def _is_uuid(value: str) -> bool:
 
 
 def _translate(exc: Exception) -> VectorStoreError:
-    if isinstance(exc, WeaviateConnectionError):
+    """The port's error for a client exception: a transport failure is unavailability."""
+    lost = isinstance(exc, _TRANSPORT_ERRORS) or (
+        isinstance(exc, grpc.RpcError)
+        and callable(code := getattr(exc, "code", None))
+        and code() in _RETRYABLE_GRPC
+    )
+    if lost:
         return VectorStoreUnavailableError(f"Weaviate unreachable: {type(exc).__name__}")
     message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
     return VectorStoreError(f"Weaviate error: {message}")

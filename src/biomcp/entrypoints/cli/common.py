@@ -9,9 +9,11 @@ interrupted). With `--json` the error envelope is printed on stdout instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import shutil
+import signal
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -118,6 +120,16 @@ def fail(exc: BaseException, settings: Settings, json_output: bool) -> typer.Exi
     return typer.Exit(code=EXIT_VALIDATION if code == "VALIDATION" else EXIT_FAILURE)
 
 
+def stop_on_sigterm() -> None:
+    """Make SIGTERM cancel the running main task, as SIGINT does: a sync it stops records
+    itself as interrupted, and the stores close, instead of the process dying mid-write."""
+    task = asyncio.current_task()
+    if task is None:
+        return
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not main thread
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 def execute(
     settings: Settings, work: Callable[[Services], Awaitable[T]], *, json_output: bool
 ) -> T:
@@ -125,6 +137,7 @@ def execute(
     from biomcp.entrypoints.services import build_services
 
     async def main() -> T:
+        stop_on_sigterm()
         services = build_services(settings)
         try:
             return await work(services)
@@ -133,7 +146,7 @@ def execute(
 
     try:
         return asyncio.run(main())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         typer.echo("interrupted", err=True)
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     except Exception as exc:

@@ -1,7 +1,8 @@
 """`biomcp doctor`: check this install and its configuration, as the server would use them.
 
 One line per check, each `ok`, `warn`, `fail` or `skip`, with what to do when it is not `ok`:
-the platform, the data folder, the metadata database and its schema, the vector store and its
+the platform, the data folder, the metadata database (its schema and, on SQLite, its
+integrity: `PRAGMA quick_check`, as `biomcp index verify` runs it), the vector store and its
 index, whether stored tiers, designs and scores follow this version's rules, the embedding
 model (loaded and run on one sentence), whether the corpus was embedded by that model, NCBI's
 settings and, unless `--offline`, one real ESearch through the configured client (so an API key
@@ -286,6 +287,18 @@ class _Doctor:
         )
         metadata = self.services.metadata
         await metadata.ping()  # SQLite migrates itself here; PostgreSQL must be at head
+        problems = await metadata.quick_check()
+        if problems:
+            shown = "; ".join(problems[:3]) + (
+                f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+            )
+            self.add(
+                "metadata",
+                "fail",
+                f"{schema.database}: its integrity check failed: {clip(shown, 300)}",
+                "restore it from a backup, or move it aside and sync again",
+            )
+            return
         documents = self.records = await metadata.count_documents()
         revision = (
             f"at revision {schema.head} (head)"
@@ -349,20 +362,16 @@ class _Doctor:
 
     async def unfinished_syncs(self, latest: list[SyncJob]) -> None:
         """A sync run by cron fails where nobody reads it: the keys whose latest job failed,
-        was interrupted, or still reads "running" while no process holds the key's lock (its
-        process was killed)."""
-        from biomcp.ports.metadata import MetadataStoreError
-
+        was interrupted, or still reads queued or running while its process is gone (killed)."""
         unfinished: list[tuple[SyncJob, str]] = []
         for job in latest:
             if job.status in ("failed", "interrupted"):
                 unfinished.append((job, job.status))
-            elif job.status == "running":
-                try:
-                    async with self.services.metadata.query_lock(job.query_key, timeout_s=0):
-                        unfinished.append((job, "stopped"))
-                except (MetadataStoreError, OSError):
-                    pass  # running now in another process (LockTimeoutError), or not known
+            elif job.status in ("queued", "running"):
+                # Recorded as interrupted when its process is gone (SyncJobs.settle).
+                settled = await self.services.jobs.settle(job)
+                if settled.status == "interrupted":
+                    unfinished.append((settled, "stopped"))
         if unfinished:
             shown = "; ".join(
                 f"{job.query_key} ({status} {iso(job.started_at)}"

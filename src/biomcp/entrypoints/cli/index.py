@@ -1,7 +1,9 @@
 """`biomcp index verify|rebuild`: check the vector store against SQL, and rebuild it from SQL.
 
-`verify` exits 0 when every stored document's chunks are in the vector store and the store's
-files are sound, 1 otherwise (so a cron job can rebuild on failure). `rebuild` re-chunks and
+`verify` exits 0 when every stored document's chunks are in the vector store, the store's
+files are sound and the metadata database passes its integrity check; 1 otherwise, damage it
+repaired on the way included (`repaired` names each repair), so a cron job hears of it.
+`rebuild` re-chunks and
 re-indexes every document; with the embedding cache on (the default) an unchanged corpus is
 rebuilt without embedding anything. Progress goes to stderr, the report to stdout.
 """
@@ -51,6 +53,19 @@ def _lines(report: dict[str, Any]) -> list[str]:
     return [f"{key}: {value}" for key, value in report.items()]
 
 
+def _hints(report: dict[str, Any]) -> list[str]:
+    """What to do about what `verify` found."""
+    hints = [f"repaired: {repair}" for repair in report["repaired"]]
+    if report["metadata_problems"]:
+        hints.append(
+            "the metadata database is damaged: restore it from a backup, or move it aside "
+            "and sync again"
+        )
+    if report["chunks_missing"] or report["store_problems"] or not report["collection_exists"]:
+        hints.append("the index needs repair: run `biomcp index rebuild`")
+    return hints
+
+
 def register(app: typer.Typer) -> None:
     """Add `biomcp index verify|rebuild` to `app`."""
     index_app = command_group(
@@ -61,8 +76,9 @@ def register(app: typer.Typer) -> None:
 
     @index_app.command("verify")
     def verify(json_output: JsonOption = False, quiet: QuietOption = False) -> None:
-        """Check that every stored document's chunks are in the vector store and that the
-        store's files match their checksums. Exit status 1 when something is wrong."""
+        """Check that every stored document's chunks are in the vector store, that the
+        store's files match their checksums and that the metadata database passes its
+        integrity check. Exit status 1 when something is wrong, or was and got repaired."""
         settings = cli_settings(json_output)
         progress = _Progress("verify", enabled=not quiet)
 
@@ -74,8 +90,8 @@ def register(app: typer.Typer) -> None:
             emit_json(report)
         else:
             typer.echo("\n".join(_lines(report)))
-            if not report["ok"]:
-                typer.echo("the index needs repair: run `biomcp index rebuild`", err=True)
+            for hint in _hints(report):
+                typer.echo(hint, err=True)
         if not report["ok"]:
             raise typer.Exit(code=EXIT_FAILURE)
 

@@ -7,6 +7,7 @@ before any MCP message (`true | biomcp serve`, `echo | biomcp serve`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import stat
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from biomcp.entrypoints.cli.common import stop_on_sigterm
 from biomcp.entrypoints.logs import configure_logging
 from biomcp.entrypoints.runtime import load_or_exit
 
@@ -130,9 +132,16 @@ class _PreludeLines:
         return line.decode("utf-8", errors="replace")
 
 
+def _private_stdin() -> Any:
+    """A reader of its own over standard input's descriptor, for the prelude's thread. A
+    daemon thread blocked reading `sys.stdin` at exit (a SIGTERM while the client stays)
+    would hold the lock the interpreter takes to close `sys.stdin`, and abort it."""
+    return os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+
+
 def start_prelude(settings: Settings) -> StdioPrelude:
     """Start reading stdin now, answering the handshake from the recorded answers (prelude.py)
-    while the SDK loads."""
+    while the SDK loads; with `BIOMCP_STDIO_PRELUDE=false`, only reading stdin."""
     from biomcp.entrypoints.mcp.prelude import (
         AnswerBook,
         StdioPrelude,
@@ -140,11 +149,19 @@ def start_prelude(settings: Settings) -> StdioPrelude:
         handshake_versions,
     )
 
-    book = AnswerBook(
-        settings.biomcp_data_dir / "cache" / "mcp-stdio-answers.json",
-        fingerprint(settings.model_dump_json()),
-    ).load()
-    return StdioPrelude(book, handshake_versions(), stdin=sys.stdin.buffer).start()
+    path = settings.biomcp_data_dir / "cache" / "mcp-stdio-answers.json"
+    # The switch itself is left out of the key: turned off and on, the same record serves.
+    settings_json = settings.model_dump_json(exclude={"biomcp_stdio_prelude"})
+
+    def open_book() -> AnswerBook:
+        return AnswerBook(path, fingerprint(settings_json)).load()
+
+    enabled = settings.biomcp_stdio_prelude
+    return StdioPrelude(
+        open_book if enabled else None,
+        handshake_versions() if enabled else None,
+        stdin=_private_stdin(),
+    ).start()
 
 
 async def run_stdio(
@@ -153,11 +170,13 @@ async def run_stdio(
     """Serve MCP on stdin / stdout until stdin ends; True when a client spoke at all. The
     warm-up starts with the first message and is awaited on the way out. With a `prelude`,
     stdin is the prelude's (it may have answered the handshake already)."""
+    from mcp.server import NotificationOptions
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
     from biomcp.entrypoints.mcp.prelude import DroppingWriter
 
+    stop_on_sigterm()  # a shutdown: its syncs record themselves interrupted
     stdin: Any = None
     if prelude is not None:
         prelude.go_live()
@@ -172,8 +191,15 @@ async def run_stdio(
             watch = _ClientWatch(read_stream, services.start_warm_up, SessionMessage)
             writer = write_stream if prelude is None else DroppingWriter(write_stream, prelude)
             lowlevel = server._lowlevel_server  # run_stdio_async, with the watched read stream
-            await lowlevel.run(watch, writer, lowlevel.create_initialization_options())
+            # A replayed list found stale is announced as changed (prelude.DroppingWriter).
+            changes = NotificationOptions(prompts_changed=True, tools_changed=True)
+            options = lowlevel.create_initialization_options(
+                changes if prelude is not None else None
+            )
+            await lowlevel.run(watch, writer, options)
     finally:
+        if prelude is not None:
+            prelude.end()  # frees the thread waiting for stdin's next line
         await services.aclose()
     return watch.heard
 
@@ -183,6 +209,7 @@ def _serve() -> None:
         typer.echo(STDIN_GUIDANCE, err=True)
         raise typer.Exit(code=2)
     settings = load_or_exit()
+    _quiet_libraries(settings.mcp_log_level)  # the prelude may warn before the server is built
     prelude = start_prelude(settings)
 
     from biomcp.entrypoints.services import build_services
@@ -196,7 +223,11 @@ def _serve() -> None:
     _quiet_libraries(settings.mcp_log_level)
     import anyio
 
-    if not anyio.run(run_stdio, server, services, prelude):
+    try:
+        heard = anyio.run(run_stdio, server, services, prelude)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return  # SIGTERM or SIGINT: stopped, its syncs recorded as interrupted
+    if not heard:
         typer.echo(STDIN_GUIDANCE, err=True)
         raise typer.Exit(code=2)
 

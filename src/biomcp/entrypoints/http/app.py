@@ -37,6 +37,7 @@ from biomcp.entrypoints.http.gate import (
     cors_options,
     is_loopback_host,
 )
+from biomcp.entrypoints.http.loopwatch import LoopWatch
 from biomcp.entrypoints.http.oauth import configured_auth, metadata_routes
 from biomcp.entrypoints.http.probes import probe_routes
 from biomcp.entrypoints.mcp.server import build_server
@@ -79,20 +80,24 @@ def build_http_app(services: Services, settings: Settings, *, insecure: bool = F
     if auth is not None:
         endpoint = RequireBearer(endpoint, auth.verifier, auth.challenge)
 
+    watch = LoopWatch()
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             async with manager.run():
                 services.start_warm_up()  # the model loads while we answer
+                watch.start()
                 yield
         finally:
+            await watch.stop()
             await services.aclose()
 
     origins = OriginPolicy.from_settings(settings)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint),
-            *probe_routes(server, services, settings, mcp_path=MCP_PATH),
+            *probe_routes(server, services, settings, mcp_path=MCP_PATH, watch=watch),
             *metadata_routes(settings, mcp_path=MCP_PATH),
         ],
         middleware=[

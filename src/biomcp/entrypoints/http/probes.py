@@ -1,6 +1,6 @@
 """Probes and the index: `GET /health` (liveness, always 200), `GET /readyz` (each store
-answers: 200, else 503 with the reasons, secrets redacted) and `GET /` (what this server offers).
-None of them needs a token."""
+answers and the event loop keeps time: 200, else 503 with the reasons, secrets redacted) and
+`GET /` (what this server offers). None of them needs a token."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp import __version__
+from biomcp.entrypoints.http.loopwatch import LoopWatch
 from biomcp.entrypoints.mcp.policy import READ_SCOPE, WRITE_SCOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
@@ -64,9 +65,15 @@ async def _index_status(services: Services) -> str:
 
 
 def probe_routes(
-    server: BioMcpServer, services: Services, settings: Settings, *, mcp_path: str
+    server: BioMcpServer,
+    services: Services,
+    settings: Settings,
+    *,
+    mcp_path: str,
+    watch: LoopWatch | None = None,
 ) -> list[Route]:
-    """The routes of `/health`, `/readyz` and `/`."""
+    """The routes of `/health`, `/readyz` and `/`. With a `watch`, readiness also fails while
+    the event loop or its worker threads are stalled."""
     secrets = _secrets(settings)
     mode = settings.auth_mode
     auth_on = mode != "none"
@@ -75,11 +82,17 @@ def probe_routes(
         return JSONResponse({"status": "ok", "name": "bio-mcp", "version": __version__})
 
     async def readyz(request: Request) -> Response:
-        try:
-            with anyio.fail_after(READINESS_TIMEOUT_S):
-                checks = await services.readiness()
-        except TimeoutError:
-            checks = {"stores": f"no answer within {READINESS_TIMEOUT_S:g}s"}
+        stalled = watch.check() if watch is not None else "ok"
+        if stalled != "ok":  # the stores would wait for the same stalled threads: answer now
+            checks = {"event_loop": stalled}
+        else:
+            try:
+                with anyio.fail_after(READINESS_TIMEOUT_S):
+                    checks = await services.readiness()
+            except TimeoutError:
+                checks = {"stores": f"no answer within {READINESS_TIMEOUT_S:g}s"}
+            if watch is not None:
+                checks["event_loop"] = "ok"
         checks = {name: _redact(value, secrets) for name, value in checks.items()}
         ready = bool(checks) and all(value == "ok" for value in checks.values())
         if not ready:

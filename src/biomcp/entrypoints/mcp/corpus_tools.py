@@ -176,7 +176,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
             "corpus_sync_status",
             "Follow a sync job",
             "The state of a sync job started by <!-- if pubmed_sync_delta -->pubmed_sync_delta"
-            "<!-- else -->a sync<!-- end --> (its job_id): running (with "
+            "<!-- else -->a sync<!-- end --> (its job_id): queued, running (with "
             "progress), succeeded (with the final report), failed (with the error) or "
             "interrupted (its process stopped; sync again to complete it).",
             sync_status,

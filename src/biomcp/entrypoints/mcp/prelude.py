@@ -4,23 +4,27 @@ Importing the MCP SDK takes most of a second on a small machine (it builds the p
 of two protocol generations), and a client waits for `initialize` and `tools/list` before it
 can do anything. Those answers depend only on this code, the SDK and the settings, so the
 server records the answers the SDK gives (`AnswerBook`, a JSON file in the data folder) and,
-on a later start with the same code, SDK and settings (`fingerprint`), replays them at once:
+on a later start with the same code, SDK and settings (`fingerprint`, a digest of their
+contents), replays them at once:
 
-* A reader thread owns stdin for the whole session (`StdioPrelude`), from process start. Until
-  the SDK is serving, it answers, from the book, a well-formed `initialize` (the protocol
-  version negotiated exactly as the SDK does, from the SDK's own version table), then
-  `tools/list` and `prompts/list` without a cursor. The `initialize` is also passed on to the
-  SDK, so its session is initialized as usual; the SDK's own answer to it is dropped
-  (`DroppingWriter`) after being checked against the early one. Every other message, and
+* A reader thread owns stdin for the whole session (`StdioPrelude`), from process start. It
+  loads the book first, then, until the SDK is serving, answers from it a well-formed
+  `initialize` (the protocol version negotiated exactly as the SDK does, from the SDK's own
+  version table), then `tools/list` and `prompts/list` without a cursor. Every early answer is
+  checked: the `initialize` is passed on to the SDK (so its session is initialized as usual),
+  and each list request is passed on under a private id. The SDK's answers to those are
+  dropped (`DroppingWriter`) after being compared with the early ones. Every other message, and
   everything once the SDK serves, goes to the SDK, in order.
 * The first message the prelude cannot answer ends the early answers (so no answer overtakes an
   earlier request's).
-* Answers the SDK gives to those three methods are recorded for the next start. A book that
-  does not match (another version of this code or the SDK, other settings, an unreadable or
-  oversized file) is ignored and rewritten. A dropped SDK answer that differs from the early
-  one is logged as an error and rewrites the book.
+* Answers the SDK gives to those three methods are recorded for the next start, with a
+  checksum of the record. A book of another version of this code or the SDK, or of other
+  settings, is ignored and rewritten; so is a damaged one (unreadable, oversized, or failing its
+  checksum), with a warning.
+* A checked answer that differs from the early one is logged and rewrites the book. For a list,
+  the client is told the list changed (`listChanged`, advertised over stdio), so it lists again.
 
-Nothing here imports the SDK: the server's own modules are what it waits for.
+Nothing here imports the SDK before it serves: the server's own modules are what it waits for.
 """
 
 from __future__ import annotations
@@ -49,7 +53,14 @@ _log = logging.getLogger("biomcp.server.prelude")
 
 EARLY_METHODS = ("initialize", "tools/list", "prompts/list")
 _EARLY_METHOD_BYTES = tuple(f'"{method}"'.encode() for method in EARLY_METHODS)
-BOOK_FORMAT = 1
+#: The capability that announces a list's changes, and the notice a client gets when the list
+#: it was replayed differs from the SDK's.
+_LIST_CHANGED = {
+    "tools/list": ("tools", "notifications/tools/list_changed"),
+    "prompts/list": ("prompts", "notifications/prompts/list_changed"),
+}
+_CHECK_ID = "biomcp-prelude-check-{n}"  # the id of a list request passed on to be checked
+BOOK_FORMAT = 2
 MAX_BOOK_BYTES = 4 << 20
 MAX_LINE_BYTES = 64 << 20  # a longer line is passed on as it is (the SDK refuses it)
 _FINGERPRINTED = ("biomcp", "mcp", "mcp_types")
@@ -63,8 +74,13 @@ def _package_dir(name: str) -> Path | None:
 
 
 def fingerprint(settings_json: str) -> str:
-    """What the recorded answers depend on: the settings, and every source and data file of
-    this package and of the SDK (path, size, modification time)."""
+    """What the recorded answers depend on: the settings, and the contents of every source and
+    data file of this package and of the SDK (an edit that keeps a file's size and modification
+    time still counts).
+
+    Raises:
+        OSError: a file of those packages cannot be read.
+    """
     digest = hashlib.sha256(settings_json.encode("utf-8"))
     for name in _FINGERPRINTED:
         root = _package_dir(name)
@@ -72,8 +88,9 @@ def fingerprint(settings_json: str) -> str:
         if root is None:
             continue
         for path in sorted(_files(root)):
-            info = path.stat()
-            digest.update(f"{path.relative_to(root)}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+            content = path.read_bytes()
+            digest.update(f"\n{path.relative_to(root)}|{len(content)}|".encode())
+            digest.update(content)
     return digest.hexdigest()
 
 
@@ -111,6 +128,16 @@ def negotiate(requested: str, versions: tuple[str, ...], latest: str) -> str:
     return requested if requested in versions else latest
 
 
+def _checksum(fingerprint: Any, answers: Any) -> str:
+    body = json.dumps(
+        {"format": BOOK_FORMAT, "fingerprint": fingerprint, "answers": answers},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 class AnswerBook:
     """Answers the SDK gave, per negotiated protocol version and method, for one fingerprint."""
 
@@ -121,21 +148,33 @@ class AnswerBook:
         self._lock = threading.Lock()
 
     def load(self) -> AnswerBook:
+        """Read the book; one of another fingerprint is left empty, and one that is damaged
+        too, with a warning (either is rewritten by the answers the SDK gives)."""
         try:
             if self.path.stat().st_size > MAX_BOOK_BYTES:
+                _log.warning("the recorded MCP answers are too large; recording them again")
                 return self
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             return self
-        if (
-            isinstance(data, dict)
-            and data.get("format") == BOOK_FORMAT
-            and data.get("fingerprint") == self.fingerprint
-            and isinstance(data.get("answers"), dict)
+        except (OSError, ValueError) as exc:
+            _log.warning("cannot read the recorded MCP answers (%s); recording them again", exc)
+            return self
+        if not isinstance(data, dict) or data.get("format") != BOOK_FORMAT:
+            return self  # another version's book
+        answers = data.get("answers")
+        if not isinstance(answers, dict) or data.get("checksum") != _checksum(
+            data.get("fingerprint"), answers
         ):
+            _log.warning(
+                "the recorded MCP answers in %s fail their checksum; recording them again",
+                self.path,
+            )
+            return self
+        if data.get("fingerprint") == self.fingerprint:
             self._answers = {
                 str(version): dict(methods)
-                for version, methods in data["answers"].items()
+                for version, methods in answers.items()
                 if isinstance(methods, dict)
             }
         return self
@@ -154,10 +193,20 @@ class AnswerBook:
             methods[method] = dict(result)
             return True
 
+    def forget(self, version: str, method: str) -> bool:
+        """Drop an answer; True when there was one (then `save`)."""
+        with self._lock:
+            return self._answers.get(version, {}).pop(method, None) is not None
+
     def save(self) -> None:
         with self._lock:
             body = json.dumps(
-                {"format": BOOK_FORMAT, "fingerprint": self.fingerprint, "answers": self._answers},
+                {
+                    "format": BOOK_FORMAT,
+                    "fingerprint": self.fingerprint,
+                    "answers": self._answers,
+                    "checksum": _checksum(self.fingerprint, self._answers),
+                },
                 separators=(",", ":"),
             )
         try:
@@ -170,26 +219,33 @@ class AnswerBook:
 
 
 class StdioPrelude:
-    """Reads stdin from process start; answers the handshake early from an `AnswerBook`."""
+    """Reads stdin from process start; answers the handshake early from an `AnswerBook`.
+
+    `open_book` is called first thing in the reader thread (reading the book and digesting the
+    installed files overlaps the imports); None, or a book that cannot be opened, means no
+    early answers and nothing recorded."""
 
     def __init__(
         self,
-        book: AnswerBook | None,
+        open_book: Callable[[], AnswerBook] | None,
         versions: tuple[tuple[str, ...], str] | None,
         *,
         stdin: BinaryIO,
         stdout_fd: int = 1,
     ) -> None:
-        self.book = book
+        self.book: AnswerBook | None = None
+        self._open_book = open_book
         self._versions = versions
         self._stdin = stdin
         self._stdout_fd = stdout_fd
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._lock = threading.Lock()
         self._live = False  # the SDK serves: everything goes to it
-        self._early = book is not None and versions is not None
+        self._early = False  # set once the book is open
         self.version: str | None = None  # negotiated by the early initialize
-        self.answered: dict[str, dict[str, Any]] = {}  # initialize id -> the early result
+        self.capabilities: dict[str, Any] = {}  # those of the early initialize
+        #: id of a request the SDK answers to be checked -> (method, the early result)
+        self.answered: dict[str, tuple[str, dict[str, Any]]] = {}
         self.asked: dict[Any, str] = {}  # id -> method, for requests the SDK answers
         self.early_answers = 0
         self._heard = threading.Event()
@@ -218,9 +274,14 @@ class StdioPrelude:
         """The next line for the SDK (blocking); None at the end of stdin."""
         return self._lines.get()
 
+    def end(self) -> None:
+        """End the lines for the SDK now (a shutdown): a waiting `next_line` gets None."""
+        self._lines.put(None)
+
     # -- the reader thread ---------------------------------------------------------------------
 
     def _read(self) -> None:
+        self._open()
         try:
             while True:
                 line = self._stdin.readline(MAX_LINE_BYTES)
@@ -233,6 +294,18 @@ class StdioPrelude:
             _log.debug("stdin ended: %s", exc)
         finally:
             self._lines.put(None)  # the end of stdin
+
+    def _open(self) -> None:
+        if self._open_book is None:
+            return
+        try:
+            book = self._open_book()
+        except Exception as exc:  # the shortcut must never stop the server from serving
+            _log.warning("no early handshake: cannot open the recorded MCP answers: %s", exc)
+            return
+        with self._lock:
+            self.book = book
+            self._early = self._versions is not None
 
     def _first_heard(self) -> None:
         if self._heard.is_set():
@@ -267,8 +340,13 @@ class StdioPrelude:
             self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self.early_answers += 1
             if method == "initialize":
-                self.answered[_key(message["id"])] = result
+                self.answered[_key(message["id"])] = (method, result)
+                capabilities = result.get("capabilities")
+                self.capabilities = capabilities if isinstance(capabilities, dict) else {}
                 return False  # the SDK initializes its session from it too
+            check = {**message, "id": _CHECK_ID.format(n=self.early_answers)}
+            self.answered[_key(check["id"])] = (method, result)
+            self._lines.put(json.dumps(check, separators=(",", ":")).encode() + b"\n")
             return True
 
     def _early_result(self, method: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -345,8 +423,8 @@ def _valid_initialize(params: Any) -> bool:
 
 
 class DroppingWriter:
-    """The SDK's write stream, minus its answers to the initialize the prelude answered; the
-    answers it gives to the early methods are recorded in the book."""
+    """The SDK's write stream, minus its answers to the requests passed on to check the early
+    answers; the answers it gives to the early methods are recorded in the book."""
 
     def __init__(self, stream: Any, prelude: StdioPrelude) -> None:
         self._stream = stream
@@ -360,20 +438,47 @@ class DroppingWriter:
             result = getattr(message, "result", None)
             early = self._prelude.answered.pop(key, None)
             if early is not None:
-                self._check(early, result)
+                await self._check(*early, result)
                 return
             method = self._prelude.asked.pop(key, None)
             if method is not None and isinstance(result, dict):
                 self._record(method, result)
         await self._stream.send(item)
 
-    def _check(self, early: dict[str, Any], result: Any) -> None:
-        """The SDK's answer to an initialize the prelude answered: dropped, after comparing."""
-        if result is None:
-            _log.error("the SDK refused the initialize the prelude had answered")
-        elif result != early:
-            _log.error("the recorded initialize answer was stale; it is rewritten")
-            self._record("initialize", result)
+    async def _check(self, method: str, early: dict[str, Any], result: Any) -> None:
+        """The SDK's answer to a request the prelude answered: dropped, after comparing. A
+        list that differs is rewritten in the book, and the client told to list again."""
+        if result == early:
+            return
+        if method == "initialize":
+            if result is None:
+                _log.error("the SDK refused the initialize the prelude had answered")
+            else:
+                _log.error("the recorded initialize answer was stale; it is rewritten")
+                self._record("initialize", result)
+            return
+        if isinstance(result, dict):
+            _log.warning("the recorded %s answer was stale; it is rewritten", method)
+            self._record(method, result)
+        else:
+            _log.warning("the SDK refused the %s the prelude had answered", method)
+            book, version = self._prelude.book, self._prelude.version
+            if book is not None and version is not None and book.forget(version, method):
+                book.save()
+        await self._announce(method)
+
+    async def _announce(self, method: str) -> None:
+        section, notice = _LIST_CHANGED[method]
+        capability = self._prelude.capabilities.get(section)
+        if not isinstance(capability, dict) or capability.get("listChanged") is not True:
+            _log.warning(
+                "the client keeps the stale %s: the server does not announce changes", method
+            )
+            return
+        from mcp.shared.message import SessionMessage  # the SDK serves: it is loaded
+        from mcp_types import JSONRPCNotification
+
+        await self._stream.send(SessionMessage(JSONRPCNotification(jsonrpc="2.0", method=notice)))
 
     def _record(self, method: str, result: dict[str, Any]) -> None:
         book = self._prelude.book

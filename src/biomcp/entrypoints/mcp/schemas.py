@@ -561,7 +561,10 @@ SYNC_STATUS_OUTPUT: dict[str, Any] = {
     "properties": {
         "job_id": {"type": "string"},
         "query_key": {"type": "string"},
-        "status": {"type": "string", "enum": ["running", "succeeded", "failed", "interrupted"]},
+        "status": {
+            "type": "string",
+            "enum": ["queued", "running", "succeeded", "failed", "interrupted"],
+        },
         "started_at": NULLABLE_STRING,
         "finished_at": NULLABLE_STRING,
         "progress": {"anyOf": [_SYNC_PROGRESS, {"type": "null"}]},
