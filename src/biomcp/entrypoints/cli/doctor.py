@@ -371,7 +371,7 @@ class _Doctor:
                 # Recorded as interrupted when its process is gone (SyncJobs.settle).
                 settled = await self.services.jobs.settle(job)
                 if settled.status == "interrupted":
-                    unfinished.append((settled, "stopped"))
+                    unfinished.append((job, "stopped"))  # "stopped" says all its error would
         if unfinished:
             shown = "; ".join(
                 f"{job.query_key} ({status} {iso(job.started_at)}"
