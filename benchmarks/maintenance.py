@@ -116,7 +116,7 @@ async def _forget(services: Any) -> dict[str, Any]:
     """Forgetting the saved query with its records (`biomcp checkpoint delete --records`):
     every record is its own, so every record and chunk goes."""
     began = time.perf_counter()
-    gone = await services.checkpoints.forget("bench_v1", records=True)
+    gone = await services.saved_queries.forget("bench_v1", records=True)
     forget_s = time.perf_counter() - began
     return {
         "forget_with_records_s": round(forget_s, 2),
@@ -128,7 +128,7 @@ async def _forget(services: Any) -> dict[str, Any]:
 
 
 async def _rescore(services: Any) -> dict[str, Any]:
-    from biomcp.usecases.documents import INDEX_LOCK
+    from biomcp.usecases.indexing import INDEX_LOCK
     from biomcp.usecases.rescoring import rescore_stale
 
     sync = services.sync

@@ -387,7 +387,7 @@ async def _measure(
         start = _replay_start(edats, args.replay)
         rounds: list[dict[str, Any]] = []
         for _ in range(3):
-            await services.checkpoints.set(
+            await services.saved_queries.set(
                 KEY, datetime.combine(start, datetime.min.time(), UTC), reason="benchmark replay"
             )
             embedder.calls = embedder.texts = 0

@@ -324,7 +324,7 @@ def test_every_tool_answers_in_its_schema_and_the_resource_matches_rag_get(
         assert moved["previous_edat"] == checkpoint["last_edat"]
         error, checkpoint = await call(client, "corpus_checkpoint_get", {"query_key": "all"})
         assert checkpoint["last_edat"] == "2020-01-02T03:04:05Z"
-        audit = await services.checkpoints.audit("all")
+        audit = await services.saved_queries.audit("all")
         assert audit[-1].moved_backward
         assert audit[-1].actor == "mcp"
 

@@ -12,8 +12,8 @@ import pytest
 
 from biomcp.adapters.clock import SystemClock
 from biomcp.adapters.sql import SqlMetadataStore
-from biomcp.usecases.documents import Checkpoints
 from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.saved_queries import SavedQueries
 from biomcp.usecases.sync import SyncDelta
 
 pytestmark = pytest.mark.integration
@@ -28,7 +28,7 @@ def test_new_keys_are_checked_and_legacy_keys_are_read(tmp_path: Path) -> None:
         try:
             # A key written before the rule (straight to the store, as an old version did).
             await store.set_checkpoint(LEGACY, WHEN, actor="old", reason="before", at=WHEN)
-            checkpoints = Checkpoints(store, clock=SystemClock())
+            checkpoints = SavedQueries(store, clock=SystemClock())
 
             read = await checkpoints.get_payload(LEGACY)
             assert read["query_key"] == LEGACY

@@ -20,8 +20,8 @@ import pytest
 from biomcp.ports.metadata import Checkpoint, MetadataStore
 from biomcp.ports.vectors import SearchFilters, VectorStore
 from biomcp.testing.eutils import FakeEutilsServer
-from biomcp.usecases.documents import Checkpoints
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
+from biomcp.usecases.saved_queries import SavedQueries
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncDelta, WindowBasis
 from tests.support.sync_harness import (
@@ -99,7 +99,7 @@ def test_forgetting_a_query_with_its_records_deletes_only_those_no_other_query_h
             kept = await metadata.get_documents(sorted(humans))
             assert set(kept) == humans
 
-            checkpoints = Checkpoints(
+            checkpoints = SavedQueries(
                 metadata, clock=clock, vectors=lambda: vectors, collection=backend.collection
             )
             gone = await checkpoints.forget("htn", records=True)
@@ -140,7 +140,7 @@ def test_without_records_forgetting_keeps_every_record_and_says_how_many(
             await sync.run("htn", "Hypertension[mh]")
             chunks_before = await vectors.count(backend.collection)
 
-            gone = await Checkpoints(metadata, clock=clock).forget("htn")
+            gone = await SavedQueries(metadata, clock=clock).forget("htn")
 
             assert (gone.records, gone.records_deleted, gone.chunks_deleted) == (
                 len(hypertension), 0, 0,
@@ -162,7 +162,7 @@ def test_prune_deletes_the_records_of_forgotten_queries_and_keeps_every_held_one
         async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             await sync.run("humans", "Humans[mh]")
-            checkpoints = Checkpoints(
+            checkpoints = SavedQueries(
                 metadata, clock=clock, vectors=lambda: vectors, collection=backend.collection
             )
             await checkpoints.forget("htn")  # its records stay, some held by no query now
@@ -187,7 +187,7 @@ def test_prune_deletes_the_records_of_forgotten_queries_and_keeps_every_held_one
             assert (again.records, again.deleted, again.chunks_deleted) == (0, 0, 0)
             # Refused, touching nothing, while a query's records are not all recorded.
             await checkpoints.forget("humans")
-            legacy = Checkpoints(
+            legacy = SavedQueries(
                 Untracked(metadata, "older_topic"),
                 clock=clock,
                 vectors=lambda: vectors,
@@ -211,7 +211,7 @@ def test_records_are_not_deleted_while_another_query_was_synced_before_they_were
         async with _corpus(backend, fake) as (clock, metadata, vectors, sync):
             await sync.run("htn", "Hypertension[mh]")
             legacy = Untracked(metadata, "older_topic")
-            checkpoints = Checkpoints(
+            checkpoints = SavedQueries(
                 legacy,
                 clock=clock,
                 vectors=lambda: vectors,

@@ -25,7 +25,7 @@ from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings
 from biomcp.ports.metadata import LockTimeoutError
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
-from biomcp.usecases.documents import INDEX_LOCK
+from biomcp.usecases.indexing import INDEX_LOCK
 from tests.support.mcp_inprocess import call_json as _call
 from tests.support.mcp_inprocess import test_settings
 

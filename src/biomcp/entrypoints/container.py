@@ -25,12 +25,14 @@ from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.projects import ProjectRegistry
 from biomcp.ports.vectors import Fusion, VectorStore
-from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.diagnostics import Diagnostics
+from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.export import ExportRecords
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.projects import ProjectCollections, ProjectLimits
+from biomcp.usecases.saved_queries import SavedQueries
 from biomcp.usecases.search import SearchConfig, SearchCorpus
 from biomcp.usecases.sync import SyncConfig, SyncDelta
 
@@ -293,8 +295,8 @@ class Container(containers.DeclarativeContainer):
     )
     documents = providers.Singleton(GetDocument, metadata)
     export = providers.Singleton(ExportRecords, metadata, clock=clock)
-    checkpoints = providers.Singleton(
-        Checkpoints,
+    saved_queries = providers.Singleton(
+        SavedQueries,
         metadata,
         clock=clock,
         vectors=vectors.provider,  # opened only when a query's records are deleted
@@ -302,6 +304,13 @@ class Container(containers.DeclarativeContainer):
         lock_timeout_s=providers.Callable(lambda s: s.biomcp_sync_lock_timeout_s, settings),
     )
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
+    diagnostics = providers.Singleton(
+        Diagnostics,
+        metadata,
+        vectors.provider,
+        entrez.provider,
+        collection=providers.Callable(lambda s: s.weaviate_class, settings),
+    )
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
     jobs = providers.Singleton(_jobs, settings, sync, metadata, clock, opened)
     projects = providers.Singleton(_projects, settings, metadata, vectors, embedder)

@@ -24,8 +24,8 @@ from biomcp.ports.entrez import (
 )
 from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
-from biomcp.usecases.documents import INDEX_LOCK
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
+from biomcp.usecases.indexing import INDEX_LOCK
 from biomcp.usecases.projects import ProjectError
 
 __all__ = [

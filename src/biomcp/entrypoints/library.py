@@ -38,7 +38,6 @@ from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc, parse_iso_utc
-from biomcp.usecases.saved_queries import corpus_overview
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
@@ -397,11 +396,11 @@ class Corpus:
 
     def checkpoint(self, query_key: str) -> dict[str, Any]:
         """`{"query_key", "last_edat"}` (ISO 8601 UTC, or None before the first sync)."""
-        return self._call(lambda: self._services.checkpoints.get_payload(query_key))
+        return self._call(lambda: self._services.saved_queries.get_payload(query_key))
 
     async def acheckpoint(self, query_key: str) -> dict[str, Any]:
         """`checkpoint` for async code."""
-        return await self._acall(lambda: self._services.checkpoints.get_payload(query_key))
+        return await self._acall(lambda: self._services.saved_queries.get_payload(query_key))
 
     def set_checkpoint(
         self,
@@ -431,7 +430,7 @@ class Corpus:
     async def _set_checkpoint(
         self, query_key: str, last_edat: str | datetime, reason: str, actor: str
     ) -> dict[str, Any]:
-        audit = await self._services.checkpoints.set(
+        audit = await self._services.saved_queries.set(
             query_key, last_edat, actor=actor, reason=reason
         )
         return {
@@ -458,7 +457,7 @@ class Corpus:
         return self._call(lambda: self._forget_query(query_key, records))
 
     async def _forget_query(self, query_key: str, records: bool) -> dict[str, Any]:
-        gone = await self._services.checkpoints.forget(query_key, records=records)
+        gone = await self._services.saved_queries.forget(query_key, records=records)
         return {"ok": True, **asdict(gone)}
 
     def prune_records(self, *, dry_run: bool = False) -> dict[str, Any]:
@@ -473,7 +472,7 @@ class Corpus:
         return self._call(lambda: self._prune(dry_run))
 
     async def _prune(self, dry_run: bool) -> dict[str, Any]:
-        pruned = await self._services.checkpoints.prune(dry_run=dry_run)
+        pruned = await self._services.saved_queries.prune(dry_run=dry_run)
         return {"ok": True, "dry_run": dry_run, **asdict(pruned)}
 
     def checkpoints(self) -> list[dict[str, Any]]:
@@ -481,8 +480,8 @@ class Corpus:
         return self._call(self._checkpoints)
 
     async def _checkpoints(self) -> list[dict[str, Any]]:
-        found = await self._services.metadata.list_checkpoints()
-        counts = await self._services.checkpoints.record_counts()
+        found = await self._services.saved_queries.checkpoints()
+        counts = await self._services.saved_queries.record_counts()
         return [
             {
                 "query_key": c.query_key,
@@ -492,7 +491,7 @@ class Corpus:
                 "records": counts.get(c.query_key, 0),
                 "records_tracked": c.records_tracked,
             }
-            for c in sorted(found, key=lambda c: c.query_key)
+            for c in found
         ]
 
     def overview(self) -> dict[str, Any]:
@@ -502,10 +501,7 @@ class Corpus:
         return self._call(self._overview)
 
     async def _overview(self) -> dict[str, Any]:
-        services = self._services
-        return await corpus_overview(
-            services.metadata, services.vectors, services.sync.config.collection
-        )
+        return await self._services.saved_queries.overview()
 
     # -- lifecycle -----------------------------------------------------------------------------
 

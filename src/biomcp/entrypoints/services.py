@@ -17,12 +17,14 @@ from biomcp.ports.clock import Clock
 from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.documents import Checkpoints, GetDocument
+from biomcp.usecases.diagnostics import Diagnostics
+from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.export import ExportRecords
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
 from biomcp.usecases.projects import ProjectCollections, ProjectLimits
+from biomcp.usecases.saved_queries import SavedQueries
 from biomcp.usecases.search import SearchCorpus
 from biomcp.usecases.sync import SyncDelta
 
@@ -67,8 +69,12 @@ class Services:
         return self.container.export()
 
     @property
-    def checkpoints(self) -> Checkpoints:
-        return self.container.checkpoints()
+    def diagnostics(self) -> Diagnostics:
+        return self.container.diagnostics()
+
+    @property
+    def saved_queries(self) -> SavedQueries:
+        return self.container.saved_queries()
 
     @property
     def live(self) -> LivePubMed:
@@ -191,18 +197,7 @@ class Services:
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per store: what `/readyz` reports (after the warm-up)."""
         await self.ready()
-        checks: dict[str, str] = {}
-        try:
-            await self.metadata.ping()
-            checks["metadata"] = "ok"
-        except Exception as exc:
-            checks["metadata"] = f"{type(exc).__name__}: {exc}"
-        try:
-            await self.vectors.collections()
-            checks["vectors"] = "ok"
-        except Exception as exc:
-            checks["vectors"] = f"{type(exc).__name__}: {exc}"
-        return checks
+        return await self.diagnostics.readiness()
 
     async def aclose(self) -> None:
         """Close the adapters that were created (each once, newest first), once the warm-up

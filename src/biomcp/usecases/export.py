@@ -40,7 +40,8 @@ from biomcp.ports.metadata import RECENT_JOBS, MetadataStore, StoredDocument
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import document_payload, iso_utc
-from biomcp.usecases.search import check_designs, check_filters, records_of_query
+from biomcp.usecases.saved_queries import records_of_query
+from biomcp.usecases.search import check_designs, check_filters
 
 __all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
 

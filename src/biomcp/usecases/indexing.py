@@ -24,6 +24,7 @@ from biomcp.usecases.payloads import iso_utc
 __all__ = [
     "DESIGN_FACET",
     "EMBED_BATCH",
+    "INDEX_LOCK",
     "STUDY_DESIGN",
     "ChunkIndexer",
     "IndexOutcome",
@@ -34,6 +35,12 @@ __all__ = [
 #: The facet key a corpus chunk's study design is filtered by, and its metadata key in hits.
 DESIGN_FACET = "design"
 STUDY_DESIGN = "study_design"
+
+
+#: The lock every sync holds while it writes chunks (query keys are user names: this one
+#: cannot collide with a saved query's key in practice). Deleting a query's records takes it
+#: too, so no sync writes the chunks of a record while they are deleted.
+INDEX_LOCK = "__biomcp_index__"
 
 
 @dataclass(slots=True)

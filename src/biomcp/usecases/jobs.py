@@ -291,6 +291,12 @@ class SyncJobs:
             record = await self.settle(record)
         return _status_payload(job_id, record, live)
 
+    async def recent(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The states of the latest `limit` jobs of every process, newest first (as `status`)."""
+        return [
+            await self.status(job.job_id) for job in await self._metadata.list_jobs(limit=limit)
+        ]
+
     async def settle(self, record: SyncJob) -> SyncJob:
         """`record` as it stands: a queued or running job whose process is gone is recorded
         as `interrupted`. Never waits: a held lock means the job lives."""

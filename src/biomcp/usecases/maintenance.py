@@ -29,8 +29,7 @@ from biomcp.ports.metadata import (
     StoredScore,
 )
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
-from biomcp.usecases.documents import INDEX_LOCK
-from biomcp.usecases.indexing import ChunkIndexer
+from biomcp.usecases.indexing import INDEX_LOCK, ChunkIndexer
 
 __all__ = ["DerivationDrift", "IndexCheck", "IndexMaintenance", "IndexStatus", "RebuildReport"]
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
@@ -38,6 +37,7 @@ from biomcp.ports.vectors import (
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
+from biomcp.usecases.saved_queries import records_of_query
 
 __all__ = [
     "SearchConfig",
@@ -45,7 +45,6 @@ __all__ = [
     "SearchHit",
     "check_designs",
     "check_filters",
-    "records_of_query",
     "with_designs",
 ]
 
@@ -318,49 +317,6 @@ class SearchCorpus:
             return set()
         pmids = [doc_id.removeprefix("pmid:") for doc_id in doc_ids]
         return {f"pmid:{pmid}" for pmid in await self._metadata.retracted_pmids(pmids)}
-
-
-async def records_of_query(
-    metadata: MetadataStore,
-    query_key: str,
-    *,
-    purpose: str,
-    added_since: datetime | None = None,
-) -> list[str]:
-    """The PMIDs the saved query `query_key` holds (those it first recorded at or after
-    `added_since`, when given: maybe none), for a caller that will `purpose` (a verb phrase
-    for the error: "search within it").
-
-    Raises:
-        InvalidRequestError: an empty key; a key synced before its records were recorded (the
-            rescan that fixes it is named).
-        NotFoundError: no saved query `query_key` holds records (the keys that do are named).
-    """
-    key = query_key.strip()
-    if not key:
-        raise InvalidRequestError("query_key is empty: name a saved query, or leave it out")
-    checkpoint = await metadata.get_checkpoint(key)
-    if not checkpoint.records_tracked:
-        raise InvalidRequestError(
-            f"{key!r} was synced before bio-mcp recorded which query brought each record: "
-            f"rescan it once (biomcp sync -k {key} --rescan) to {purpose}",
-            details={"query_key": key},
-        )
-    pmids = await metadata.records_of(key, added_since=added_since)
-    if not pmids:
-        known = sorted(await metadata.query_record_counts())
-        if key in known:  # it holds records, none of them added since `added_since`
-            return pmids
-        hint = (
-            f"saved queries holding records: {', '.join(known[:20])}"
-            if known
-            else "sync a PubMed query first (pubmed_sync_delta)"
-        )
-        raise NotFoundError(
-            f"no saved query {key!r} holds records; {hint}",
-            details={"query_key": key, "saved_queries": known[:50]},
-        )
-    return pmids
 
 
 def check_designs(study_designs: Collection[str]) -> None:

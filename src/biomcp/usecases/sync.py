@@ -83,12 +83,12 @@ from biomcp.ports.metadata import (
     SyncJob,
 )
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.documents import INDEX_LOCK, new_query_key
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer, PreparedChunks
+from biomcp.usecases.indexing import EMBED_BATCH, INDEX_LOCK, ChunkIndexer, PreparedChunks
 from biomcp.usecases.pending import sample, settle_pending
 from biomcp.usecases.rescoring import rescore_stale
 from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
+from biomcp.usecases.saved_queries import new_query_key
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
 from biomcp.usecases.sync_terms import (
     WindowBasis,

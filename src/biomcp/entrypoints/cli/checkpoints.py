@@ -58,9 +58,9 @@ def register(app: typer.Typer) -> None:
         async def work(
             services: Services,
         ) -> tuple[Checkpoint, list[PendingPmid], int, datetime | None]:
-            checkpoint = await services.checkpoints.get(query_key)
-            counts = await services.checkpoints.record_counts()
-            pending = await services.checkpoints.pending(query_key)
+            checkpoint = await services.saved_queries.get(query_key)
+            counts = await services.saved_queries.record_counts()
+            pending = await services.saved_queries.pending(query_key)
             mark = await services.export.mark_of(checkpoint.query_key)
             return checkpoint, pending, counts.get(checkpoint.query_key, 0), mark
 
@@ -148,7 +148,8 @@ def register(app: typer.Typer) -> None:
         actor = _actor()
 
         async def work(services: Services) -> WatermarkAudit:
-            return await services.checkpoints.set(query_key, timestamp, actor=actor, reason=reason)
+            saved = services.saved_queries
+            return await saved.set(query_key, timestamp, actor=actor, reason=reason)
 
         audit = execute(settings, work, json_output=json_output)
         backward = audit.moved_backward
@@ -182,12 +183,10 @@ def register(app: typer.Typer) -> None:
 
         async def work(services: Services) -> tuple[list[dict[str, Any]], int]:
             """Every saved query, and how many stored records no saved query holds."""
-            from biomcp.usecases.saved_queries import saved_queries
-
-            counts = await services.checkpoints.record_counts()
-            unheld = len(await services.metadata.records_held_by_none())
+            counts = await services.saved_queries.record_counts()
+            unheld = await services.saved_queries.unheld_count()
             entries = []
-            for saved in await saved_queries(services.metadata):
+            for saved in await services.saved_queries.every():
                 job, mark = saved.last_job, saved.checkpoint
                 entries.append(
                     {
@@ -280,7 +279,7 @@ def register(app: typer.Typer) -> None:
             )
 
         async def work(services: Services) -> ForgottenQuery:
-            return await services.checkpoints.forget(query_key, records=records)
+            return await services.saved_queries.forget(query_key, records=records)
 
         gone = execute(settings, work, json_output=json_output)
         if json_output:
@@ -325,12 +324,12 @@ def register(app: typer.Typer) -> None:
         before bio-mcp recorded which query brought each record (rescan it first)."""
         from dataclasses import asdict
 
-        from biomcp.usecases.documents import PrunedRecords
+        from biomcp.usecases.saved_queries import PrunedRecords
 
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> PrunedRecords:
-            return await services.checkpoints.prune(dry_run=not yes)
+            return await services.saved_queries.prune(dry_run=not yes)
 
         pruned = execute(settings, work, json_output=json_output)
         if json_output:
@@ -361,7 +360,7 @@ def register(app: typer.Typer) -> None:
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> list[WatermarkAudit]:
-            return await services.checkpoints.audit(query_key)
+            return await services.saved_queries.audit(query_key)
 
         trail = execute(settings, work, json_output=json_output)
         entries = [

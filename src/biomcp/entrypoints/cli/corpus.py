@@ -284,7 +284,7 @@ def register(app: typer.Typer) -> None:
         async def work(services: Services) -> tuple[dict[str, Any], list[str]]:
             doc = await services.documents.run(doc_id)
             pmid = doc["doc_id"].removeprefix("pmid:")
-            return doc, (await services.metadata.queries_holding([pmid])).get(pmid, [])
+            return doc, (await services.saved_queries.holding([pmid])).get(pmid, [])
 
         doc, queries = execute(settings, work, json_output=json_output)
         if json_output:

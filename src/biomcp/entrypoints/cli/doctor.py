@@ -285,9 +285,9 @@ class _Doctor:
         schema = await asyncio.to_thread(
             database_schema, settings.biomcp_database_url, settings.biomcp_data_dir
         )
-        metadata = self.services.metadata
-        await metadata.ping()  # SQLite migrates itself here; PostgreSQL must be at head
-        problems = await metadata.quick_check()
+        # SQLite migrates itself here; PostgreSQL must be at head.
+        health = await self.services.diagnostics.metadata_health()
+        problems = health.problems
         if problems:
             shown = "; ".join(problems[:3]) + (
                 f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
@@ -299,7 +299,7 @@ class _Doctor:
                 "restore it from a backup, or move it aside and sync again",
             )
             return
-        documents = self.records = await metadata.count_documents()
+        documents = self.records = health.records or 0
         revision = (
             f"at revision {schema.head} (head)"
             if schema.current in (None, schema.head)
@@ -309,18 +309,17 @@ class _Doctor:
 
     async def vectors(self) -> None:
         settings = self.settings
-        vectors = self.services.vectors
-        collection = settings.weaviate_class
         backend = (
             f"Weaviate at {_without_credentials(settings.weaviate_url)}"
             if settings.biomcp_vector_backend == "weaviate"
             else "embedded index"
         )
-        if collection not in await vectors.collections():
+        stats = await self.services.diagnostics.corpus_stats()
+        if stats is None:
             self.add("vector store", "ok", f"{backend}: no corpus collection yet")
             self.add("corpus", "ok", "empty (biomcp sync -k KEY -t 'PubMed query' fills it)")
             return
-        self.stats = await vectors.stats(collection)
+        self.stats = stats
         if not self.metadata_ok:
             self.add("vector store", "ok", f"{backend}: {self.stats.count:,} chunks")
             return
@@ -329,9 +328,7 @@ class _Doctor:
             self.add("vector store", "warn", f"{backend}: {status.describe()}")
         else:
             self.add("vector store", "ok", f"{backend}: {self.stats.count:,} chunks")
-        from biomcp.usecases.saved_queries import saved_queries
-
-        saved = await saved_queries(self.services.metadata)
+            saved = await self.services.saved_queries.every()
         self.add(
             "corpus",
             "ok",
@@ -477,12 +474,12 @@ class _Doctor:
 
     async def ncbi(self) -> None:
         began = time.perf_counter()
-        found = await self.services.entrez.esearch("pubmed", retmax=0)
+        count = await self.services.diagnostics.ncbi_count()
         took = time.perf_counter() - began
         self.add(
             "ncbi",
             "ok",
-            f"ESearch answered in {took:.2f} s ({found.count:,} records match 'pubmed')",
+            f"ESearch answered in {took:.2f} s ({count:,} records match 'pubmed')",
         )
 
 

@@ -220,12 +220,10 @@ def _sync_all(overlap_days: int, *, json_output: bool, quiet: bool, rescan: bool
     """`biomcp sync --all`: every saved query (a key with a checkpoint or a recent sync), with
     the term it was last synced with, one after another; a key that fails does not stop the
     others (exit status 1 then)."""
-    from biomcp.usecases.saved_queries import saved_queries
-
     settings = cli_settings(json_output)
 
     async def work(services: Services) -> list[tuple[str, SyncReport | Exception, float]]:
-        keys = [q.query_key for q in await saved_queries(services.metadata)]
+        keys = [q.query_key for q in await services.saved_queries.every()]
         outcomes: list[tuple[str, SyncReport | Exception, float]] = []
         for key in keys:
             began = time.perf_counter()
@@ -363,17 +361,14 @@ def register(app: typer.Typer) -> None:
         ] = None,
         json_output: JsonOption = False,
     ) -> None:
-        """The state of a sync job (running, succeeded, failed, interrupted), or of the latest
-        ones: jobs are recorded in the database, so any process's syncs are listed."""
+        """The state of a sync job (queued, running, succeeded, failed, interrupted), or of the
+        latest ones: jobs are recorded in the database, so any process's syncs are listed."""
         settings = cli_settings(json_output)
 
         async def work(services: Services) -> Any:
             if job_id is not None:
                 return await services.jobs.status(job_id)
-            return [
-                await services.jobs.status(job.job_id)
-                for job in await services.metadata.list_jobs(limit=20)
-            ]
+            return await services.jobs.recent(limit=20)
 
         found = execute(settings, work, json_output=json_output)
         if json_output:

@@ -28,7 +28,6 @@ from biomcp.entrypoints.mcp.schemas import (
 from biomcp.entrypoints.mcp.tools import Handler, ToolSpec
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.saved_queries import corpus_overview
 from biomcp.usecases.sync import SyncProgress
 
 if TYPE_CHECKING:
@@ -115,9 +114,7 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
         return await services.jobs.status(args["job_id"])
 
     async def overview(_args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await corpus_overview(
-            services.metadata, services.vectors, services.sync.config.collection
-        )
+        return await services.saved_queries.overview()
 
     async def rag_search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         hits = await services.search.run(
@@ -135,10 +132,10 @@ def corpus_tool_specs(services: Services) -> list[ToolSpec]:
         return await services.documents.run(args["doc_id"])
 
     async def checkpoint_get(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await services.checkpoints.get_payload(args["query_key"])
+        return await services.saved_queries.get_payload(args["query_key"])
 
     async def checkpoint_set(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        audit = await services.checkpoints.set(
+        audit = await services.saved_queries.set(
             args["query_key"], args["last_edat"], actor="mcp", reason="corpus.checkpoint.set"
         )
         return {
