@@ -174,6 +174,7 @@ async def run_stdio(
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
+    from biomcp.entrypoints.mcp import sdk
     from biomcp.entrypoints.mcp.prelude import DroppingWriter
 
     stop_on_sigterm()  # a shutdown: its syncs record themselves interrupted
@@ -190,7 +191,7 @@ async def run_stdio(
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             watch = _ClientWatch(read_stream, services.start_warm_up, SessionMessage)
             writer = write_stream if prelude is None else DroppingWriter(write_stream, prelude)
-            lowlevel = server._lowlevel_server  # run_stdio_async, with the watched read stream
+            lowlevel = sdk.lowlevel(server)  # run_stdio_async, with the watched read stream
             # A replayed list found stale is announced as changed (prelude.DroppingWriter).
             changes = NotificationOptions(prompts_changed=True, tools_changed=True)
             options = lowlevel.create_initialization_options(

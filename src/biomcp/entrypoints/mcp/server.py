@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from jsonschema.protocols import Validator
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver import server as _sdk_server
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
@@ -44,6 +42,12 @@ from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
 from biomcp.entrypoints.mcp.project_tools import project_tool_specs
 from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
 from biomcp.entrypoints.mcp.resources import not_found, register_resources
+from biomcp.entrypoints.mcp.sdk import (
+    prompt_registered,
+    sdk_logging_left_alone,
+    set_instructions,
+    tool_registered,
+)
 from biomcp.entrypoints.mcp.search_fetch_tools import search_fetch_specs
 from biomcp.entrypoints.mcp.tools import (
     ArgumentValidator,
@@ -59,20 +63,6 @@ __all__ = ["BioMcpServer", "build_server"]
 _log = logging.getLogger("biomcp.server")
 
 
-@contextmanager
-def _sdk_logging_left_alone() -> Iterator[None]:
-    """`MCPServer.__init__` configures logging with a Rich handler: importing Rich costs about
-    0.2 s of every start, for a handler `logs.configure_logging` replaces once the server is
-    built. While the server is constructed, the SDK's `configure_logging` does nothing."""
-    # (the name the SDK's server module calls, imported there from its logging utilities)
-    original = _sdk_server.configure_logging  # type: ignore[attr-defined]
-    _sdk_server.configure_logging = lambda *args, **kwargs: None  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        _sdk_server.configure_logging = original  # type: ignore[attr-defined]
-
-
 class BioMcpServer(MCPServer[Any]):
     """`MCPServer` with schema-declared tools. Build it with `build_server`."""
 
@@ -85,7 +75,7 @@ class BioMcpServer(MCPServer[Any]):
         require_write_scope: bool = False,
     ) -> None:
         level = services.settings.mcp_log_level.upper()
-        with _sdk_logging_left_alone():
+        with sdk_logging_left_alone():
             super().__init__(
                 log_level=level,  # type: ignore[arg-type]  # one of the SDK's level names
                 name="bio-mcp",
@@ -144,7 +134,7 @@ class BioMcpServer(MCPServer[Any]):
     ) -> Any:
         spec = self._tools.get(name)
         if spec is None:
-            if self._tool_manager.get_tool(name) is not None:
+            if tool_registered(self, name):
                 return await super().call_tool(name, arguments, context)
             # A protocol error, as the MCP specification's tools section says for unknown tools.
             shown = name if len(name) <= 64 else name[:64] + "..."
@@ -181,7 +171,7 @@ class BioMcpServer(MCPServer[Any]):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
     ) -> GetPromptResult | InputRequiredResult:
-        if self._prompt_manager.get_prompt(name) is None:
+        if not prompt_registered(self, name):
             shown = name if len(name) <= 64 else name[:64] + "..."
             raise prompt_error(f"Unknown prompt: {shown!r}")
         try:
@@ -225,7 +215,7 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
             description=guide.render(spec.description),
             input_override=guide.render_schema(spec.input_schema),
         )
-    server._lowlevel_server.instructions = guide.instructions()
+    set_instructions(server, guide.instructions())
     server.guide = guide
     register_resources(server, services, guide=guide)
     register_prompts(server, guide)
