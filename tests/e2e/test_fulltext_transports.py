@@ -14,7 +14,8 @@ from mcp import Client
 from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_OUTPUT
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.testing.eutils.pmc import pmc_store
-from tests.integration.test_mcp_server import assert_envelope, call
+from tests.support.mcp_inprocess import assert_envelope
+from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import exercise_over_http, exercise_over_stdio, server_env
 
 pytestmark = [pytest.mark.e2e]

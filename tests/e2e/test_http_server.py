@@ -23,12 +23,12 @@ import httpx
 import jwt
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from biomcp import __version__
 from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
 from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import DEFAULT_TOOLS as TOOLS
 from tests.support.servers import (
     HttpServer,
@@ -76,19 +76,6 @@ def token(secret: str = SECRET, *, algorithm: str = "HS256", **claims: Any) -> s
 
 def bearer(value: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {value}"}
-
-
-async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    """(is_error, answer): the structured content, or the error envelope parsed from the text
-    (errors carry no structured content: it would not match the output schema)."""
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    if result.is_error:
-        assert result.structured_content is None
-        return True, json.loads(text)
-    assert result.structured_content is not None, result
-    assert json.loads(text) == result.structured_content  # text mirrors the structured answer
-    return False, result.structured_content
 
 
 def assert_envelope(body: Any, code: str) -> None:

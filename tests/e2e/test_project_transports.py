@@ -18,7 +18,8 @@ from mcp import Client
 from biomcp.adapters.sql import upgrade
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS
-from tests.integration.test_mcp_server import assert_envelope, call
+from tests.support.mcp_inprocess import assert_envelope
+from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import mcp_http, mcp_stdio, serve_http, server_env
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema

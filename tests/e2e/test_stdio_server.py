@@ -13,14 +13,13 @@ import subprocess
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
 
 from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import DEFAULT_TOOLS as TOOLS
 from tests.support.servers import START_TIMEOUT_S, biomcp_command, mcp_stdio, run_biomcp, server_env
 
@@ -33,19 +32,6 @@ def fake() -> Iterator[FakeEutilsServer]:
     xml = generate_articles(25, start=today - timedelta(days=20), end=today, seed=5)
     with FakeEutilsServer(FakeCorpus.from_xml_bytes(xml)) as server:
         yield server
-
-
-async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    """(is_error, answer): the structured content, or the error envelope parsed from the text
-    (errors carry no structured content: it would not match the output schema)."""
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    if result.is_error:
-        assert result.structured_content is None
-        return True, json.loads(text)
-    assert result.structured_content is not None, result
-    assert json.loads(text) == result.structured_content  # text mirrors the structured answer
-    return False, result.structured_content
 
 
 def test_a_stdio_client_lists_and_calls_the_tools(tmp_path: Path, fake: FakeEutilsServer) -> None:

@@ -31,8 +31,9 @@ from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings, format_settings_error
 from biomcp.testing.eutils import FakeEutilsServer
-from tests.integration.test_mcp_server import PORTABLE, call, spec_schemas
+from tests.integration.test_mcp_server import PORTABLE, spec_schemas
 from tests.integration.test_tool_catalogue import respelled
+from tests.support.mcp_inprocess import call_structured as call
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import recent_fake
 

@@ -24,7 +24,6 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from biomcp.entrypoints.mcp.schemas import (
-    ERROR_ENVELOPE,
     SPEC_INPUTS,
     SPEC_OUTPUTS,
     TOOL_INPUTS,
@@ -36,7 +35,8 @@ from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.conftest import REPO_ROOT, skip_without_shared
-from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.mcp_inprocess import assert_envelope, serve, test_settings
+from tests.support.mcp_inprocess import call_structured as call
 
 pytestmark = pytest.mark.integration
 
@@ -141,25 +141,6 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
     return test_settings(tmp_path / "data", fake.base_url, **overrides)
-
-
-async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    """(is_error, answer): the structured content, or the error envelope parsed from the text
-    (errors carry no structured content: it would not match the output schema)."""
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    if result.is_error:
-        assert result.structured_content is None
-        return True, json.loads(text)
-    assert result.structured_content is not None, result
-    assert json.loads(text) == result.structured_content  # text mirrors the structured answer
-    return False, result.structured_content
-
-
-def assert_envelope(body: Any, code: str) -> None:
-    Draft202012Validator(ERROR_ENVELOPE).validate(body)
-    assert body["error"]["code"] == code, body
-    assert body["error"]["message"]
 
 
 # --- schemas ---------------------------------------------------------------------------------

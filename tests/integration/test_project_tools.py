@@ -15,8 +15,8 @@ from mcp import Client
 from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
-from tests.integration.test_mcp_server import assert_envelope, call
-from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.mcp_inprocess import assert_envelope, serve, test_settings
+from tests.support.mcp_inprocess import call_structured as call
 
 pytestmark = pytest.mark.integration
 

@@ -61,6 +61,26 @@ def serve(settings: Settings, body: Body) -> None:
     asyncio.run(main())
 
 
+def assert_envelope(body: Any, code: str) -> None:
+    """`body` is spec 01's error envelope, with `code` and a message."""
+    Draft202012Validator(ERROR_ENVELOPE).validate(body)
+    assert body["error"]["code"] == code, body
+    assert body["error"]["message"]
+
+
+async def call_structured(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, answer): the structured content, or the error envelope parsed from the text
+    (errors carry no structured content: it would not match the output schema)."""
+    result = await client.call_tool(name, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    if result.is_error:
+        assert result.structured_content is None
+        return True, json.loads(text)
+    assert result.structured_content is not None, result
+    assert json.loads(text) == result.structured_content  # text mirrors the structured answer
+    return False, result.structured_content
+
+
 async def call_json(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
     """Call tool `name`: whether the result is an error, and its text content as JSON."""
     result = await client.call_tool(name, arguments)
