@@ -96,7 +96,7 @@ def _items(rng: np.random.Generator, start: int, n: int) -> list[dict[str, Any]]
 
 
 async def _measure(root: Path, total: int, queries: int) -> dict[str, Any]:
-    from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+    from biomcp.adapters.embeddings.hashing import HashingEmbedder
     from biomcp.adapters.sql import SqlMetadataStore
     from biomcp.adapters.vectors import EmbeddedVectorStore
     from biomcp.ports.vectors import Fusion, SearchFilters
@@ -104,7 +104,7 @@ async def _measure(root: Path, total: int, queries: int) -> dict[str, Any]:
 
     registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")
     vectors = EmbeddedVectorStore(root / "vectors")
-    embedder = DeterministicEmbedder(DIM, "bench-deterministic")
+    embedder = HashingEmbedder(DIM, "bench-deterministic")
     tools = ProjectCollections(registry, vectors, embedder, limits=ProjectLimits(top_k_max=6))
     rng = np.random.default_rng(11)
     try:

@@ -297,7 +297,7 @@ def _settings(
         "biomcp_embedding_cache": not args.no_embedding_cache,
         "biomcp_sync_batch_size": args.batch_size,
         "biomcp_sync_initial_days": 0,
-        "weaviate_class": f"BenchSync{os.getpid()}x{time.monotonic_ns() % 10**9}",
+        "biomcp_collection": f"BenchSync{os.getpid()}x{time.monotonic_ns() % 10**9}",
     }
     if database_url:
         values["biomcp_database_url"] = database_url
@@ -466,7 +466,7 @@ async def _close(services: Any) -> None:
         import httpx
 
         async with httpx.AsyncClient(base_url=settings.weaviate_url, timeout=60) as client:
-            await client.delete(f"/v1/schema/{settings.weaviate_class}")
+            await client.delete(f"/v1/schema/{settings.biomcp_collection}")
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+from biomcp.adapters.embeddings import CachingEmbedder, HashingEmbedder
 from biomcp.ports.embeddings import (
     Embedder,
     EmbeddingInputError,
@@ -58,16 +58,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# --------------------------------------------------------------------------- deterministic
+# --------------------------------------------------------------------------- hashing
 
 
-class TestDeterministicEmbedder(EmbedderContract):
+class TestHashingEmbedder(EmbedderContract):
     related = SHARED_WORDS
     batch_tolerance = 0.0
 
     @pytest.fixture
     def embedder(self) -> Embedder:
-        return DeterministicEmbedder()
+        return HashingEmbedder()
 
 
 # --------------------------------------------------------------------------- cache
@@ -87,7 +87,7 @@ class _Down:
 @pytest.fixture(scope="module")
 def caching_embedder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CachingEmbedder]:
     """One cache for the whole class: later checks hit what earlier ones stored."""
-    cache = CachingEmbedder(DeterministicEmbedder(), tmp_path_factory.mktemp("cache") / "e.db")
+    cache = CachingEmbedder(HashingEmbedder(), tmp_path_factory.mktemp("cache") / "e.db")
     yield cache
     cache.close()
 
@@ -401,6 +401,6 @@ class TestOpenAIEmbedder(EmbedderContract):
 
 
 def test_the_cache_keeps_the_inner_identity(tmp_path: Path) -> None:
-    inner = DeterministicEmbedder(dim=64, model_id="det-64", max_tokens=50)
+    inner = HashingEmbedder(dim=64, model_id="det-64", max_tokens=50)
     cache = CachingEmbedder(inner, tmp_path / "c.db")
     assert (cache.model_id, cache.dim, cache.max_tokens) == ("det-64", 64, 50)

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - only without the openai package
         "the openai package is not installed (CI=1 makes this a failure)", allow_module_level=True
     )
 
-from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.embeddings.hashing import HashingEmbedder
 from biomcp.adapters.embeddings.openai import OpenAIEmbedder, estimate_tokens
 from biomcp.ports.embeddings import (
     EmbeddingError,
@@ -76,7 +76,7 @@ def embed(embedder: OpenAIEmbedder, texts: list[str]) -> list[list[float]]:
 
 def expected_vector(text: str, dim: int) -> list[float]:
     """What the fake sends (float32), re-normalized like the adapter does."""
-    raw = array("f", DeterministicEmbedder(dim).embed_one(text)).tolist()
+    raw = array("f", HashingEmbedder(dim).embed_one(text)).tolist()
     norm = math.sqrt(math.fsum(x * x for x in raw))
     return [x / norm for x in raw]
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.embeddings.hashing import HashingEmbedder
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
@@ -49,7 +49,7 @@ class Rig:
             self.registry = SqlMetadataStore(url)
             grpc = int(os.environ.get("BIOMCP_TEST_WEAVIATE_GRPC_PORT", "50051"))
             self.vectors = WeaviateVectorStore(weaviate_url(), grpc_port=grpc)
-        self.embedder = DeterministicEmbedder(DIM, MODEL)
+        self.embedder = HashingEmbedder(DIM, MODEL)
         self.tools = ProjectCollections(
             self.registry, self.vectors, self.embedder, limits=ProjectLimits(**limits)
         )
@@ -311,7 +311,7 @@ def test_a_project_on_another_model_is_refused_until_migrated(tmp_path: Path, ba
         await rig.tools.create_project("p")
         await rig.tools.store_chunks("p", NOTES)
         other = ProjectCollections(
-            rig.registry, rig.vectors, DeterministicEmbedder(DIM + 8, "other-model")
+            rig.registry, rig.vectors, HashingEmbedder(DIM + 8, "other-model")
         )
         for call in (
             other.store_chunks("p", NOTES[:1]),
@@ -371,7 +371,7 @@ def test_a_batch_the_store_takes_in_part_leaves_nothing_of_it(tmp_path: Path) ->
     scenario(tmp_path, "embedded", work)
 
 
-class SlowEmbedder(DeterministicEmbedder):
+class SlowEmbedder(HashingEmbedder):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         await asyncio.sleep(30)
         return await super().embed(texts)

@@ -44,9 +44,7 @@ def test_the_saved_queries_use_case_lists_holds_counts_and_overviews(
 
             assert [q.query_key for q in await saved.every()] == ["alpha", "planned", "zeta"]
             assert [c.query_key for c in await saved.checkpoints()] == ["alpha", "planned", "zeta"]
-            assert await saved.holding([humans[0], "999999999"]) == {
-                humans[0]: ["alpha", "zeta"]
-            }
+            assert await saved.holding([humans[0], "999999999"]) == {humans[0]: ["alpha", "zeta"]}
             assert await saved.unheld_count() == 0
             await saved.forget("zeta")
             await saved.forget("alpha")

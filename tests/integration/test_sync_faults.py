@@ -297,7 +297,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from biomcp.adapters.clock import SystemClock
-from biomcp.adapters.embeddings import DeterministicEmbedder
+from biomcp.adapters.embeddings import HashingEmbedder
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.adapters.sql import SqlMetadataStore
@@ -315,7 +315,7 @@ async def main() -> None:
         EntrezSettings(base_url=conf["base_url"]), limiter=RateLimiter(1000.0)
     )
     sync = SyncDelta(
-        entrez, metadata, vectors, DeterministicEmbedder(max_tokens=256), clock=SystemClock(),
+        entrez, metadata, vectors, HashingEmbedder(max_tokens=256), clock=SystemClock(),
         config=SyncConfig(collection=conf["collection"], batch_size=20, lock_timeout_s=120),
     )
     await metadata.open()

@@ -399,7 +399,7 @@ def test_a_corpus_of_another_model_is_refused_naming_the_command_that_re_embeds(
     """A corpus filled by the PyTorch int8 model, searched by the default ONNX embedder (or any
     other model): an EMBEDDINGS error naming `biomcp index rebuild --reset`, never a ranking of
     vectors from two spaces."""
-    from biomcp.adapters.embeddings import DeterministicEmbedder
+    from biomcp.adapters.embeddings import HashingEmbedder
     from biomcp.entrypoints.errors import classify
     from biomcp.ports.vectors import EmbeddingMismatchError
 
@@ -410,7 +410,7 @@ def test_a_corpus_of_another_model_is_refused_naming_the_command_that_re_embeds(
             sync = make_sync(entrez, metadata, vectors, embedder(), clock, backend.collection)
             await sync.run(KEY, TERM)
             config = SearchConfig(collection=backend.collection)
-            other = DeterministicEmbedder(model_id="sentence-transformers/other+int8")
+            other = HashingEmbedder(model_id="sentence-transformers/other+int8")
             with pytest.raises(EmbeddingMismatchError) as caught:
                 await SearchCorpus(vectors, other, config=config).run("metformin", top_k=3)
             code, message, details = classify(caught.value)

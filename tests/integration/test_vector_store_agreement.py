@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.embeddings.hashing import HashingEmbedder
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
@@ -46,7 +46,7 @@ DIM = 64
 async def _corpus_and_queries() -> tuple[list[ChunkRecord], list[tuple[str, list[float]]]]:
     body = generate_articles(200, start=date(2024, 1, 1), end=date(2024, 6, 30), seed=21)
     records = parse_pubmed_articles(body).records
-    embedder = DeterministicEmbedder(dim=DIM)
+    embedder = HashingEmbedder(dim=DIM)
     config = ChunkingConfig(target_tokens=48, max_tokens=64, overlap_tokens=8)
     chunks = [c for r in records[:150] for c in chunk_record(r, config)]
     vectors = await embedder.embed([c.text for c in chunks])

@@ -42,7 +42,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 import pytest
 
-from biomcp.adapters.embeddings import DeterministicEmbedder
+from biomcp.adapters.embeddings import HashingEmbedder
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
@@ -360,7 +360,7 @@ def make_sync(
 
 def embedder() -> CountingEmbedder:
     """The container's deterministic embedder (`BIOMCP_EMBEDDINGS=deterministic`), counted."""
-    return CountingEmbedder(DeterministicEmbedder(max_tokens=256))
+    return CountingEmbedder(HashingEmbedder(max_tokens=256))
 
 
 # --- backends ------------------------------------------------------------------------------

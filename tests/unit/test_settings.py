@@ -29,7 +29,7 @@ def test_defaults_are_the_embedded_stdio_setup(
     assert settings.biomcp_embeddings == "onnx"
     assert settings.biomcp_onnx_precision == "auto"
     assert settings.biomcp_database_url is None
-    assert settings.weaviate_class == "PubMedChunk"
+    assert settings.biomcp_collection == "PubMedChunk"
     assert settings.biomcp_tool_names == "portable"
     assert settings.loopback
 

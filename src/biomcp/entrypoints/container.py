@@ -123,7 +123,7 @@ def _live(
         post_threshold=client.post_threshold,
         server_name="bio-mcp",
         server_version=__version__,
-        collection=settings.weaviate_class,
+        collection=settings.biomcp_collection,
         cache_ttl_s=settings.biomcp_ncbi_cache_ttl_s,
         cache_max_mb=settings.biomcp_ncbi_cache_max_mb,
         deadline_s=settings.ncbi_total_deadline_ms / 1000,
@@ -152,7 +152,7 @@ def _vectors(settings: Settings, opened: _Opened) -> VectorStore:
                 settings.weaviate_url,
                 grpc_port=settings.weaviate_grpc_port,
                 api_key=key.get_secret_value() if key else None,
-                corpus_collection=settings.weaviate_class,
+                corpus_collection=settings.biomcp_collection,
             )
         )
     from biomcp.adapters.vectors import EmbeddedVectorStore
@@ -161,7 +161,7 @@ def _vectors(settings: Settings, opened: _Opened) -> VectorStore:
 
 
 def _embedder(settings: Settings, opened: _Opened) -> Embedder:
-    from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+    from biomcp.adapters.embeddings import CachingEmbedder, HashingEmbedder
 
     inner: Embedder
     if settings.biomcp_embeddings == "openai":
@@ -174,8 +174,8 @@ def _embedder(settings: Settings, opened: _Opened) -> Embedder:
             base_url=settings.openai_base_url,
             dimensions=settings.biomcp_openai_dimensions,
         )
-    elif settings.biomcp_embeddings == "deterministic":
-        inner = DeterministicEmbedder(max_tokens=256)
+    elif settings.hashing_embeddings:
+        inner = HashingEmbedder(max_tokens=256)
     elif settings.biomcp_embeddings == "onnx":
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
@@ -219,7 +219,7 @@ def _jobs(
 
 def _sync_config(settings: Settings) -> SyncConfig:
     return SyncConfig(
-        collection=settings.weaviate_class,
+        collection=settings.biomcp_collection,
         initial_days=settings.biomcp_sync_initial_days or None,
         batch_size=settings.biomcp_sync_batch_size,
         lock_timeout_s=settings.biomcp_sync_lock_timeout_s,
@@ -229,7 +229,7 @@ def _sync_config(settings: Settings) -> SyncConfig:
 
 def _search_config(settings: Settings) -> SearchConfig:
     return SearchConfig(
-        collection=settings.weaviate_class,
+        collection=settings.biomcp_collection,
         alpha=settings.biomcp_search_alpha,
         fusion=Fusion(settings.biomcp_search_fusion),
         oversample=settings.biomcp_search_oversample,
@@ -300,7 +300,7 @@ class Container(containers.DeclarativeContainer):
         metadata,
         clock=clock,
         vectors=vectors.provider,  # opened only when a query's records are deleted
-        collection=providers.Callable(lambda s: s.weaviate_class, settings),
+        collection=providers.Callable(lambda s: s.biomcp_collection, settings),
         lock_timeout_s=providers.Callable(lambda s: s.biomcp_sync_lock_timeout_s, settings),
     )
     live = providers.Singleton(_live, settings, entrez, ncbi, metadata, vectors)
@@ -309,7 +309,7 @@ class Container(containers.DeclarativeContainer):
         metadata,
         vectors.provider,
         entrez.provider,
-        collection=providers.Callable(lambda s: s.weaviate_class, settings),
+        collection=providers.Callable(lambda s: s.biomcp_collection, settings),
     )
     maintenance = providers.Singleton(_maintenance, settings, metadata, sync)
     jobs = providers.Singleton(_jobs, settings, sync, metadata, clock, opened)

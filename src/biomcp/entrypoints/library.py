@@ -2,7 +2,7 @@
 
     import biomcp
 
-    with biomcp.open_corpus(biomcp_embeddings="deterministic") as corpus:
+    with biomcp.open_corpus(biomcp_embeddings="hashing") as corpus:
         report = corpus.sync("asthma_v1", "asthma[mh] AND randomized controlled trial[pt]")
         for hit in corpus.search("inhaled corticosteroids exacerbations", top_k=5):
             print(hit.score, hit.doc_id, hit.text)
@@ -35,7 +35,7 @@ from types import TracebackType
 from typing import IO, Any, Self, TypeVar
 
 from biomcp.entrypoints.services import Services, build_services
-from biomcp.entrypoints.settings import Settings, load_settings, unknown_variables
+from biomcp.entrypoints.settings import Settings, load_settings, old_names, unknown_variables
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc, parse_iso_utc
 from biomcp.usecases.search import SearchHit
@@ -576,7 +576,7 @@ def _filters(
 def open_corpus(settings: Settings | None = None, **overrides: Any) -> Corpus:
     """The corpus configured by `settings` (default: the environment and `.env`, like the
     server and the CLI), with `overrides` winning: keyword arguments named like the settings'
-    fields, e.g. `open_corpus(biomcp_data_dir="corpus/", biomcp_embeddings="deterministic")`.
+    fields, e.g. `open_corpus(biomcp_data_dir="corpus/", biomcp_embeddings="hashing")`.
     Nothing connects until the first call. An environment variable that looks meant for
     bio-mcp but is no setting (`BIOMCP_EMBEDDER`) is named in a `UserWarning`.
 
@@ -585,7 +585,8 @@ def open_corpus(settings: Settings | None = None, **overrides: Any) -> Corpus:
         pydantic.ValidationError: a bad value (it names the field and what it accepts).
     """
     fields = Settings.model_fields
-    values = {name.lower(): value for name, value in overrides.items()}
+    renamed = old_names()
+    values = {renamed.get(k.lower(), k.lower()): value for k, value in overrides.items()}
     unknown = sorted(name for name in values if name not in fields)
     if unknown:
         raise TypeError(

@@ -168,7 +168,7 @@ class Services:
             else:
                 vectors = await asyncio.to_thread(self._build_warm)
             await self.metadata.ping()  # opens the database (and checks its schema)
-            collection = settings.weaviate_class
+            collection = settings.biomcp_collection
             has_corpus = collection in await vectors.collections()
             chunks = await vectors.count(collection) if has_corpus else 0
             records = await self.metadata.count_documents()

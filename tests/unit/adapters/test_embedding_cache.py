@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from biomcp.adapters.embeddings import CachingEmbedder, DeterministicEmbedder
+from biomcp.adapters.embeddings import CachingEmbedder, HashingEmbedder
 from biomcp.ports.embeddings import EmbeddingError, EmbeddingUnavailableError
 
 pytestmark = pytest.mark.unit
 
 
 class Recording:
-    """A DeterministicEmbedder that records every batch it is asked for."""
+    """A HashingEmbedder that records every batch it is asked for."""
 
     def __init__(self, dim: int = 32, model_id: str = "rec-v1") -> None:
-        self.inner = DeterministicEmbedder(dim=dim, model_id=model_id, max_tokens=77)
+        self.inner = HashingEmbedder(dim=dim, model_id=model_id, max_tokens=77)
         self.calls: list[list[str]] = []
         self.closed = False
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from biomcp.adapters.embeddings import DeterministicEmbedder
+from biomcp.adapters.embeddings import HashingEmbedder
 from biomcp.ports.metadata import StoredDocument
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.sync import SyncConfig
@@ -29,7 +29,7 @@ def _docs(count: int) -> list[StoredDocument]:
 
 def _embedded(docs: list[StoredDocument], **batch: Any) -> tuple[CountingEmbedder, int, int]:
     """(the embedder, texts prepared, texts sent) for `docs` prepared and embedded."""
-    counting = CountingEmbedder(DeterministicEmbedder(max_tokens=256))
+    counting = CountingEmbedder(HashingEmbedder(max_tokens=256))
     # prepare and embed_prepared never touch the vector store
     indexer = ChunkIndexer(cast(Any, None), counting, collection="C", **batch)
     prepared = indexer.prepare(docs)

@@ -1,6 +1,6 @@
 """Adapters of the `Embedder` port (`biomcp.ports.embeddings`).
 
-* `DeterministicEmbedder` (`.deterministic`): word-hashing test double, no model.
+* `HashingEmbedder` (`.hashing`): word hashing, no model (tests, demos, offline use).
 * `CachingEmbedder` (`.cache`): a SQLite cache in front of any embedder.
 * `OnnxEmbedder` (`.onnx`): the default local model, all-MiniLM-L6-v2 on ONNX Runtime.
 * `HfEmbedder` (`.hf`): a local sentence-transformers model on PyTorch (extra `torch`).
@@ -11,6 +11,6 @@ Only the first two are imported here; the others load their heavy or optional de
 """
 
 from biomcp.adapters.embeddings.cache import CachingEmbedder
-from biomcp.adapters.embeddings.deterministic import DeterministicEmbedder
+from biomcp.adapters.embeddings.hashing import HashingEmbedder
 
-__all__ = ["CachingEmbedder", "DeterministicEmbedder"]
+__all__ = ["CachingEmbedder", "HashingEmbedder"]

@@ -18,14 +18,13 @@ import hashlib
 import logging
 import sqlite3
 import sys
-import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from biomcp.adapters.sqlite_cache import open_cache_db
+from biomcp.adapters.cache_file import CacheFile, select_in
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 
 __all__ = ["CachingEmbedder"]
@@ -80,8 +79,7 @@ class CachingEmbedder:
         self.cache_path = Path(cache_path)
         self.hits = 0
         self.misses = 0
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._file = CacheFile(self.cache_path, (_SCHEMA,), what="embedding cache", log=_log)
 
     # -- the port ------------------------------------------------------------------------------
 
@@ -139,27 +137,16 @@ class CachingEmbedder:
 
     def __len__(self) -> int:
         """The number of cached vectors (all models)."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return 0
-            return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        return self._file.count("SELECT count(*) FROM embeddings")
 
     def clear(self) -> None:
         """Forget every cached vector (all models) and reset the counters."""
-        with self._lock:
-            conn = self._connection()
-            if conn is not None:
-                with conn:
-                    conn.execute("DELETE FROM embeddings")
+        self._file.write("clear", lambda conn: conn.execute("DELETE FROM embeddings"))
         self.hits = self.misses = 0
 
     def close(self) -> None:
         """Close the SQLite connection (idempotent; a later `embed` reopens it)."""
-        with self._lock:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                conn.close()
+        self._file.close()
 
     async def aclose(self) -> None:
         """Close the SQLite connection, then the inner embedder when it has `aclose`."""
@@ -184,51 +171,25 @@ class CachingEmbedder:
 
     # -- SQLite (called in a worker thread) ----------------------------------------------------
 
-    def _connection(self) -> sqlite3.Connection | None:
-        """The open connection, opened on first use; None when the file is unusable. Call
-        with `_lock` held."""
-        if self._conn is not None:
-            return self._conn
-        conn = open_cache_db(self.cache_path, (_SCHEMA,), "embedding cache")
-        if conn is None:
-            return None
-        self._conn = conn
-        return conn
-
     def _lookup(self, model_id: str, dim: int, keys: Iterable[bytes]) -> dict[bytes, list[float]]:
         distinct = list(dict.fromkeys(keys))
-        found: dict[bytes, list[float]] = {}
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return found
-            try:
-                for start in range(0, len(distinct), _LOOKUP_CHUNK):
-                    chunk = distinct[start : start + _LOOKUP_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    query = (
-                        "SELECT text_sha256, vector FROM embeddings "  # noqa: S608 - only '?'
-                        f"WHERE model_id = ? AND dim = ? AND text_sha256 IN ({marks})"
-                    )
-                    for key, blob in conn.execute(query, (model_id, dim, *chunk)):
-                        if len(blob) == 4 * dim:
-                            found[bytes(key)] = _unpack(blob)
-            except sqlite3.Error as exc:
-                _log.warning("embedding cache %s lookup failed: %s", self.cache_path, exc)
-                return {}
-        return found
+        query = (
+            "SELECT text_sha256, vector FROM embeddings "
+            "WHERE model_id = ? AND dim = ? AND text_sha256 IN ({marks})"
+        )
+
+        def lookup(conn: sqlite3.Connection) -> dict[bytes, list[float]]:
+            rows = select_in(conn, query, (model_id, dim), distinct, chunk=_LOOKUP_CHUNK)
+            return {bytes(key): _unpack(blob) for key, blob in rows if len(blob) == 4 * dim}
+
+        return self._file.run("lookup", lookup, {})
 
     def _store(self, model_id: str, dim: int, rows: Sequence[tuple[bytes, bytes]]) -> None:
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return
-            try:
-                with conn:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings (model_id, dim, text_sha256, vector) "
-                        "VALUES (?, ?, ?, ?)",
-                        [(model_id, dim, key, blob) for key, blob in rows],
-                    )
-            except sqlite3.Error as exc:
-                _log.warning("embedding cache %s write failed: %s", self.cache_path, exc)
+        self._file.write(
+            "write",
+            lambda conn: conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model_id, dim, text_sha256, vector) "
+                "VALUES (?, ?, ?, ?)",
+                [(model_id, dim, key, blob) for key, blob in rows],
+            ),
+        )

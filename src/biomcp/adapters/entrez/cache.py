@@ -31,7 +31,6 @@ import asyncio
 import json
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -41,10 +40,10 @@ from typing import Any
 
 from lxml import etree
 
+from biomcp.adapters.cache_file import CacheFile, SizeBound, select_in
 from biomcp.adapters.entrez.medline import incomplete_medline
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.xmlsafe import parse_document
-from biomcp.adapters.sqlite_cache import open_cache_db
 from biomcp.domain.citematch import CitMatchAnswer
 from biomcp.domain.fulltext import PmcArticleSet
 from biomcp.domain.identifiers import IdConversion, IdKind
@@ -89,6 +88,7 @@ _SCHEMA = (
     """,
     "CREATE INDEX IF NOT EXISTS entries_by_age ON entries (stored_at)",
 )
+_DELETE = "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?"
 
 
 @dataclass(slots=True)
@@ -134,8 +134,13 @@ class CachingEntrezClient:
         self.namespace = namespace
         self.cache_stats = CacheStats()
         self._clock = clock
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._file = CacheFile(
+            self.cache_path,
+            _SCHEMA,
+            what="NCBI cache",
+            log=_log,
+            bound=SizeBound("entries", ("kind", "key", "ns"), self.max_bytes, max_age_s=self.ttl_s),
+        )
 
     @property
     def enabled(self) -> bool:
@@ -293,34 +298,19 @@ class CachingEntrezClient:
 
     def __len__(self) -> int:
         """The number of entries held (every namespace, fresh or not)."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return 0
-            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+        return self._file.count("SELECT count(*) FROM entries")
 
     def size_bytes(self) -> int:
         """What the cached bodies weigh in all (every namespace)."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return 0
-            return int(conn.execute("SELECT coalesce(sum(size), 0) FROM entries").fetchone()[0])
+        return self._file.count("SELECT coalesce(sum(size), 0) FROM entries")
 
     def clear(self) -> None:
         """Forget every entry (every namespace)."""
-        with self._lock:
-            conn = self._connection()
-            if conn is not None:
-                with conn:
-                    conn.execute("DELETE FROM entries")
+        self._file.write("clear", lambda conn: conn.execute("DELETE FROM entries"))
 
     def close(self) -> None:
         """Close the SQLite connection (idempotent; the next call reopens it)."""
-        with self._lock:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                conn.close()
+        self._file.close()
 
     def __repr__(self) -> str:
         return f"CachingEntrezClient({self.inner!r}, {str(self.cache_path)!r}, ttl_s={self.ttl_s})"
@@ -350,48 +340,32 @@ class CachingEntrezClient:
             await asyncio.to_thread(self._write, kind, bodies)
 
     def _connection(self) -> sqlite3.Connection | None:
-        """The open connection, opened on first use; None when the file is unusable. Call
-        with `_lock` held."""
-        if self._conn is not None:
-            return self._conn
-        conn = open_cache_db(self.cache_path, _SCHEMA, "NCBI cache")
-        if conn is None:
-            return None
-        self._conn = conn
-        return conn
+        """The open connection, or None when the file is unusable."""
+        return self._file.connection()
 
     def _lookup(self, kind: str, keys: Sequence[str]) -> dict[str, bytes]:
         """The fresh entries of `keys`; expired ones are deleted on the way."""
-        found: dict[str, bytes] = {}
         oldest = self._clock() - self.ttl_s
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return found
-            try:
-                expired: list[str] = []
-                for start in range(0, len(keys), _LOOKUP_CHUNK):
-                    chunk = list(keys[start : start + _LOOKUP_CHUNK])
-                    marks = ",".join("?" * len(chunk))
-                    query = (
-                        "SELECT key, body, stored_at FROM entries "  # noqa: S608 - only '?'
-                        f"WHERE ns = ? AND kind = ? AND key IN ({marks})"
-                    )
-                    for key, body, stored_at in conn.execute(query, (self.namespace, kind, *chunk)):
-                        if stored_at >= oldest:
-                            found[str(key)] = bytes(body)
-                        else:
-                            expired.append(str(key))
-                if expired:
-                    with conn:
-                        conn.executemany(
-                            "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?",
-                            [(self.namespace, kind, key) for key in expired],
-                        )
-            except sqlite3.Error as exc:
-                _log.warning("NCBI cache %s lookup failed: %s", self.cache_path, exc)
-                return {}
-        return found
+        query = (
+            "SELECT key, body, stored_at FROM entries "
+            "WHERE ns = ? AND kind = ? AND key IN ({marks})"
+        )
+
+        def lookup(conn: sqlite3.Connection) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
+            expired: list[str] = []
+            params = (self.namespace, kind)
+            for key, body, stored_at in select_in(conn, query, params, keys, chunk=_LOOKUP_CHUNK):
+                if stored_at >= oldest:
+                    found[str(key)] = bytes(body)
+                else:
+                    expired.append(str(key))
+            if expired:
+                with conn:
+                    conn.executemany(_DELETE, [(self.namespace, kind, key) for key in expired])
+            return found
+
+        return self._file.run("lookup", lookup, {})
 
     def _write(self, kind: str, bodies: dict[str, bytes]) -> None:
         now = self._clock()
@@ -400,53 +374,23 @@ class CachingEntrezClient:
             for key, body in bodies.items()
             if len(body) <= self.max_bytes
         ]
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return
-            try:
-                with conn:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO entries (ns, kind, key, body, size, stored_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        rows,
-                    )
-                    self.cache_stats.stored += len(rows)
-                    self._evict(conn, now)
-            except sqlite3.Error as exc:
-                _log.warning("NCBI cache %s write failed: %s", self.cache_path, exc)
 
-    def _evict(self, conn: sqlite3.Connection, now: float) -> None:
-        """Drop expired entries, then the oldest until the bodies fit in `max_bytes`."""
-        gone = conn.execute("DELETE FROM entries WHERE stored_at < ?", (now - self.ttl_s,))
-        self.cache_stats.evicted += max(0, gone.rowcount)
-        total = int(conn.execute("SELECT coalesce(sum(size), 0) FROM entries").fetchone()[0])
-        if total <= self.max_bytes:
-            return
-        victims: list[tuple[str, str, str]] = []
-        for ns, kind, key, size in conn.execute(
-            "SELECT ns, kind, key, size FROM entries ORDER BY stored_at, kind, key"
-        ):
-            if total <= self.max_bytes:
-                break
-            victims.append((ns, kind, key))
-            total -= int(size)
-        conn.executemany("DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?", victims)
-        self.cache_stats.evicted += len(victims)
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR REPLACE INTO entries (ns, kind, key, body, size, stored_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self.cache_stats.stored += len(rows)
+            self.cache_stats.evicted += self._file.trim(conn, now)
+
+        self._file.write("write", write)
 
     def _delete(self, kind: str, keys: Sequence[str]) -> None:
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return
-            try:
-                with conn:
-                    conn.executemany(
-                        "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?",
-                        [(self.namespace, kind, key) for key in keys],
-                    )
-            except sqlite3.Error as exc:
-                _log.warning("NCBI cache %s delete failed: %s", self.cache_path, exc)
+        self._file.write(
+            "delete",
+            lambda conn: conn.executemany(_DELETE, [(self.namespace, kind, key) for key in keys]),
+        )
 
     async def espell(self, term: str) -> str | None:
         """Passes through: spelling suggestions are not cached."""

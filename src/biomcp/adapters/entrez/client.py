@@ -26,7 +26,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TypeVar
 from urllib.parse import quote_plus
 
@@ -41,6 +41,7 @@ from tenacity import (
 )
 
 from biomcp import __version__
+from biomcp.adapters.entrez.bisection import enumerate_window
 from biomcp.adapters.entrez.body import (
     ACCEPT_ENCODING,
     BodyCounts,
@@ -77,7 +78,6 @@ from biomcp.ports.entrez import (
     EntrezResponseError,
     EntrezTimeoutError,
     EntrezUnavailableError,
-    EntrezWarning,
     FetchResult,
     LinkSet,
     SearchResult,
@@ -478,16 +478,7 @@ class HttpEntrezClient:
     async def esearch_delta(
         self, term: str, mindate: date, maxdate: date, datetype: DateType = "edat"
     ) -> WindowEnumeration:
-        if maxdate < mindate:
-            raise EntrezRequestError(f"empty date window: {mindate} > {maxdate}")
-        found: dict[str, None] = {}
-        warnings: list[EntrezWarning] = []
-        requests = 0
-        complete = True
-
         async def search(query: str, lo: date, hi: date) -> SearchResult:
-            nonlocal requests
-            requests += 1
             return await self.esearch(
                 query,
                 datetype=datetype,
@@ -496,67 +487,7 @@ class HttpEntrezClient:
                 retmax=ESEARCH_ID_CAP,
             )
 
-        async def visit(lo: date, hi: date) -> None:
-            result = await search(term, lo, hi)
-            warnings.extend(result.warnings)  # NCBI's on the term, e.g. a part it dropped
-            if result.count <= ESEARCH_ID_CAP:
-                found.update(dict.fromkeys(result.pmids))
-                return
-            if lo == hi:
-                await split_day(lo, result.count)
-                return
-            days = (hi - lo).days + 1
-            parts = min(days, max(2, -(-result.count * 5 // (ESEARCH_ID_CAP * 4))))
-            bounds = [lo + timedelta(days=days * k // parts) for k in range(parts + 1)]
-            spans = [
-                (bounds[k], bounds[k + 1] - timedelta(days=1))
-                for k in range(parts)
-                if bounds[k + 1] > bounds[k]
-            ]
-            spans[-1] = (spans[-1][0], hi)
-            await asyncio.gather(*(visit(a, b) for a, b in spans))
-
-        async def split_day(day: date, count: int) -> None:
-            # One day over the cap: split it by PMID ranges ("lo:hi[uid]").
-            if not await split_ids(day, 1, 99_999_999, count):
-                warnings.append(
-                    EntrezWarning(
-                        "WindowOverCap",
-                        f"{day.isoformat()} holds {count} records, more than PubMed's "
-                        f"{ESEARCH_ID_CAP}-id cap, and could not be split further; "
-                        "some PMIDs of that day were not enumerated",
-                        source="client",
-                    )
-                )
-
-        async def split_ids(day: date, lo: int, hi: int, count: int) -> bool:
-            nonlocal complete
-            if lo >= hi:
-                complete = False
-                return False
-            mid = (lo + hi) // 2
-            halves = [(lo, mid), (mid + 1, hi)]
-            results = [await search(f"({term}) AND {a}:{b}[uid]", day, day) for a, b in halves]
-            if sum(r.count for r in results) > count:
-                complete = False  # the server ignored the range: the halves overlap
-                return False
-            ok = True
-            for (a, b), result in zip(halves, results, strict=True):
-                if result.count <= ESEARCH_ID_CAP:
-                    found.update(dict.fromkeys(result.pmids))
-                else:
-                    ok = await split_ids(day, a, b, result.count) and ok
-            return ok
-
-        await visit(mindate, maxdate)
-        pmids = tuple(found)
-        return WindowEnumeration(
-            pmids=pmids,
-            count=len(pmids),
-            requests=requests,
-            complete=complete,
-            warnings=tuple(dict.fromkeys(warnings)),
-        )
+        return await enumerate_window(search, term, mindate, maxdate)
 
     # --- EFetch --------------------------------------------------------------------------
 

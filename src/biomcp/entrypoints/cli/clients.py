@@ -65,9 +65,9 @@ def server_env(
     placeholders unless `with_secrets`."""
     from pydantic import SecretStr
 
-    from biomcp.entrypoints.settings import Settings
+    from biomcp.entrypoints.settings import Settings, old_names
 
-    known = {name.upper() for name in Settings.model_fields}
+    known = {name.upper() for name in [*Settings.model_fields, *old_names()]}
     secrets, paths = _settings_typed(SecretStr), _settings_typed(Path)
     merged: dict[str, str] = {k.upper(): v for k, v in dotenv.items() if v is not None}
     merged.update({k.upper(): v for k, v in environ.items()})

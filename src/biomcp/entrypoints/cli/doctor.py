@@ -451,12 +451,13 @@ class _Doctor:
             )
             return
         self.embedder_ok = True
-        if self.settings.biomcp_embeddings == "deterministic":
+        if self.settings.hashing_embeddings:
             self.add(
                 "embedder",
                 "warn",
                 detail,
-                "BIOMCP_EMBEDDINGS=deterministic is for tests: unset it for semantic search",
+                f"BIOMCP_EMBEDDINGS={self.settings.biomcp_embeddings} matches words, not "
+                "meanings: unset it for semantic search",
             )
         else:
             self.add("embedder", "ok", detail)

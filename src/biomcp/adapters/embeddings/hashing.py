@@ -1,4 +1,4 @@
-"""A deterministic `Embedder` test double: feature hashing of words, no model.
+"""A model-free `Embedder`: feature hashing of words.
 
 Each word (lower-cased `\\w+` run, accents kept) adds a fixed pseudo-random sparse pattern of
 ±1 entries to the vector; the sum is L2-normalized. Texts sharing words therefore get similar
@@ -19,14 +19,17 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["DeterministicEmbedder", "tokenize"]
+__all__ = ["HASHING_MODEL_ID", "HashingEmbedder", "tokenize"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _EMPTY_KEY = "\x00text:"
+#: The model id of its vectors. Corpora store it: another id would make them read as
+#: embedded by another model.
+HASHING_MODEL_ID = "deterministic-v1"
 
 
 def tokenize(text: str) -> list[str]:
-    """The words the double hashes: lower-cased runs of word characters."""
+    """The words the embedder hashes: lower-cased runs of word characters."""
     return _WORD.findall(text.lower())
 
 
@@ -49,8 +52,8 @@ def _pattern(feature: str, dim: int, nnz: int) -> tuple[tuple[int, float], ...]:
     return tuple(out)
 
 
-class DeterministicEmbedder:
-    """`Embedder` double mapping text to a unit vector from word hashes.
+class HashingEmbedder:
+    """`Embedder` mapping text to a unit vector from word hashes: similar words, not meanings.
 
     Args:
         dim: vector length (>= 8).
@@ -67,7 +70,7 @@ class DeterministicEmbedder:
     def __init__(
         self,
         dim: int = 384,
-        model_id: str = "deterministic-v1",
+        model_id: str = HASHING_MODEL_ID,
         *,
         max_tokens: int | None = None,
         nnz: int = 8,
@@ -132,4 +135,4 @@ class DeterministicEmbedder:
         return self.embed_sync(texts)
 
     def __repr__(self) -> str:
-        return f"DeterministicEmbedder(dim={self._dim}, model_id={self._model_id!r})"
+        return f"HashingEmbedder(dim={self._dim}, model_id={self._model_id!r})"
