@@ -22,6 +22,7 @@ from biomcp.ports.entrez import (
     EntrezTimeoutError,
     EntrezUnavailableError,
 )
+from biomcp.ports.holders import describe_holder
 from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
@@ -126,15 +127,7 @@ def classify(exc: BaseException, *, vector_backend: str = "embedded") -> tuple[s
 def _lock_timeout(exc: LockTimeoutError) -> tuple[str, str, Any]:
     """A lock wait that ran out: retryable, naming what holds the lock and who."""
     holder = exc.holder
-    who = "another process"
-    if holder:
-        who = f"pid {holder.get('pid', holder.get('backend_pid', '?'))}"
-        if holder.get("program"):
-            who += f" ({holder['program']})"
-        if holder.get("host"):
-            who += f" on {holder['host']}"
-        if holder.get("since"):
-            who += f", since {holder['since']}"
+    who = describe_holder(holder)
     waited = f"; waited {exc.waited_s:g} s" if exc.waited_s else ""
     index = exc.query_key == INDEX_LOCK
     what = (

@@ -19,24 +19,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import os
-import socket
-import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
-from biomcp.adapters.filelocks import try_lock_exclusive
+from biomcp.adapters.filelocks import read_holder, try_lock_exclusive, whoami, write_holder
 from biomcp.adapters.sql.errors import translated
+from biomcp.ports.holders import describe_holder
 from biomcp.ports.metadata import LockTimeoutError
 
-__all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file", "whoami"]
+__all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file"]
 
 #: The first pause between two attempts; each pause is longer, up to `_POLL_MAX_S`.
 _POLL_S = 0.05
@@ -59,17 +56,6 @@ def advisory_key(query_key: str) -> int:
     """A signed 64-bit advisory-lock key for `query_key`."""
     digest = hashlib.sha256(b"biomcp:query:" + query_key.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def whoami() -> dict[str, object]:
-    """This process as a lock holder: pid, host, program name (never a path), since now."""
-    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
-    return {
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "program": program or Path(sys.executable).name,
-        "since": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
 
 
 class _PollingLock:
@@ -132,8 +118,9 @@ class _PollingLock:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 holder = await self._holder_async()
+                who = describe_holder(holder, "another holder")
                 raise LockTimeoutError(
-                    f"query key {self._query_key!r} is locked by {_describe(holder)} "
+                    f"query key {self._query_key!r} is locked by {who} "
                     f"(waited {self._timeout_s:g} s)",
                     query_key=self._query_key,
                     holder=holder,
@@ -181,15 +168,6 @@ class _PollingLock:
             self._release()
 
 
-def _describe(holder: dict[str, object] | None) -> str:
-    if not holder:
-        return "another holder"
-    where = f" on {holder['host']}" if holder.get("host") else ""
-    what = f" ({holder['program']})" if holder.get("program") else ""
-    since = f" since {holder['since']}" if holder.get("since") else ""
-    return f"pid {holder.get('pid', '?')}{what}{where}{since}"
-
-
 class FileQueryLock(_PollingLock):
     """The SQLite flavour: an exclusive `flock` on the key's lock file, which names its holder."""
 
@@ -209,9 +187,7 @@ class FileQueryLock(_PollingLock):
         if not try_lock_exclusive(self._fd):
             return False
         self._mine = True
-        with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, json.dumps(whoami()).encode("utf-8"), 0)
+        write_holder(self._fd)
         return True
 
     def _release(self) -> None:
@@ -224,11 +200,7 @@ class FileQueryLock(_PollingLock):
             os.close(fd)  # closing the only descriptor of the open file drops its flock
 
     def _holder(self) -> dict[str, object] | None:
-        try:
-            found = json.loads(self._path.read_text(encoding="utf-8") or "null")
-        except (OSError, ValueError):
-            return None
-        return _known(found)
+        return read_holder(self._path)
 
 
 class AdvisoryQueryLock(_PollingLock):
@@ -312,9 +284,3 @@ class AdvisoryQueryLock(_PollingLock):
         if row.state_change is not None:
             holder["since"] = row.state_change.astimezone(UTC).isoformat(timespec="seconds")
         return holder
-
-
-def _known(found: Any) -> dict[str, object] | None:
-    if not isinstance(found, dict):
-        return None
-    return {k: found[k] for k in ("pid", "host", "program", "since") if k in found} or None

@@ -19,27 +19,23 @@ that runs out of patience can say what holds the collection; the file never carr
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import socket
-import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
-from biomcp.adapters.filelocks import FileLocksUnavailableError, try_lock_exclusive
+from biomcp.adapters.filelocks import (
+    FileLocksUnavailableError,
+    read_holder,
+    try_lock_exclusive,
+    write_holder,
+)
+from biomcp.ports.holders import describe_holder
 from biomcp.ports.vectors import VectorStoreBusyError, VectorStoreUnavailableError
 
 __all__ = ["WriterLock"]
 
 _POLL_S = 0.02
-
-
-def _program() -> str:
-    """The running program's name, without its folder (`biomcp`, `python`...)."""
-    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
-    return name or Path(sys.executable).name
 
 
 def _try_flock(path: Path) -> int | None:
@@ -80,15 +76,7 @@ class WriterLock:
         if fd is None:
             return False
         self._fd = fd
-        with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
-            me = {
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "program": _program(),
-                "since": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(me).encode("utf-8"), 0)
+        write_holder(fd)
         return True
 
     def acquire(self) -> None:
@@ -117,11 +105,7 @@ class WriterLock:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             holder = self.holder()
-            who = (
-                f"pid {holder.get('pid')} ({holder.get('program')}, since {holder.get('since')})"
-                if holder
-                else "another writer"
-            )
+            who = describe_holder(holder, "another writer")
             raise VectorStoreBusyError(
                 f"collection {self.name!r} is being written by {who}; waited {self.wait_s:g} s",
                 holder=holder,
@@ -160,11 +144,4 @@ class WriterLock:
 
     def holder(self) -> dict[str, object] | None:
         """Who holds the turn, as its holder wrote it; None when unknown."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-            found = json.loads(text) if text.strip() else None
-        except (OSError, ValueError):
-            return None
-        if not isinstance(found, dict):
-            return None
-        return {k: found[k] for k in ("pid", "host", "program", "since") if k in found}
+        return read_holder(self.path)
