@@ -54,7 +54,7 @@ async def _measure(data: Path, base_url: str) -> dict[str, Any]:
         report = await services.sync.run("bench_v1", "humans[mh] OR animals[mh]")
         sync_s = time.perf_counter() - began
         stats = await services.vectors.stats(COLLECTION)
-        cache: Any = services.container.embedder()
+        cache: Any = services.embedder
 
         began = time.perf_counter()
         check = await services.maintenance.verify()

@@ -101,6 +101,7 @@ async def _measure(root: Path, total: int, queries: int) -> dict[str, Any]:
     from biomcp.adapters.vectors import EmbeddedVectorStore
     from biomcp.ports.vectors import Fusion, SearchFilters
     from biomcp.usecases.projects import ProjectCollections, ProjectLimits
+    from biomcp.usecases.ranking import hybrid_search
 
     registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")
     vectors = EmbeddedVectorStore(root / "vectors")
@@ -161,9 +162,9 @@ async def _measure(root: Path, total: int, queries: int) -> dict[str, Any]:
             only = SearchFilters(facets=(("project", frozenset({project_id})),))
             for arm, filters in ((filtered, only), (unfiltered, None)):
                 began = time.perf_counter()
-                await vectors.hybrid_search(
-                    collection, text, vec, limit=6, alpha=0.5, fusion=Fusion.RELATIVE_SCORE,
-                    filters=filters,
+                await hybrid_search(
+                    vectors, collection, text, vec, limit=6, alpha=0.5,
+                    fusion=Fusion.RELATIVE_SCORE, filters=filters,
                 )  # fmt: skip
                 arm.append(time.perf_counter() - began)
     finally:

@@ -309,14 +309,13 @@ def _settings(
 
 
 def _sync_use_case(services: Any) -> tuple[Any, CountingEmbedder, CountingVectors]:
-    """The container's SyncDelta, rebuilt around counting wrappers of its own adapters."""
+    """The services' SyncDelta, rebuilt around counting wrappers of their own adapters."""
     from biomcp.usecases.sync import SyncDelta
 
-    embedder = CountingEmbedder(services.container.embedder())
+    embedder = CountingEmbedder(services.embedder)
     vectors = CountingVectors(services.vectors)
-    # Syncs talk to NCBI directly (the container's `ncbi`), never through a response cache.
-    container = services.container
-    entrez = container.ncbi() if hasattr(container, "ncbi") else services.entrez
+    # Syncs talk to NCBI directly (the services' `ncbi`), never through a response cache.
+    entrez = services.ncbi
     sync = SyncDelta(
         entrez,
         services.metadata,

@@ -328,10 +328,12 @@ def search_runs() -> dict[str, dict[str, Any]]:
 async def time_queries(store: VectorStore, collection: str, queries: Queries,
                        vec: bool = True, **kw: Any) -> list[float]:  # fmt: skip
     """Seconds per `hybrid_search`, one sample per query (the query vector is given)."""
+    from biomcp.usecases.ranking import hybrid_search
+
     samples = []
     for text, vector in queries:
         start = time.perf_counter()
-        await store.hybrid_search(collection, text, vector if vec else None, **kw)
+        await hybrid_search(store, collection, text, vector if vec else None, **kw)
         samples.append(time.perf_counter() - start)
     return samples
 
@@ -350,6 +352,7 @@ async def time_searches(store: VectorStore, collection: str, queries: Queries,
 def measure_store(path: str, queries_path: str, recall: bool) -> dict[str, Any]:
     """Run in a fresh process: open, query, read memory."""
     from biomcp.adapters.vectors import EmbeddedVectorStore
+    from biomcp.usecases.ranking import hybrid_search
 
     queries = json.loads(Path(queries_path).read_text())
     baseline = rss_mb()
@@ -369,7 +372,7 @@ def measure_store(path: str, queries_path: str, recall: bool) -> dict[str, Any]:
         if recall:
             top = []
             for _, vector in queries:
-                hits = await store.hybrid_search("Bench", "", vector, alpha=1.0, limit=10)
+                hits = await hybrid_search(store, "Bench", "", vector, alpha=1.0, limit=10)
                 top.append([int(h.chunk_id) for h in hits])
             figures["_vector_top10"] = top
         counts = await store.index_counts("Bench")

@@ -1,8 +1,9 @@
 """bio-mcp: trustworthy PubMed evidence for LLM agents.
 
 As a library: `corpus = biomcp.open_corpus()`, then `corpus.sync(...)`, `corpus.search(...)`,
-`corpus.get(...)` (see `biomcp.entrypoints.library`). `import biomcp` stays light: the corpus
-machinery is imported on first use of `open_corpus` or `Corpus`.
+`corpus.get(...)`; `biomcp.open_async_corpus()` gives the same calls as coroutines (see
+`biomcp.entrypoints.library`). `import biomcp` stays light: the corpus machinery is imported on
+first use of one of its names.
 """
 
 from importlib import import_module
@@ -12,9 +13,33 @@ from typing import Any
 # installed metadata instead imports importlib.metadata, a tenth of a second at every start.
 __version__ = "0.1.0"
 
-__all__ = ["Corpus", "__version__", "open_corpus"]
+__all__ = [
+    "AsyncCorpus",
+    "CheckpointMove",
+    "CheckpointState",
+    "CheckpointSummary",
+    "ChunksStored",
+    "CollectionInspection",
+    "Corpus",
+    "CorpusClosedError",
+    "CorpusOverview",
+    "Document",
+    "ExportSummary",
+    "ForgetReport",
+    "FoundChunks",
+    "ProjectCreated",
+    "ProjectList",
+    "PruneReport",
+    "SearchHit",
+    "SyncJobStatus",
+    "SyncProgress",
+    "SyncReport",
+    "__version__",
+    "open_async_corpus",
+    "open_corpus",
+]
 
-_LAZY = frozenset({"Corpus", "open_corpus"})
+_LAZY = frozenset(__all__) - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,11 +1,15 @@
-"""The `MetadataStore` contract suite: one set of checks every adapter must pass.
+"""The metadata contract suites: one set of checks per port, which every adapter must pass.
 
-Subclass `MetadataStoreContract` in a `test_*.py` module and provide two fixtures:
+`DocumentStoreContract`, `SavedQueryStoreContract`, `JobLogContract` and
+`ProjectRegistryContract` check one role each; `MetadataStoreContract` runs them all, plus the
+health checks of a whole store. Subclass one in a `test_*.py` module and provide:
 
-* `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`),
-  that is the `ProjectRegistry` too (the project checks use it as that port);
-* `lock_elsewhere`: a callable `(query_key) -> bool` that tries the store's query lock from
-  ANOTHER process (timeout 0) and says whether it got it.
+* `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`).
+  The saved-query checks arrange records and jobs through the store, so its store plays those
+  roles too;
+* `lock_elsewhere` (the `JobLog` checks): a callable `(query_key) -> bool` that tries the
+  store's query lock from ANOTHER holder (another process for a database; another thread and
+  event loop for memory) with timeout 0, and says whether it got it.
 
     class TestMine(MetadataStoreContract):
         @pytest.fixture
@@ -33,20 +37,22 @@ import pytest
 
 from biomcp.domain.records import PubMedRecord, utc
 from biomcp.domain.versioning import UpsertAction
-from biomcp.ports.metadata import (
-    Checkpoint,
-    ForgottenQuery,
-    LockTimeoutError,
-    MetadataStore,
-    MetadataStoreError,
-    PendingPmid,
-    SyncJob,
-    UpsertOutcome,
-)
+from biomcp.ports.documents import DocumentStore, UpsertOutcome
+from biomcp.ports.jobs import JobLog, SyncJob
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.projects import ProjectInfo, ProjectRegistry
+from biomcp.ports.saved_queries import Checkpoint, ForgottenQuery, PendingPmid
+from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
 from tests.support.sql_records import FakeClock, full_record, revised, upsert_of
 
-__all__ = ["MetadataStoreContract", "run"]
+__all__ = [
+    "DocumentStoreContract",
+    "JobLogContract",
+    "MetadataStoreContract",
+    "ProjectRegistryContract",
+    "SavedQueryStoreContract",
+    "run",
+]
 
 T = TypeVar("T")
 
@@ -60,7 +66,7 @@ def _key() -> str:
     return f"contract_{uuid.uuid4().hex}"
 
 
-def _upsert(store: MetadataStore, *records: PubMedRecord) -> Sequence[UpsertOutcome]:
+def _upsert(store: DocumentStore, *records: PubMedRecord) -> Sequence[UpsertOutcome]:
     return run(store.upsert_documents([upsert_of(r) for r in records])).outcomes
 
 
@@ -77,17 +83,21 @@ def _job(job_id: str, query_key: str, started: datetime, **overrides: Any) -> Sy
     return SyncJob(**fields)
 
 
-class MetadataStoreContract:
-    """The checks (module docstring)."""
+class _StoreChecks:
+    """What every suite shares: the clock the store under test was built with."""
 
     @pytest.fixture
     def clock(self) -> FakeClock:
         return FakeClock()
 
+
+class DocumentStoreContract(_StoreChecks):
+    """The `DocumentStore` checks: versions, reads, indexing state, scores."""
+
     # -- versions ---------------------------------------------------------------------------
 
     def test_a_new_pmid_is_inserted_at_version_one_and_not_yet_indexed(
-        self, store: MetadataStore, clock: FakeClock
+        self, store: DocumentStore, clock: FakeClock
     ) -> None:
         summary = run(store.upsert_documents([upsert_of(full_record("101"))]))
 
@@ -99,7 +109,7 @@ class MetadataStoreContract:
         assert stored.last_seen_at == clock.now()
         assert run(store.count_documents()) == 1
 
-    def test_a_content_change_bumps_the_version(self, store: MetadataStore) -> None:
+    def test_a_content_change_bumps_the_version(self, store: DocumentStore) -> None:
         record = full_record("102")
         _upsert(store, record)
 
@@ -115,7 +125,7 @@ class MetadataStoreContract:
         )
 
     def test_an_lr_advance_bumps_the_version_without_a_content_change(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         record = full_record("103")
         _upsert(store, record)
@@ -129,7 +139,7 @@ class MetadataStoreContract:
         assert stored.record.lr == record.lr + timedelta(days=1)
 
     def test_a_replay_is_skipped_and_only_refreshes_last_seen_at(
-        self, store: MetadataStore, clock: FakeClock
+        self, store: DocumentStore, clock: FakeClock
     ) -> None:
         record = full_record("104")
         _upsert(store, record)
@@ -144,7 +154,7 @@ class MetadataStoreContract:
         assert (stored.version, stored.record) == (1, record)
         assert stored.last_seen_at == later
 
-    def test_an_lr_going_back_does_not_bump_the_version(self, store: MetadataStore) -> None:
+    def test_an_lr_going_back_does_not_bump_the_version(self, store: DocumentStore) -> None:
         record = full_record("105")
         _upsert(store, record)
         assert record.lr is not None
@@ -156,7 +166,7 @@ class MetadataStoreContract:
         assert stored is not None
         assert stored.record.lr == record.lr
 
-    def test_a_pmid_repeated_in_one_batch_is_decided_in_order(self, store: MetadataStore) -> None:
+    def test_a_pmid_repeated_in_one_batch_is_decided_in_order(self, store: DocumentStore) -> None:
         first = full_record("106")
         second = revised(first, title="Second thoughts")
 
@@ -172,7 +182,7 @@ class MetadataStoreContract:
         assert (stored.version, stored.record.title) == (2, "Second thoughts")
 
     def test_a_batch_mixes_inserts_updates_and_skips_with_outcomes_in_input_order(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         kept, changed = full_record("107"), full_record("108")
         _upsert(store, kept, changed)
@@ -192,7 +202,7 @@ class MetadataStoreContract:
         assert run(store.count_documents()) == 3
 
     def test_max_edat_seen_is_the_latest_edat_of_the_batch_skips_included(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         old = full_record("110", edat=utc(2024, 1, 5))
         _upsert(store, old)
@@ -226,7 +236,7 @@ class MetadataStoreContract:
     # -- reading ----------------------------------------------------------------------------
 
     def test_get_document_rebuilds_the_exact_record_and_derived_values(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         doc = upsert_of(full_record("120"))
         run(store.upsert_documents([doc]))
@@ -246,7 +256,7 @@ class MetadataStoreContract:
         assert stored.content_hash == doc.content_hash
         assert stored.last_seen_at.tzinfo is not None
 
-    def test_a_minimal_record_round_trips_too(self, store: MetadataStore) -> None:
+    def test_a_minimal_record_round_trips_too(self, store: DocumentStore) -> None:
         record = PubMedRecord(pmid="121")
         run(store.upsert_documents([upsert_of(record)]))
 
@@ -256,7 +266,7 @@ class MetadataStoreContract:
         assert stored.record == record
 
     def test_an_unknown_pmid_reads_as_none_and_is_absent_from_batches(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         _upsert(store, full_record("122"), full_record("123"))
 
@@ -266,7 +276,7 @@ class MetadataStoreContract:
         assert found["123"].record == full_record("123")
         assert run(store.get_documents([])) == {}
 
-    def test_many_documents_are_read_and_written_in_one_call(self, store: MetadataStore) -> None:
+    def test_many_documents_are_read_and_written_in_one_call(self, store: DocumentStore) -> None:
         records = [full_record(str(200000 + i)) for i in range(1203)]
 
         summary = run(store.upsert_documents([upsert_of(r) for r in records]))
@@ -279,7 +289,7 @@ class MetadataStoreContract:
 
     # -- indexing ---------------------------------------------------------------------------
 
-    def test_documents_to_index_lists_those_behind_until_marked(self, store: MetadataStore) -> None:
+    def test_documents_to_index_lists_those_behind_until_marked(self, store: DocumentStore) -> None:
         _upsert(store, full_record("130"), full_record("131"), full_record("132"))
 
         behind = run(store.documents_to_index(["132", "130", "999999", "131"]))
@@ -294,7 +304,7 @@ class MetadataStoreContract:
         assert stored.indexed_version == 1
 
     def test_every_pmid_is_listed_once_page_by_page_and_indexed_ones_are_counted(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         pmids = [str(140 + i) for i in range(7)]
         _upsert(store, *(full_record(p) for p in pmids))
@@ -311,7 +321,7 @@ class MetadataStoreContract:
         assert run(store.count_documents(indexed=True)) == 2
 
     def test_a_new_version_is_behind_again_and_catches_up_when_marked(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         record = full_record("133")
         _upsert(store, record)
@@ -324,7 +334,7 @@ class MetadataStoreContract:
         run(store.mark_indexed({"133": 2}))
         assert run(store.documents_to_index(["133"])) == []
 
-    def test_mark_indexed_never_moves_back_nor_past_the_version(self, store: MetadataStore) -> None:
+    def test_mark_indexed_never_moves_back_nor_past_the_version(self, store: DocumentStore) -> None:
         record = full_record("134")
         _upsert(store, record)
         _upsert(store, revised(record, title="v2"))
@@ -340,7 +350,7 @@ class MetadataStoreContract:
     # -- quality scores ---------------------------------------------------------------------
 
     def test_scores_counted_before_a_year_are_listed_by_pmid_with_the_record_s_year(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         dated = full_record("301")  # published 1998 (a MedlineDate), EDAT 2021
         undated_pub = full_record("302", pdat=None)  # the year is EDAT's
@@ -367,7 +377,7 @@ class MetadataStoreContract:
         assert [s.pmid for s in run(store.scores_before(scored_in + 1, after="302"))] == ["303"]
 
     def test_a_score_stored_without_its_year_is_listed_before_any_year(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         upsert = upsert_of(full_record("304"))
         legacy = replace(upsert, quality=replace(upsert.quality, scored_in=None))
@@ -377,7 +387,7 @@ class MetadataStoreContract:
         assert run(store.count_documents(scored_before=1900)) == 1
 
     def test_a_new_score_is_stored_while_the_document_keeps_its_version(
-        self, store: MetadataStore
+        self, store: DocumentStore
     ) -> None:
         record = full_record("305")
         other = full_record("306")
@@ -407,6 +417,42 @@ class MetadataStoreContract:
         assert run(store.set_quality([replace(other_score, quality=new)])) == 0
         assert run(store.get_document("306")).quality == moved_on.quality  # type: ignore[union-attr]
         assert run(store.set_quality([])) == 0
+
+    # -- concurrency ------------------------------------------------------------------------
+
+    def test_concurrent_upserts_of_one_pmid_never_lose_an_update(
+        self, store: DocumentStore
+    ) -> None:
+        rounds = 12
+        start = threading.Barrier(2)
+
+        def writer(tag: str) -> list[UpsertOutcome]:
+            async def go() -> list[UpsertOutcome]:
+                outcomes: list[UpsertOutcome] = []
+                for i in range(rounds):
+                    record = full_record("140", title=f"{tag} revision {i}")
+                    outcomes.extend((await store.upsert_documents([upsert_of(record)])).outcomes)
+                return outcomes
+
+            start.wait()
+            return run(go())
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(writer, ["left", "right"]))
+
+        outcomes = [o for result in results for o in result]
+        actions = [o.action for o in outcomes]
+        assert actions.count(UpsertAction.INSERT) == 1
+        assert actions.count(UpsertAction.UPDATE) == 2 * rounds - 1
+        assert sorted(o.version for o in outcomes) == list(range(1, 2 * rounds + 1))
+        stored = run(store.get_document("140"))
+        assert stored is not None
+        assert stored.version == 2 * rounds
+
+
+class SavedQueryStoreContract(_StoreChecks):
+    """The `SavedQueryStore` checks. They arrange records with `upsert_documents` and jobs
+    with `record_job`, so the store under test plays those roles too."""
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -632,53 +678,6 @@ class MetadataStoreContract:
 
         assert left == [PendingPmid(pmids[-1], at, at, 1)]
 
-    # -- jobs -------------------------------------------------------------------------------
-
-    def test_record_job_inserts_then_replaces_by_id(self, store: MetadataStore) -> None:
-        key = _key()
-        running = _job("job-1", key, utc(2025, 8, 17, 16, 2))
-        done = _job(
-            "job-1",
-            key,
-            utc(2025, 8, 17, 16, 2),
-            finished_at=utc(2025, 8, 17, 16, 5),
-            status="succeeded",
-            inserted=37,
-            updated=12,
-            skipped=441,
-            pmids_processed=490,
-            max_edat_seen=datetime(2025, 8, 17, 15, 59, 2, tzinfo=UTC),
-            warnings=("esearch window bisected", "2 records had no abstract"),
-        )
-
-        run(store.record_job(running))
-        assert run(store.get_job("job-1")) == running
-        run(store.record_job(done))
-
-        assert run(store.get_job("job-1")) == done
-        assert run(store.list_jobs(key)) == [done]
-        assert run(store.get_job("no-such-job")) is None
-
-    def test_a_failed_job_keeps_its_error(self, store: MetadataStore) -> None:
-        failed = _job("job-f", _key(), utc(2025, 1, 1), status="failed", error="NCBI said 503")
-        run(store.record_job(failed))
-        assert run(store.get_job("job-f")) == failed
-
-    def test_list_jobs_is_newest_first_filtered_and_limited(self, store: MetadataStore) -> None:
-        key, other = _key(), _key()
-        for i in range(5):
-            run(store.record_job(_job(f"{key}-{i}", key, utc(2025, 8, 1 + i))))
-        run(store.record_job(_job(f"{other}-0", other, utc(2025, 8, 20))))
-
-        mine = run(store.list_jobs(key))
-        latest = run(store.list_jobs(key, limit=2))
-        everyone = [j.job_id for j in run(store.list_jobs()) if j.query_key in (key, other)]
-
-        assert [j.job_id for j in mine] == [f"{key}-{i}" for i in (4, 3, 2, 1, 0)]
-        assert [j.job_id for j in latest] == [f"{key}-4", f"{key}-3"]
-        assert everyone[0] == f"{other}-0"
-        assert run(store.list_jobs(key, limit=0)) == []
-
     # -- forgetting a saved query -----------------------------------------------------------
 
     def test_forget_query_removes_the_keys_checkpoint_pending_and_jobs_only(
@@ -868,6 +867,135 @@ class MetadataStoreContract:
         assert run(store.get_checkpoint(key)).records_tracked
         assert run(store.get_checkpoint(_key())).records_tracked  # no checkpoint at all
 
+
+class JobLogContract(_StoreChecks):
+    """The `JobLog` checks: job reports and the per-key lock."""
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def test_record_job_inserts_then_replaces_by_id(self, store: JobLog) -> None:
+        key = _key()
+        running = _job("job-1", key, utc(2025, 8, 17, 16, 2))
+        done = _job(
+            "job-1",
+            key,
+            utc(2025, 8, 17, 16, 2),
+            finished_at=utc(2025, 8, 17, 16, 5),
+            status="succeeded",
+            inserted=37,
+            updated=12,
+            skipped=441,
+            pmids_processed=490,
+            max_edat_seen=datetime(2025, 8, 17, 15, 59, 2, tzinfo=UTC),
+            warnings=("esearch window bisected", "2 records had no abstract"),
+        )
+
+        run(store.record_job(running))
+        assert run(store.get_job("job-1")) == running
+        run(store.record_job(done))
+
+        assert run(store.get_job("job-1")) == done
+        assert run(store.list_jobs(key)) == [done]
+        assert run(store.get_job("no-such-job")) is None
+
+    def test_a_failed_job_keeps_its_error(self, store: JobLog) -> None:
+        failed = _job("job-f", _key(), utc(2025, 1, 1), status="failed", error="NCBI said 503")
+        run(store.record_job(failed))
+        assert run(store.get_job("job-f")) == failed
+
+    def test_list_jobs_is_newest_first_filtered_and_limited(self, store: JobLog) -> None:
+        key, other = _key(), _key()
+        for i in range(5):
+            run(store.record_job(_job(f"{key}-{i}", key, utc(2025, 8, 1 + i))))
+        run(store.record_job(_job(f"{other}-0", other, utc(2025, 8, 20))))
+
+        mine = run(store.list_jobs(key))
+        latest = run(store.list_jobs(key, limit=2))
+        everyone = [j.job_id for j in run(store.list_jobs()) if j.query_key in (key, other)]
+
+        assert [j.job_id for j in mine] == [f"{key}-{i}" for i in (4, 3, 2, 1, 0)]
+        assert [j.job_id for j in latest] == [f"{key}-4", f"{key}-3"]
+        assert everyone[0] == f"{other}-0"
+        assert run(store.list_jobs(key, limit=0)) == []
+
+    # -- query lock -------------------------------------------------------------------------
+
+    def test_a_second_holder_in_this_process_times_out(self, store: JobLog) -> None:
+        key = _key()
+
+        async def scenario() -> None:
+            async with store.query_lock(key):
+                with pytest.raises(LockTimeoutError):
+                    async with store.query_lock(key, timeout_s=0.2):
+                        pytest.fail("acquired a held lock")
+            async with store.query_lock(key):
+                pass
+
+        run(scenario())
+
+    def test_a_lock_that_times_out_names_its_holder_and_key(self, store: JobLog) -> None:
+        key = _key()
+
+        async def scenario() -> LockTimeoutError:
+            async with store.query_lock(key):
+                with pytest.raises(LockTimeoutError) as raised:
+                    async with store.query_lock(key, timeout_s=0.1):
+                        pytest.fail("acquired a held lock")
+            return raised.value
+
+        error = run(scenario())
+        assert error.query_key == key
+        assert error.waited_s == pytest.approx(0.1)
+        assert error.holder is not None
+        assert error.holder["pid"] == os.getpid()
+        assert error.holder["since"]
+        assert "/" not in str(error.holder)  # never a path
+
+    def test_a_waiting_holder_gets_the_lock_once_it_is_released(self, store: JobLog) -> None:
+        key = _key()
+        order: list[str] = []
+
+        async def holder(entered: asyncio.Event) -> None:
+            async with store.query_lock(key):
+                entered.set()
+                await asyncio.sleep(0.3)
+                order.append("released")
+
+        async def waiter(entered: asyncio.Event) -> None:
+            await entered.wait()
+            async with store.query_lock(key, timeout_s=10):
+                order.append("acquired")
+
+        async def scenario() -> None:
+            entered = asyncio.Event()
+            await asyncio.gather(holder(entered), waiter(entered))
+
+        run(scenario())
+        assert order == ["released", "acquired"]
+
+    def test_different_keys_do_not_exclude_each_other(self, store: JobLog) -> None:
+        async def scenario() -> None:
+            async with store.query_lock(_key()), store.query_lock(_key()):
+                pass
+
+        run(scenario())
+
+    def test_another_process_is_excluded_while_held_and_gets_the_lock_after(
+        self, store: JobLog, lock_elsewhere: Callable[[str], bool]
+    ) -> None:
+        key = _key()
+
+        async def while_held() -> bool:
+            async with store.query_lock(key):
+                return await asyncio.to_thread(lock_elsewhere, key)
+
+        assert run(while_held()) is False
+        assert lock_elsewhere(key) is True
+
+
+class ProjectRegistryContract(_StoreChecks):
+    """The `ProjectRegistry` checks."""
+
     # -- projects ---------------------------------------------------------------------------
     # The store is the ProjectRegistry too: these checks type it as that port.
 
@@ -920,6 +1048,12 @@ class MetadataStoreContract:
         with pytest.raises(MetadataStoreError, match="Shared"):
             run(store.register_project(ProjectInfo("two", "Shared", "m", 8)))
 
+
+class MetadataStoreContract(
+    DocumentStoreContract, SavedQueryStoreContract, JobLogContract, ProjectRegistryContract
+):
+    """Every role's checks, and the health checks of a whole store."""
+
     # -- health -----------------------------------------------------------------------------
 
     def test_ping_answers_on_a_reachable_database(self, store: MetadataStore) -> None:
@@ -928,108 +1062,3 @@ class MetadataStoreContract:
     def test_a_sound_database_passes_its_integrity_check(self, store: MetadataStore) -> None:
         _upsert(store, full_record("101"))
         assert run(store.quick_check()) == []
-
-    # -- query lock -------------------------------------------------------------------------
-
-    def test_a_second_holder_in_this_process_times_out(self, store: MetadataStore) -> None:
-        key = _key()
-
-        async def scenario() -> None:
-            async with store.query_lock(key):
-                with pytest.raises(LockTimeoutError):
-                    async with store.query_lock(key, timeout_s=0.2):
-                        pytest.fail("acquired a held lock")
-            async with store.query_lock(key):
-                pass
-
-        run(scenario())
-
-    def test_a_lock_that_times_out_names_its_holder_and_key(self, store: MetadataStore) -> None:
-        key = _key()
-
-        async def scenario() -> LockTimeoutError:
-            async with store.query_lock(key):
-                with pytest.raises(LockTimeoutError) as raised:
-                    async with store.query_lock(key, timeout_s=0.1):
-                        pytest.fail("acquired a held lock")
-            return raised.value
-
-        error = run(scenario())
-        assert error.query_key == key
-        assert error.waited_s == pytest.approx(0.1)
-        assert error.holder is not None
-        assert error.holder["pid"] == os.getpid()
-        assert error.holder["since"]
-        assert "/" not in str(error.holder)  # never a path
-
-    def test_a_waiting_holder_gets_the_lock_once_it_is_released(self, store: MetadataStore) -> None:
-        key = _key()
-        order: list[str] = []
-
-        async def holder(entered: asyncio.Event) -> None:
-            async with store.query_lock(key):
-                entered.set()
-                await asyncio.sleep(0.3)
-                order.append("released")
-
-        async def waiter(entered: asyncio.Event) -> None:
-            await entered.wait()
-            async with store.query_lock(key, timeout_s=10):
-                order.append("acquired")
-
-        async def scenario() -> None:
-            entered = asyncio.Event()
-            await asyncio.gather(holder(entered), waiter(entered))
-
-        run(scenario())
-        assert order == ["released", "acquired"]
-
-    def test_different_keys_do_not_exclude_each_other(self, store: MetadataStore) -> None:
-        async def scenario() -> None:
-            async with store.query_lock(_key()), store.query_lock(_key()):
-                pass
-
-        run(scenario())
-
-    def test_another_process_is_excluded_while_held_and_gets_the_lock_after(
-        self, store: MetadataStore, lock_elsewhere: Callable[[str], bool]
-    ) -> None:
-        key = _key()
-
-        async def while_held() -> bool:
-            async with store.query_lock(key):
-                return await asyncio.to_thread(lock_elsewhere, key)
-
-        assert run(while_held()) is False
-        assert lock_elsewhere(key) is True
-
-    # -- concurrency ------------------------------------------------------------------------
-
-    def test_concurrent_upserts_of_one_pmid_never_lose_an_update(
-        self, store: MetadataStore
-    ) -> None:
-        rounds = 12
-        start = threading.Barrier(2)
-
-        def writer(tag: str) -> list[UpsertOutcome]:
-            async def go() -> list[UpsertOutcome]:
-                outcomes: list[UpsertOutcome] = []
-                for i in range(rounds):
-                    record = full_record("140", title=f"{tag} revision {i}")
-                    outcomes.extend((await store.upsert_documents([upsert_of(record)])).outcomes)
-                return outcomes
-
-            start.wait()
-            return run(go())
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            results = list(pool.map(writer, ["left", "right"]))
-
-        outcomes = [o for result in results for o in result]
-        actions = [o.action for o in outcomes]
-        assert actions.count(UpsertAction.INSERT) == 1
-        assert actions.count(UpsertAction.UPDATE) == 2 * rounds - 1
-        assert sorted(o.version for o in outcomes) == list(range(1, 2 * rounds + 1))
-        stored = run(store.get_document("140"))
-        assert stored is not None
-        assert stored.version == 2 * rounds

@@ -24,7 +24,7 @@ from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.sql.engine import make_engine
 from biomcp.adapters.sql.locks import lock_file
 from biomcp.domain.records import utc
-from biomcp.ports.metadata import MetadataStoreError, StoreUnavailableError
+from biomcp.ports.store_errors import MetadataStoreError, StoreUnavailableError
 from tests.contract.metadata_contract import MetadataStoreContract, run
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.contract
 _LOCK_PROBE = """
 import asyncio, sys
 from biomcp.adapters.sql import SqlMetadataStore
-from biomcp.ports.metadata import LockTimeoutError
+from biomcp.ports.store_errors import LockTimeoutError
 
 async def main() -> None:
     store = SqlMetadataStore(sys.argv[1])

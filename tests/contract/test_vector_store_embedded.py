@@ -31,6 +31,7 @@ from biomcp.ports.vectors import (
     VectorStoreError,
     VectorStoreUnavailableError,
 )
+from biomcp.usecases.ranking import hybrid_search
 from tests.contract.vector_contract import StoreFactory, VectorStoreContract, chunk, unit_vector
 
 pytestmark = pytest.mark.contract
@@ -111,7 +112,7 @@ def test_bm25_only_hits_carry_their_exact_cosine(tmp_path: Path) -> None:
     async def scenario() -> list[VectorHit]:
         store = await _store_with(tmp_path, corpus)
         try:
-            return await store.hybrid_search("Chunks", "metformin sepsis", query, alpha=0.0)
+            return await hybrid_search(store, "Chunks", "metformin sepsis", query, alpha=0.0)
         finally:
             await store.aclose()
 
@@ -153,7 +154,7 @@ def test_tokenization_mirrors_weaviates_word_tokenizer(
     async def scenario() -> list[VectorHit]:
         store = await _store_with(tmp_path, corpus)
         try:
-            return await store.hybrid_search("Chunks", query, None, limit=10)
+            return await hybrid_search(store, "Chunks", query, None, limit=10)
         finally:
             await store.aclose()
 
@@ -174,12 +175,12 @@ def test_the_approximate_path_finds_the_exact_neighbours_and_honours_filters(
         store = await _store_with(tmp_path, corpus, ann=AnnSettings(exact_max=0))
         try:
             plain = [
-                await store.hybrid_search("Chunks", "", q.vector, alpha=1.0, limit=10)
+                await hybrid_search(store, "Chunks", "", q.vector, alpha=1.0, limit=10)
                 for q in queries
             ]
             filtered = [
-                await store.hybrid_search(
-                    "Chunks", "", q.vector, alpha=1.0, limit=10, filters=filters
+                await hybrid_search(
+                    store, "Chunks", "", q.vector, alpha=1.0, limit=10, filters=filters
                 )
                 for q in queries
             ]
@@ -215,10 +216,10 @@ def _searches(
     async def go() -> list[object]:
         out: list[object] = []
         for q in corpus[:5]:
-            hits = await store.hybrid_search("Chunks", "", q.vector, alpha=1.0)
+            hits = await hybrid_search(store, "Chunks", "", q.vector, alpha=1.0)
             out.append([(h.uuid, round(h.score, 6)) for h in hits])
         for text in ("metformin", "stent sepsis", "2019"):
-            hits = await store.hybrid_search("Chunks", text, None, limit=400)
+            hits = await hybrid_search(store, "Chunks", text, None, limit=400)
             out.append(sorted(h.uuid for h in hits))
         return out
 
@@ -310,7 +311,7 @@ def test_dead_slots_are_compacted_away(tmp_path: Path) -> None:
         for doc in {c.doc_id for c in corpus[150:]}:
             await store.delete_chunks("Chunks", doc)
         counts = await store.index_counts("Chunks")
-        hits = await store.hybrid_search("Chunks", "", moved[5].vector, alpha=1.0, limit=3)
+        hits = await hybrid_search(store, "Chunks", "", moved[5].vector, alpha=1.0, limit=3)
         await store.aclose()
         reopened = EmbeddedVectorStore(tmp_path, StoreSettings(ann=ann))
         try:
@@ -339,7 +340,7 @@ def test_two_stores_on_one_folder_both_read_and_see_each_others_writes(tmp_path:
             await second.upsert_chunks("Chunks", corpus[20:40])
             # The first store follows on its next query: rows, BM25 and vectors alike.
             target = corpus[35]
-            hits = await first.hybrid_search("Chunks", target.text, target.vector, limit=1)
+            hits = await hybrid_search(first, "Chunks", target.text, target.vector, limit=1)
             assert [h.uuid for h in hits] == [target.uuid]
             _consistent(await first.index_counts("Chunks"), 40)
             await first.upsert_chunks("Chunks", corpus[40:])
@@ -348,8 +349,8 @@ def test_two_stores_on_one_folder_both_read_and_see_each_others_writes(tmp_path:
             for store in (first, second):
                 counts = await store.index_counts("Chunks")
                 _consistent(counts, 60 - len(gone))
-                found = await store.hybrid_search(
-                    "Chunks", corpus[0].text, corpus[0].vector, limit=60
+                found = await hybrid_search(
+                    store, "Chunks", corpus[0].text, corpus[0].vector, limit=60
                 )
                 assert not {h.uuid for h in found} & gone
         finally:
@@ -369,8 +370,8 @@ def test_a_reader_buffers_what_others_write_then_adopts_their_snapshot_or_folds(
     graph_only = AnnSettings(exact_max=10)  # the graph answers every unfiltered search
 
     async def found(store: EmbeddedVectorStore, target: ChunkRecord, **kw: Any) -> bool:
-        hits = await store.hybrid_search(
-            "Chunks", target.text, target.vector, limit=3, alpha=1.0, **kw
+        hits = await hybrid_search(
+            store, "Chunks", target.text, target.vector, limit=3, alpha=1.0, **kw
         )
         return target.uuid in [h.uuid for h in hits]
 
@@ -446,7 +447,7 @@ def test_a_collection_dropped_by_another_store_is_gone_for_this_one_too(tmp_path
             await first.ensure_schema("Chunks", dim=DIM, model_id=MODEL)
             await first.upsert_chunks("Chunks", corpus[20:])
             assert await second.count("Chunks") == 10  # the new collection, not the old files
-            hits = await second.hybrid_search("Chunks", corpus[25].text, corpus[25].vector)
+            hits = await hybrid_search(second, "Chunks", corpus[25].text, corpus[25].vector)
             assert {h.uuid for h in hits} <= {c.uuid for c in corpus[20:]}
         finally:
             await first.aclose()
@@ -467,7 +468,7 @@ def test_a_writer_waits_its_turn_then_fails_naming_the_holder(tmp_path: Path) ->
         assert holder.try_acquire()
         try:
             assert await store.count("Chunks") == 5  # reading needs no turn
-            hits = await store.hybrid_search("Chunks", corpus[0].text, corpus[0].vector)
+            hits = await hybrid_search(store, "Chunks", corpus[0].text, corpus[0].vector)
             assert hits
             with pytest.raises(VectorStoreBusyError) as caught:
                 await store.upsert_chunks("Chunks", corpus[5:])
@@ -545,8 +546,8 @@ def test_bad_arguments_raise_port_errors(tmp_path: Path) -> None:
                 await store.ensure_schema("Other", dim=0, model_id=MODEL)
             for alpha in (-0.1, 1.5, math.nan):
                 with pytest.raises(VectorStoreError):
-                    await store.hybrid_search("Chunks", "x", unit_vector(DIM), alpha=alpha)
-            assert await store.hybrid_search("Chunks", "metformin", None, limit=0) == []
+                    await hybrid_search(store, "Chunks", "x", unit_vector(DIM), alpha=alpha)
+            assert await hybrid_search(store, "Chunks", "metformin", None, limit=0) == []
         finally:
             await store.aclose()
 
@@ -562,12 +563,12 @@ def test_engine_errors_never_escape(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             with monkeypatch.context() as patch:
                 patch.setattr(LexicalIndex, "search", _raise(ValueError("tantivy says no")))
                 with pytest.raises(VectorStoreError) as info:
-                    await store.hybrid_search("Chunks", "metformin", None)
+                    await hybrid_search(store, "Chunks", "metformin", None)
                 assert isinstance(info.value.__cause__, ValueError)
             with monkeypatch.context() as patch:
                 patch.setattr(VectorIndex, "search", _raise(RuntimeError("faiss says no")))
                 with pytest.raises(VectorStoreError):
-                    await store.hybrid_search("Chunks", "metformin", unit_vector(DIM))
+                    await hybrid_search(store, "Chunks", "metformin", unit_vector(DIM))
             with monkeypatch.context() as patch:
                 patch.setattr(RowStore, "count", _raise(sqlite3.OperationalError("disk I/O error")))
                 with pytest.raises(VectorStoreUnavailableError):
@@ -581,7 +582,7 @@ def test_engine_errors_never_escape(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                 with pytest.raises(VectorStoreUnavailableError):
                     await store.upsert_chunks("Chunks", changed)
             _consistent(await store.index_counts("Chunks"), 30)
-            hits = await store.hybrid_search("Chunks", "sepsis", None, limit=50)
+            hits = await hybrid_search(store, "Chunks", "sepsis", None, limit=50)
             assert {c.uuid for c in changed} <= {h.uuid for h in hits}
             assert all("sepsis" in (h.text or "") for h in hits)
         finally:
@@ -619,7 +620,7 @@ def test_concurrent_searches_and_writes_stay_consistent(tmp_path: Path) -> None:
                 store.upsert_chunks("Chunks", corpus[i : i + 50]) for i in range(100, 400, 50)
             ]
             reads = [
-                store.hybrid_search("Chunks", "metformin", c.vector, limit=5) for c in corpus[:30]
+                hybrid_search(store, "Chunks", "metformin", c.vector, limit=5) for c in corpus[:30]
             ]
             results = await asyncio.gather(*writes, *reads)
             assert all(r for r in results[len(writes) :])

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore, class_name
+from biomcp.adapters.vectors.weaviate_objects import class_name
+from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.ports.vectors import VectorStore
 from tests.contract.vector_contract import StoreFactory, VectorStoreContract
 from tests.support.services import weaviate_url

@@ -45,6 +45,7 @@ from biomcp.ports.vectors import (
     VectorHit,
     VectorStore,
 )
+from biomcp.usecases.ranking import hybrid_search
 
 __all__ = ["StoreFactory", "VectorStoreContract", "unit_vector"]
 
@@ -218,10 +219,10 @@ class VectorStoreContract:
                 "model-b",
                 0,
             )
-            assert await store.hybrid_search(name, "metformin", None) == []
+            assert await hybrid_search(store, name, "metformin", None) == []
             fresh = chunk("pmid:9", "0", "metformin again", unit_vector(new_dim, toward=1))
             assert (await store.upsert_chunks(name, [fresh])).upserted == 1
-            hits = await store.hybrid_search(name, "metformin", unit_vector(new_dim, toward=1))
+            hits = await hybrid_search(store, name, "metformin", unit_vector(new_dim, toward=1))
             assert _uuids(hits) == [fresh.uuid]
 
         self.run(store_factory, scenario)
@@ -234,7 +235,7 @@ class VectorStoreContract:
             calls: list[Awaitable[object]] = [
                 store.upsert_chunks(name, self.corpus(dim)[:1]),
                 store.delete_chunks(name, "pmid:1"),
-                store.hybrid_search(name, "metformin", unit_vector(dim, seed=1)),
+                hybrid_search(store, name, "metformin", unit_vector(dim, seed=1)),
                 store.existing_uuids(name, {"x"}),
                 store.count(name),
                 store.stats(name),
@@ -260,9 +261,9 @@ class VectorStoreContract:
             changed = replace(corpus[2], text="Statins now mention rosuvastatin", year=2020)
             await store.upsert_chunks(name, [changed])
             assert await store.count(name) == len(corpus)
-            hits = await store.hybrid_search(name, "rosuvastatin", None)
+            hits = await hybrid_search(store, name, "rosuvastatin", None)
             assert [(h.uuid, h.text, h.year) for h in hits] == [(changed.uuid, changed.text, 2020)]
-            assert await store.hybrid_search(name, "cholesterol", None) == []
+            assert await hybrid_search(store, name, "cholesterol", None) == []
 
         self.run(store_factory, scenario)
 
@@ -304,7 +305,7 @@ class VectorStoreContract:
             assert await store.existing_uuids(name, {c.uuid for c in [*doc, other]}) == {
                 doc[0].uuid, other.uuid,
             }  # fmt: skip
-            hits = await store.hybrid_search(name, "chunk", unit_vector(dim, seed=1), limit=10)
+            hits = await hybrid_search(store, name, "chunk", unit_vector(dim, seed=1), limit=10)
             assert sorted(_uuids(hits)) == sorted([doc[0].uuid, other.uuid])
             assert await store.delete_chunks(name, "pmid:7", keep={"0"}) == 0
             assert await store.delete_chunks(name, "pmid:unknown") == 0
@@ -331,7 +332,7 @@ class VectorStoreContract:
             assert gone == 4
             kept = {c.uuid for c in chunks if c.doc_id == "pmid:12"}
             assert await store.existing_uuids(name, {c.uuid for c in chunks}) == kept
-            hits = await store.hybrid_search(name, "chunk", unit_vector(dim, seed=1), limit=10)
+            hits = await hybrid_search(store, name, "chunk", unit_vector(dim, seed=1), limit=10)
             assert set(_uuids(hits)) == kept
             assert await store.delete_documents(name, ["pmid:11"]) == 0
             assert await store.delete_documents(name, []) == 0
@@ -393,8 +394,12 @@ class VectorStoreContract:
         async def scenario(store: VectorStore) -> None:
             corpus = self.corpus(dim)
             name = await self._filled(store, dim, corpus)
-            hits = await store.hybrid_search(
-                name, "risk of gastrointestinal bleeding", unit_vector(dim, toward=0), alpha=0.0
+            hits = await hybrid_search(
+                store,
+                name,
+                "risk of gastrointestinal bleeding",
+                unit_vector(dim, toward=0),
+                alpha=0.0,
             )
             assert hits[0].uuid == corpus[3].uuid
             assert all(h.bm25 is not None and h.bm25 > 0 for h in hits)
@@ -410,8 +415,8 @@ class VectorStoreContract:
             corpus = self.corpus(dim)
             name = await self._filled(store, dim, corpus)
             query = unit_vector(dim, toward=0)
-            hits = await store.hybrid_search(
-                name, "statins cholesterol", query, alpha=1.0, limit=10
+            hits = await hybrid_search(
+                store, name, "statins cholesterol", query, alpha=1.0, limit=10
             )
             expected = sorted(corpus, key=lambda c: (-dot(query, c.vector), c.uuid))
             assert _uuids(hits) == [c.uuid for c in expected]
@@ -424,12 +429,12 @@ class VectorStoreContract:
         async def scenario(store: VectorStore) -> None:
             corpus = self.corpus(dim)
             name = await self._filled(store, dim, corpus)
-            hits = await store.hybrid_search(name, "metformin", None, alpha=0.9, limit=10)
+            hits = await hybrid_search(store, name, "metformin", None, alpha=0.9, limit=10)
             assert {h.uuid for h in hits} == {c.uuid for c in corpus if "Metformin" in c.text}
             assert all(h.sim is None and h.bm25 is not None for h in hits)
             ordered = sorted(hits, key=lambda h: (-(h.bm25 or 0), h.uuid))
             assert _uuids(hits) == _uuids(ordered)
-            assert await store.hybrid_search(name, "the of and", None) == []
+            assert await hybrid_search(store, name, "the of and", None) == []
 
         self.run(store_factory, scenario)
 
@@ -456,8 +461,8 @@ class VectorStoreContract:
         async def scenario(store: VectorStore) -> None:
             name = await self._filled(store, dim, self.fusion_corpus(dim))
             text, query = "stent thrombosis", unit_vector(dim, toward=0)
-            keyword = await store.hybrid_search(name, text, None, limit=10)
-            vector = await store.hybrid_search(name, text, query, alpha=1.0, limit=10)
+            keyword = await hybrid_search(store, name, text, None, limit=10)
+            vector = await hybrid_search(store, name, text, query, alpha=1.0, limit=10)
             kw_arm = [(h.uuid, h.bm25 or 0.0) for h in keyword]
             vec_arm = [(h.uuid, h.sim or 0.0) for h in vector]
             expected = {
@@ -466,13 +471,13 @@ class VectorStoreContract:
             }
             assert _first(expected[Fusion.RELATIVE_SCORE]) != _first(expected[Fusion.RANKED])
             for fusion, fused in expected.items():
-                hits = await store.hybrid_search(
-                    name, text, query, alpha=alpha, fusion=fusion, limit=10
+                hits = await hybrid_search(
+                    store, name, text, query, alpha=alpha, fusion=fusion, limit=10
                 )
                 assert _uuids(hits) == _first(fused), fusion
                 for hit, (_, score) in zip(hits, fused, strict=True):
                     assert hit.score == pytest.approx(score, abs=1e-6)
-            default = await store.hybrid_search(name, text, query, alpha=alpha, limit=10)
+            default = await hybrid_search(store, name, text, query, alpha=alpha, limit=10)
             assert _uuids(default) == _first(expected[Fusion.RELATIVE_SCORE])
 
         self.run(store_factory, scenario)
@@ -486,9 +491,11 @@ class VectorStoreContract:
             name = await self._filled(store, dim, corpus)
             query = unit_vector(dim, seed=7)
             keyword = {
-                h.uuid: h.bm25 for h in await store.hybrid_search(name, "metformin bleeding", None)
+                h.uuid: h.bm25 for h in await hybrid_search(store, name, "metformin bleeding", None)
             }
-            hits = await store.hybrid_search(name, "metformin bleeding", query, alpha=0.5, limit=10)
+            hits = await hybrid_search(
+                store, name, "metformin bleeding", query, alpha=0.5, limit=10
+            )
             assert hits
             assert all(h.bm25 is not None or h.sim is not None for h in hits)
             for hit in hits:
@@ -511,10 +518,10 @@ class VectorStoreContract:
             name = await self._filled(store, dim, self.corpus(dim))
             query = unit_vector(dim, seed=3)
             for limit in (1, 2, 5):
-                hybrid = await store.hybrid_search(name, "metformin", query, limit=limit)
-                keyword = await store.hybrid_search(name, "metformin", None, limit=limit)
+                hybrid = await hybrid_search(store, name, "metformin", query, limit=limit)
+                keyword = await hybrid_search(store, name, "metformin", None, limit=limit)
                 assert (len(hybrid), len(keyword)) == (limit, min(limit, 4))
-            assert len(await store.hybrid_search(name, "metformin", query, limit=50)) == 6
+            assert len(await hybrid_search(store, name, "metformin", query, limit=50)) == 6
 
         self.run(store_factory, scenario)
 
@@ -532,8 +539,8 @@ class VectorStoreContract:
                 (0.5, Fusion.RANKED),
             ):
                 for _ in range(2):
-                    hits = await store.hybrid_search(
-                        name, "twin", vector, alpha=alpha, fusion=fusion
+                    hits = await hybrid_search(
+                        store, name, "twin", vector, alpha=alpha, fusion=fusion
                     )
                     assert _uuids(hits) == expected
 
@@ -589,11 +596,11 @@ class VectorStoreContract:
             text = "metformin statins aspirin"  # every chunk holds one of these words
             query = unit_vector(dim, toward=0)
             for alpha in (0.0, 0.5, 1.0):
-                hits = await store.hybrid_search(
-                    name, text, query, alpha=alpha, limit=20, filters=filters
+                hits = await hybrid_search(
+                    store, name, text, query, alpha=alpha, limit=20, filters=filters
                 )
                 assert {h.uuid for h in hits} == want, alpha
-            no_vector = await store.hybrid_search(name, text, None, limit=20, filters=filters)
+            no_vector = await hybrid_search(store, name, text, None, limit=20, filters=filters)
             assert {h.uuid for h in no_vector} == want
 
         self.run(store_factory, scenario)
@@ -638,8 +645,8 @@ class VectorStoreContract:
             assert await store.count(first) == len(corpus) - 2
             assert await store.count(second) == len(corpus)
             for name, suffix in ((first, ""), (second, " second")):
-                hits = await store.hybrid_search(
-                    name, "metformin statins aspirin", unit_vector(dim, toward=0), limit=20
+                hits = await hybrid_search(
+                    store, name, "metformin statins aspirin", unit_vector(dim, toward=0), limit=20
                 )
                 sampled = await store.sample(name, 20)
                 for hit in [*hits, *sampled]:
@@ -689,7 +696,7 @@ class VectorStoreContract:
                 [math.nan] * dim,
             ):
                 with pytest.raises(InvalidVectorError):
-                    await store.hybrid_search(name, "metformin", vector)
+                    await hybrid_search(store, name, "metformin", vector)
 
         self.run(store_factory, scenario)
 
@@ -712,7 +719,7 @@ class VectorStoreContract:
             return [
                 [
                     (h.uuid, h.score)
-                    for h in await store.hybrid_search(name, t, v, alpha=a, fusion=f)
+                    for h in await hybrid_search(store, name, t, v, alpha=a, fusion=f)
                 ]
                 for t, v, a, f in searches
             ]

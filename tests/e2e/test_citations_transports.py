@@ -15,9 +15,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.citation_tools import CITATION_OUTPUT
-from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.tools.citations import CITATION_OUTPUT
+from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_OUTPUTS
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.servers import exercise_over_http, exercise_over_stdio, server_env
 

@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.e2e.test_cli_corpus import make_cli
+from tests.support.cli import make_cli
 
 pytestmark = pytest.mark.e2e
 

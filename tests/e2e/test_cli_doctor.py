@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from biomcp.adapters.sql import SqlMetadataStore
-from biomcp.ports.metadata import SyncJob
+from biomcp.ports.jobs import SyncJob
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.e2e.test_cli_corpus import DEAD, Cli, make_cli
+from tests.support.cli import DEAD, Cli, make_cli
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from biomcp.testing.eutils import FakeEutilsServer
-from tests.e2e.test_cli_corpus import KEY, TERM, Cli, Expected, make_cli
-from tests.e2e.test_cli_corpus import expected as expected
-from tests.e2e.test_cli_corpus import fake as fake
+from tests.support.cli import KEY, TERM, Cli, Expected, make_cli
+from tests.support.cli import expected as expected
+from tests.support.cli import fake as fake
 
 pytestmark = pytest.mark.e2e
 

@@ -11,17 +11,14 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from biomcp.testing.eutils import FakeEutilsServer
+from tests.support.index_cli import KEY, TERM, JsonCli
 from tests.support.servers import recent_fake, run_biomcp, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-KEY, TERM = "humans_v1", "humans[mh]"
-QUERIES = ("randomized trial of aspirin", "asthma inhaler children", "insulin glucose")
 
 
 @pytest.fixture(scope="module")
@@ -30,30 +27,9 @@ def fake() -> Iterator[FakeEutilsServer]:
         yield server
 
 
-class _Cli:
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        self.env, self.cwd = env, cwd
-
-    def __call__(self, *args: str) -> tuple[int, Any, str]:
-        done = run_biomcp([*args, "--json"], env=self.env, cwd=self.cwd)
-        return (
-            done.returncode,
-            json.loads(done.stdout) if done.stdout.strip() else None,
-            done.stderr,
-        )
-
-    def searches(self) -> list[list[tuple[str, str]]]:
-        out = []
-        for query in QUERIES:
-            code, hits, err = self("search", query, "--top-k", "8")
-            assert code == 0, err
-            out.append([(h["doc_id"], h["chunk_id"]) for h in hits["results"]])
-        return out
-
-
 @pytest.fixture
-def cli(fake: FakeEutilsServer, tmp_path: Path) -> _Cli:
-    cli = _Cli(server_env(tmp_path / "data", fake.base_url), tmp_path)
+def cli(fake: FakeEutilsServer, tmp_path: Path) -> JsonCli:
+    cli = JsonCli(server_env(tmp_path / "data", fake.base_url), tmp_path)
     code, report, err = cli("sync", "--query-key", KEY, "--term", TERM)
     assert code == 0, err
     assert report["inserted"] > 0
@@ -62,7 +38,7 @@ def cli(fake: FakeEutilsServer, tmp_path: Path) -> _Cli:
 
 @pytest.mark.parametrize("lost", ["the vectors folder", "the row file"])
 def test_lost_vector_files_are_reported_and_rebuilt_from_sql(
-    cli: _Cli, tmp_path: Path, lost: str
+    cli: JsonCli, tmp_path: Path, lost: str
 ) -> None:
     before = cli.searches()
     code, check, _ = cli("index", "verify")
@@ -90,7 +66,7 @@ def test_lost_vector_files_are_reported_and_rebuilt_from_sql(
     assert cli.searches() == before
 
 
-def test_a_corrupted_vector_snapshot_is_never_used(cli: _Cli, tmp_path: Path) -> None:
+def test_a_corrupted_vector_snapshot_is_never_used(cli: JsonCli, tmp_path: Path) -> None:
     before = cli.searches()
     collection = tmp_path / "data" / "vectors" / "PubMedChunk"
     snapshot = collection / json.loads((collection / "vectors.json").read_text())["index"]
@@ -104,7 +80,7 @@ def test_a_corrupted_vector_snapshot_is_never_used(cli: _Cli, tmp_path: Path) ->
     assert (code, check["ok"], check["store_problems"]) == (0, True, [])
 
 
-def test_missing_lexical_files_are_repaired_at_the_next_open(cli: _Cli, tmp_path: Path) -> None:
+def test_missing_lexical_files_are_repaired_at_the_next_open(cli: JsonCli, tmp_path: Path) -> None:
     before = cli.searches()
     shutil.rmtree(tmp_path / "data" / "vectors" / "PubMedChunk" / "lexical")
     assert cli.searches() == before
@@ -113,7 +89,7 @@ def test_missing_lexical_files_are_repaired_at_the_next_open(cli: _Cli, tmp_path
 
 
 def test_a_truncated_row_file_is_reported_and_the_rebuild_starts_over_from_sql(
-    cli: _Cli, tmp_path: Path
+    cli: JsonCli, tmp_path: Path
 ) -> None:
     before = cli.searches()
     rows = tmp_path / "data" / "vectors" / "PubMedChunk" / "rows.sqlite"
@@ -130,7 +106,7 @@ def test_a_truncated_row_file_is_reported_and_the_rebuild_starts_over_from_sql(
     assert cli.searches() == before
 
 
-def test_sync_status_lists_the_jobs_and_shows_one(cli: _Cli) -> None:
+def test_sync_status_lists_the_jobs_and_shows_one(cli: JsonCli) -> None:
     code, jobs, err = cli("sync", "status")
     assert code == 0, err
     assert [job["status"] for job in jobs] == ["succeeded"]

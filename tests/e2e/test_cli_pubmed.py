@@ -19,8 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.domain.records import PubMedRecord
-from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_OUTPUT
-from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
+from biomcp.entrypoints.mcp.tools.fulltext import FULLTEXT_OUTPUT
+from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_OUTPUTS
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.testing.eutils.pmc import pmc_store
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from biomcp.testing.eutils import FakeEutilsServer
-from tests.e2e.test_cli_index import KEY, TERM, _Cli
+from tests.support.index_cli import KEY, TERM, JsonCli
 from tests.support.servers import recent_fake, server_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -35,7 +35,7 @@ def fake() -> Iterator[FakeEutilsServer]:
 def synced(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder holding a synced corpus (no process has it open)."""
     root = tmp_path_factory.mktemp("synced")
-    cli = _Cli(server_env(root / "data", fake.base_url), root)
+    cli = JsonCli(server_env(root / "data", fake.base_url), root)
     code, report, err = cli("sync", "--query-key", KEY, "--term", TERM)
     assert code == 0, err
     assert report["inserted"] > 200  # those that match the term
@@ -43,10 +43,10 @@ def synced(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture
-def cli(fake: FakeEutilsServer, synced: Path, tmp_path: Path) -> _Cli:
+def cli(fake: FakeEutilsServer, synced: Path, tmp_path: Path) -> JsonCli:
     """The CLI on a copy of the synced data folder, for this test to damage."""
     shutil.copytree(synced, tmp_path / "data")
-    return _Cli(server_env(tmp_path / "data", fake.base_url), tmp_path)
+    return JsonCli(server_env(tmp_path / "data", fake.base_url), tmp_path)
 
 
 def _flip(path: Path, at: int, size: int = 64) -> None:
@@ -60,7 +60,7 @@ def _collection(tmp_path: Path) -> Path:
 
 
 def test_a_snapshot_failing_its_checksum_is_rebuilt_and_verify_says_so_once(
-    cli: _Cli, tmp_path: Path
+    cli: JsonCli, tmp_path: Path
 ) -> None:
     before = cli.searches()
     collection = _collection(tmp_path)
@@ -84,7 +84,7 @@ def test_a_snapshot_failing_its_checksum_is_rebuilt_and_verify_says_so_once(
 
 
 def test_a_search_that_rebuilds_a_damaged_snapshot_warns_on_stderr(
-    cli: _Cli, tmp_path: Path
+    cli: JsonCli, tmp_path: Path
 ) -> None:
     collection = _collection(tmp_path)
     snapshot = collection / json.loads((collection / "vectors.json").read_text())["index"]
@@ -96,7 +96,7 @@ def test_a_search_that_rebuilds_a_damaged_snapshot_warns_on_stderr(
 
 
 def test_a_lexical_segment_failing_its_checksum_is_rebuilt_and_verify_says_so_once(
-    cli: _Cli, tmp_path: Path
+    cli: JsonCli, tmp_path: Path
 ) -> None:
     before = cli.searches()
     lexical = _collection(tmp_path) / "lexical"
@@ -140,7 +140,7 @@ def _zero_a_leaf_page(database: Path, table: str) -> int:
 
 
 def test_a_zeroed_page_of_the_metadata_database_fails_verify_and_doctor(
-    cli: _Cli, tmp_path: Path
+    cli: JsonCli, tmp_path: Path
 ) -> None:
     code, check, _ = cli("index", "verify")
     assert (code, check["ok"], check["metadata_problems"]) == (0, True, [])

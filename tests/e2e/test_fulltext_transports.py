@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_OUTPUT
+from biomcp.entrypoints.mcp.tools.fulltext import FULLTEXT_OUTPUT
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.testing.eutils.pmc import pmc_store
 from tests.support.mcp_inprocess import assert_envelope

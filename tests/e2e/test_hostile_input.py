@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp.entrypoints.http.run import MAX_HEADER_BYTES, build_uvicorn
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
 from biomcp.testing.eutils import FakeEutilsServer
 from tests.support.servers import (
     HttpServer,

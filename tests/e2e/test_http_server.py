@@ -26,7 +26,7 @@ from jsonschema import Draft202012Validator
 from mcp.shared.exceptions import MCPError
 
 from biomcp import __version__
-from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
+from biomcp.entrypoints.mcp.contract import CONTRACT_VERSION, ERROR_ENVELOPE, V11_OUTPUTS
 from biomcp.testing.eutils import FakeEutilsServer
 from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import DEFAULT_TOOLS as TOOLS

@@ -97,7 +97,7 @@ def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
                 biomcp_embeddings="deterministic",
                 ncbi_eutils_base_url=fake.base_url,
             )
-            stack.push_async_callback(notebook.aclose)
+            stack.push_async_callback(notebook.aio.close)
             before = [await _info(server) for server in servers]
             assert len({(b["records"], b["chunks"]) for b in before}) == 1
 
@@ -114,7 +114,7 @@ def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
             while sync.returncode is None:
                 for server in servers:
                     await _search(server, "randomized trial outcomes")
-                assert await notebook.asearch("randomized trial outcomes", top_k=5)
+                assert await notebook.aio.search("randomized trial outcomes", top_k=5)
                 rounds += 1
                 try:
                     await asyncio.wait_for(asyncio.shield(sync.wait()), 0.05)
@@ -131,7 +131,7 @@ def test_three_servers_a_cli_sync_and_a_notebook_share_one_folder(
                 assert title is not None  # the fake's articles all have one
                 for server in servers:
                     assert doc_id in await _search(server, title)
-                hits = await notebook.asearch(title, top_k=5)
+                hits = await notebook.aio.search(title, top_k=5)
                 assert doc_id in [h.doc_id for h in hits]
             records, chunks = await _counts(data)
             assert records == len(matching(fake.corpus, BASE[2])) + len(later)

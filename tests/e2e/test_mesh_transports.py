@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.mesh_tools import MESH_OUTPUT
+from biomcp.entrypoints.mcp.tools.mesh import MESH_OUTPUT
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from tests.support.mcp_inprocess import assert_envelope
 from tests.support.mcp_inprocess import call_structured as call

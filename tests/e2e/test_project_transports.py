@@ -17,7 +17,7 @@ from mcp import Client
 
 from biomcp.adapters.sql import upgrade
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
-from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS
+from biomcp.entrypoints.mcp.tools.projects import PROJECT_OUTPUTS
 from tests.support.mcp_inprocess import assert_envelope
 from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import mcp_http, mcp_stdio, serve_http, server_env

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.mcp_inprocess import call_structured as call
 from tests.support.servers import DEFAULT_TOOLS as TOOLS

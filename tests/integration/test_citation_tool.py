@@ -15,14 +15,14 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.domain.citations import format_citation
-from biomcp.entrypoints.mcp.citation_tools import CITATION_INPUT, CITATION_OUTPUT
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.citations import CITATION_INPUT, CITATION_OUTPUT
 from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.usecases.live.citations import STYLE_KEYS
 from tests.conftest import shared_data_path
-from tests.integration.test_live_tools import FILES, ok, requests
+from tests.support.live_tools import FILES, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from pydantic import ValidationError
 
-from biomcp.entrypoints.mcp.schemas import (
+from biomcp.entrypoints.mcp.contract import (
     ERROR_CODES,
     SPEC_ERROR_CODES,
     V10_OUTPUTS,
@@ -31,11 +31,10 @@ from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings, format_settings_error
 from biomcp.testing.eutils import FakeEutilsServer
-from tests.integration.test_mcp_server import PORTABLE, spec_schemas
-from tests.integration.test_tool_catalogue import respelled
 from tests.support.mcp_inprocess import call_structured as call
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import recent_fake
+from tests.support.spec01 import PORTABLE, respelled, spec_schemas
 
 pytestmark = pytest.mark.integration
 

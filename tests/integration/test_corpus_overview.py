@@ -12,10 +12,10 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import CORPUS_OVERVIEW_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.corpus.schemas import CORPUS_OVERVIEW_OUTPUT
 from biomcp.entrypoints.services import Services
-from biomcp.ports.metadata import SyncJob
+from biomcp.ports.jobs import SyncJob
 from biomcp.testing.eutils import FakeEutilsServer
 from tests.support.mcp_inprocess import call_json, serve, test_settings
 from tests.support.sync_harness import make_corpus, matching

@@ -18,30 +18,25 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from biomcp.adapters.vectors import EmbeddedVectorStore
-from biomcp.ports.vectors import ChunkRecord, SearchFilters
+from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.ranking import hybrid_search
+from tests.support.crash_chunks import DELETED_DOCS, DIM, NEW, OLD, chunks
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-DIM = 64
-OLD = 3000  # chunks before the crash
-NEW = 4000  # chunks the child writes: OLD replaced + 1000 fresh
-BATCH = 1000
-DELETED_DOCS = 50
-NAMESPACE = uuid.UUID("0b8c1f7e-8f5e-4a39-a7c8-3f5f2f3b9a10")
 
 CHILD = """
 import asyncio, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
-from tests.integration.test_embedded_crash_safety import BATCH, DELETED_DOCS, NEW, chunks, doc_of
+from tests.support.crash_chunks import BATCH, DELETED_DOCS, NEW, chunks, doc_of
 from biomcp.adapters.vectors import EmbeddedVectorStore
 
 async def main() -> None:
@@ -60,31 +55,6 @@ async def main() -> None:
 
 asyncio.run(main())
 """
-
-
-def doc_of(i: int) -> str:
-    return f"pmid:{i // 2}"
-
-
-def _vector(i: int, version: str) -> list[float]:
-    rng = np.random.default_rng([i, 0 if version == "old" else 1])
-    v = rng.standard_normal(DIM)
-    unit: list[float] = (v / np.linalg.norm(v)).tolist()
-    return unit
-
-
-def chunks(version: str, n: int) -> list[ChunkRecord]:
-    return [
-        ChunkRecord(
-            uuid=str(uuid.uuid5(NAMESPACE, str(i))),
-            doc_id=doc_of(i),
-            chunk_id=str(i % 2),
-            text=f"marker{i} {version}word shared clinical text about trial {i % 97}",
-            vector=_vector(i, version),
-            year=2000 + i % 25,
-        )
-        for i in range(n)
-    ]
 
 
 def _rows(path: Path) -> dict[str, tuple[str, np.ndarray]]:
@@ -162,14 +132,14 @@ def test_a_killed_writer_leaves_every_chunk_old_or_new(
             assert counts["rows"] == counts["lexical"] == counts["vectors"] == len(rows)
             assert await store.count("Chunks") == len(rows)
             for word in ("oldword", "newword"):
-                hits = await store.hybrid_search("Chunks", word, None, limit=NEW)
+                hits = await hybrid_search(store, "Chunks", word, None, limit=NEW)
                 expected = {k for k, (text, _) in rows.items() if word in text}
                 assert {h.uuid for h in hits} == expected, word
             for key in sorted(rows)[:: max(1, len(rows) // 60)]:
                 text, vector = rows[key]
                 only = SearchFilters(doc_ids=frozenset({new[key].doc_id}))
-                hits = await store.hybrid_search(
-                    "Chunks", text, vector.tolist(), alpha=0.5, limit=2, filters=only
+                hits = await hybrid_search(
+                    store, "Chunks", text, vector.tolist(), alpha=0.5, limit=2, filters=only
                 )
                 assert hits[0].uuid == key
                 assert hits[0].text == text

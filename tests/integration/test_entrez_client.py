@@ -18,9 +18,10 @@ import httpx
 import pytest
 
 from biomcp.adapters.entrez.body import STEP
-from biomcp.adapters.entrez.cache import CachingEntrezClient, split_medline
+from biomcp.adapters.entrez.cache import CachingEntrezClient
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
+from biomcp.adapters.entrez.splitting import split_medline
 from biomcp.ports.entrez import (
     ESEARCH_ID_CAP,
     EntrezApiKeyError,

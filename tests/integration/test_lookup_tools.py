@@ -22,8 +22,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.lookup_tools import LOOKUP_INPUTS, LOOKUP_NAMES, LOOKUP_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.lookups import LOOKUP_INPUTS, LOOKUP_NAMES, LOOKUP_OUTPUTS
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer

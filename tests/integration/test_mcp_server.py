@@ -23,31 +23,18 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from biomcp.entrypoints.mcp.schemas import (
-    SPEC_INPUTS,
-    SPEC_OUTPUTS,
-    TOOL_INPUTS,
-    V10_OUTPUTS,
-    V11_OUTPUTS,
-)
+from biomcp.entrypoints.mcp.contract import SPEC_INPUTS, SPEC_OUTPUTS, V10_OUTPUTS, V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.corpus.schemas import TOOL_INPUTS
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.conftest import REPO_ROOT, skip_without_shared
 from tests.support.mcp_inprocess import assert_envelope, serve, test_settings
 from tests.support.mcp_inprocess import call_structured as call
+from tests.support.spec01 import PORTABLE, spec_schemas
 
 pytestmark = pytest.mark.integration
 
-SPEC_01 = REPO_ROOT.parent / "shared" / "spec" / "01-contracts.md"
-PORTABLE = {
-    "pubmed.sync_delta": "pubmed_sync_delta",
-    "rag.search": "rag_search",
-    "rag.get": "rag_get",
-    "corpus.checkpoint.get": "corpus_checkpoint_get",
-    "corpus.checkpoint.set": "corpus_checkpoint_set",
-}
 #: Tools of wave 2 outside the specs, portable name -> dotted name.
 WAVE2 = {"corpus_sync_status": "corpus.sync_status", "corpus_overview": "corpus.overview"}
 #: The project tools of spec 02 (one name: spec 02's names are already portable).
@@ -81,33 +68,6 @@ SPEC_ERROR_CODES = {
 
 
 # --- the spec's own schemas ------------------------------------------------------------------
-
-
-def _json_after(text: str, start: int) -> tuple[dict[str, Any], int]:
-    opening = text.index("{", start)
-    value, end = json.JSONDecoder().raw_decode(text, opening)
-    return value, end
-
-
-def spec_schemas() -> dict[str, dict[str, dict[str, Any]]]:
-    """{tool: {"request": schema, "response": schema}} parsed from spec 01's text."""
-    if not SPEC_01.exists():
-        skip_without_shared(SPEC_01)
-    text = SPEC_01.read_text(encoding="utf-8")
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    for name in ("pubmed.sync_delta", "rag.search", "rag.get"):
-        at = text.index(f"## Tool: {name}")
-        request, end = _json_after(text, text.index("Request", at))
-        response, _ = _json_after(text, text.index("Response", end))
-        found[name] = {"request": request, "response": response}
-    at = text.index("## Tools: corpus.checkpoint.get / corpus.checkpoint.set")
-    for verb in ("get", "set"):
-        request, end = _json_after(text, text.index(f"{verb.capitalize()} Request", at))
-        response, _ = _json_after(text, text.index(f"{verb.capitalize()} Response", end))
-        found[f"corpus.checkpoint.{verb}"] = {"request": request, "response": response}
-    envelope, _ = _json_after(text, text.index("## Error Envelope"))
-    found["error"] = {"request": {}, "response": envelope}
-    return found
 
 
 def _open(schema: dict[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.domain.queries import TopicTerms, tier_a_query
-from biomcp.entrypoints.mcp.mesh_tools import MESH_INPUT, MESH_OUTPUT
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.mesh import MESH_INPUT, MESH_OUTPUT
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer

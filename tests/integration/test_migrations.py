@@ -27,7 +27,7 @@ from biomcp.adapters.sql.models import Base
 from biomcp.adapters.sql.store import SqlMetadataStore
 from biomcp.domain.records import utc
 from biomcp.entrypoints.cli.main import app
-from biomcp.ports.metadata import Checkpoint
+from biomcp.ports.saved_queries import Checkpoint
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,13 @@ from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.domain.projects import COLLECTION_PREFIX, ELLIPSIS
-from biomcp.ports.vectors import ChunkRecord, ObjectError, UpsertReport, VectorStore
+from biomcp.ports.vectors import (
+    ChunkRecord,
+    ObjectError,
+    UpsertReport,
+    VectorStore,
+    VectorStoreUnavailableError,
+)
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.projects import ProjectCollections, ProjectError, ProjectLimits
 from tests.support.services import postgres_url, weaviate_url
@@ -338,6 +344,8 @@ class PartialStore:
     """The embedded store, except that a batch of several chunks is taken only in part (its
     last chunk refused), as a server under trouble might."""
 
+    atomic_batches = False
+
     def __init__(self, inner: VectorStore) -> None:
         self._inner = inner
 
@@ -369,6 +377,55 @@ def test_a_batch_the_store_takes_in_part_leaves_nothing_of_it(tmp_path: Path) ->
         assert (await rig.tools.inspect_collection("p"))["size"] == 2
 
     scenario(tmp_path, "embedded", work)
+
+
+class UnreadableStore:
+    """The embedded store (atomic batches), except that it cannot read chunks back."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
+        raise VectorStoreUnavailableError("reading back is not possible")
+
+
+def test_a_store_with_atomic_batches_is_not_read_back_before_a_write(tmp_path: Path) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        tools = ProjectCollections(rig.registry, UnreadableStore(rig.vectors), rig.embedder)
+        assert (await tools.store_chunks("p", NOTES[:2]))["chunks_written"] == 2
+        assert (await rig.tools.inspect_collection("p"))["size"] == 2
+
+    scenario(tmp_path, "embedded", work)
+
+
+class SkewedEmbedder(HashingEmbedder):
+    """Embeds one text in three to a vector that is not unit length."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await super().embed(texts)
+        return [
+            [2 * v for v in vector] if "skewed" in t else vector
+            for t, vector in zip(texts, vectors, strict=True)
+        ]
+
+
+def test_a_batch_holding_a_vector_no_store_takes_writes_nothing(
+    tmp_path: Path, backend: str
+) -> None:
+    async def work(rig: Rig) -> None:
+        await rig.tools.create_project("p")
+        await rig.tools.store_chunks("p", NOTES[:1])
+        skewed = ProjectCollections(rig.registry, rig.vectors, SkewedEmbedder(DIM, MODEL))
+        batch = [item("n7", "A fine note."), item("n8", "A skewed note.")]
+        error = await errors_of(skewed.store_chunks("p", batch))
+        assert error.code == "INDEX_UNAVAILABLE"
+        assert (await rig.tools.inspect_collection("p"))["size"] == 1
+
+    scenario(tmp_path, backend, work)
 
 
 class SlowEmbedder(HashingEmbedder):

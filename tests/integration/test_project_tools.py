@@ -12,8 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.project_schemas import PROJECT_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.projects import PROJECT_OUTPUTS
 from biomcp.entrypoints.services import Services
 from tests.support.mcp_inprocess import assert_envelope, serve, test_settings
 from tests.support.mcp_inprocess import call_structured as call

@@ -13,8 +13,7 @@ import pytest
 from biomcp.adapters.clock import SystemClock
 from biomcp.adapters.sql import SqlMetadataStore
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.saved_queries import SavedQueries
-from biomcp.usecases.sync import SyncDelta
+from biomcp.usecases.saved_queries import SavedQueries, SyncRequest
 
 pytestmark = pytest.mark.integration
 
@@ -51,4 +50,4 @@ def test_new_keys_are_checked_and_legacy_keys_are_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize("key", ["a\u202eb", "x" * 201, "\t"])
 def test_a_sync_refuses_a_bad_key_before_any_work(key: str) -> None:
     with pytest.raises(InvalidRequestError):
-        SyncDelta.check_arguments(key, "humans[mh]", 5)
+        SyncRequest.check(key, "humans[mh]", 5)

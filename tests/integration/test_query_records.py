@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.saved_queries import Checkpoint
 from biomcp.ports.vectors import SearchFilters, VectorStore
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError

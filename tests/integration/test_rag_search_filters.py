@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS
+from biomcp.entrypoints.mcp.contract import V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeEutilsServer

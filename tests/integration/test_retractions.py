@@ -25,9 +25,9 @@ import biomcp
 from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.domain.records import Notice, NoticeKind
-from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
-from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, V10_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.contract import SPEC_OUTPUTS, V10_OUTPUTS, V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_OUTPUTS
 from biomcp.entrypoints.services import Services
 from biomcp.ports.entrez import EntrezUnavailableError, SearchResult
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles

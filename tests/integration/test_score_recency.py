@@ -15,7 +15,8 @@ import pytest
 
 from biomcp.domain.quality import QualityConfig, recency_points, total_score
 from biomcp.domain.records import QualityBreakdown
-from biomcp.ports.metadata import MetadataStore, StoredDocument
+from biomcp.ports.documents import StoredDocument
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.maintenance import IndexMaintenance

@@ -19,14 +19,14 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
-from biomcp.entrypoints.mcp.search_fetch_tools import (
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.search_fetch import (
     FETCH_INPUT,
     FETCH_OUTPUT,
     SEARCH_INPUT,
     SEARCH_OUTPUT,
 )
-from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles

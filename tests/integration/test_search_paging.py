@@ -22,7 +22,7 @@ from mcp import Client
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.integration.test_live_tools import fails, ok, requests
+from tests.support.live_tools import fails, ok, requests
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.servers import clean_fake  # noqa: F401 - autouse: no faults, empty log
 

@@ -81,7 +81,7 @@ def test_warm_up_loads_the_model_and_tolerates_an_empty_corpus(
     async def scenario() -> tuple[bool, str, bool]:
         try:
             await services.warm_up()  # no corpus yet: logged, not raised
-            embedder = services.container.embedder()
+            embedder = services.embedder
             inner: Any = getattr(embedder, "inner", embedder)  # the ONNX adapter's own fields
             return bool(inner.loaded), inner.precision, inner.int8 is not None
         finally:
@@ -108,7 +108,7 @@ def test_a_warm_up_begun_before_the_event_loop_is_the_one_awaited(tmp_path: Path
         try:
             await services.warm_up()
             assert begun.done()
-            embedder = services.container.embedder()
+            embedder = services.embedder
             inner: Any = getattr(embedder, "inner", embedder)
             return bool(inner.loaded)
         finally:

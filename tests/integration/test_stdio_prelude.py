@@ -245,7 +245,7 @@ def test_a_same_size_edit_of_the_code_with_its_mtime_kept_is_not_served(
     data = tmp_path / "data"
     session(data, HANDSHAKE, **env)
 
-    source = code / "biomcp" / "entrypoints" / "mcp" / "fulltext_tools.py"
+    source = code / "biomcp" / "entrypoints" / "mcp" / "tools" / "fulltext.py"
     before = source.stat()
     text = source.read_text(encoding="utf-8")
     edited = text.replace("PubMed Central full text", "PubMed Central FULL text", 1)

@@ -20,10 +20,10 @@ from mcp import Client
 
 from biomcp.domain.design import StudyDesign, classify_design
 from biomcp.domain.records import Chunk
-from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS
+from biomcp.entrypoints.mcp.contract import V11_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
 from biomcp.entrypoints.services import Services
-from biomcp.ports.metadata import DocumentUpsert
+from biomcp.ports.documents import DocumentUpsert
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import chunk_record_of

@@ -26,9 +26,10 @@ import httpx
 import pytest
 
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
-from biomcp.ports.metadata import SyncJob
+from biomcp.ports.jobs import SyncJob
 from biomcp.ports.vectors import SearchFilters, VectorStoreUnavailableError
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector
+from biomcp.usecases.ranking import hybrid_search
 from tests.support.services import postgres_url, weaviate_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.sync_harness import (
@@ -758,7 +759,8 @@ def test_syncs_of_two_keys_sharing_a_document_leave_the_newest_version_indexed(
             assert doc is not None
             assert (doc.version, doc.indexed_version) == (3, 3)
             assert "Quuxol" in doc.record.abstract_text
-            chunks = await vectors.hybrid_search(
+            chunks = await hybrid_search(
+                vectors,
                 spec.collection,
                 "halved relapses",
                 None,

@@ -15,8 +15,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, SYNC_STATUS_OUTPUT
+from biomcp.entrypoints.mcp.contract import SPEC_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.corpus.schemas import SYNC_STATUS_OUTPUT
 from biomcp.entrypoints.services import Services
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
 from tests.support.mcp_inprocess import call_json as _call

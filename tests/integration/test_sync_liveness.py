@@ -23,7 +23,7 @@ from biomcp.entrypoints.errors import classify
 from biomcp.entrypoints.mcp.server import build_server
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings
-from biomcp.ports.metadata import LockTimeoutError
+from biomcp.ports.store_errors import LockTimeoutError
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, FaultInjector, generate_articles
 from biomcp.usecases.indexing import INDEX_LOCK
 from tests.support.mcp_inprocess import call_json as _call

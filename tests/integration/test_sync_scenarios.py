@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from biomcp.domain.chunking import chunk_record
-from biomcp.entrypoints.mcp.schemas import SPEC_OUTPUTS, V11_OUTPUTS
+from biomcp.entrypoints.mcp.contract import SPEC_OUTPUTS, V11_OUTPUTS
 from biomcp.testing.eutils import FakeEutilsServer
 from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.payloads import iso_utc

@@ -18,7 +18,6 @@ within `TOKEN_BUDGET`.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Iterator
@@ -29,11 +28,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import SPEC_INPUTS, SPEC_OUTPUTS, TOOL_INPUTS, V10_OUTPUTS
+from biomcp.entrypoints.mcp.contract import SPEC_INPUTS, SPEC_OUTPUTS, V10_OUTPUTS
 from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.tools.corpus.schemas import TOOL_INPUTS
 from biomcp.entrypoints.services import Services
-from tests.integration.test_mcp_server import spec_schemas
 from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.spec01 import respelled, spec_schemas
 
 pytestmark = pytest.mark.integration
 
@@ -265,25 +265,6 @@ def test_the_default_catalogue_size_is_reported(tmp_path: Path) -> None:
 
 
 # --- the corpus tools' schemas against spec 01 ----------------------------------------------
-
-
-def respelled(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with every `type` array written as `anyOf` branches of one type each."""
-    node = copy.deepcopy(schema)
-
-    def fix(value: Any) -> Any:
-        if isinstance(value, dict):
-            value = {key: fix(child) for key, child in value.items()}
-            if isinstance(value.get("type"), list):
-                kinds = value.pop("type")
-                value = {"anyOf": [{"type": kind} for kind in kinds], **value}
-            return value
-        if isinstance(value, list):
-            return [fix(child) for child in value]
-        return value
-
-    fixed: dict[str, Any] = fix(node)
-    return fixed
 
 
 #: What `TOOL_INPUTS` may add to spec 01's inputs: bounds, which only narrow.

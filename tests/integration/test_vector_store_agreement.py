@@ -36,6 +36,7 @@ from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.domain.chunking import ChunkingConfig, chunk_record
 from biomcp.ports.vectors import ChunkRecord, VectorHit, VectorStore
 from biomcp.testing.eutils.synthetic import generate_articles
+from biomcp.usecases.ranking import hybrid_search
 from tests.support.services import weaviate_url
 
 pytestmark = pytest.mark.integration
@@ -64,7 +65,7 @@ async def _corpus_and_queries() -> tuple[list[ChunkRecord], list[tuple[str, list
 async def _results(
     store: VectorStore, name: str, queries: list[tuple[str, list[float]]], alpha: float
 ) -> list[list[VectorHit]]:
-    return [await store.hybrid_search(name, t, v, limit=10, alpha=alpha) for t, v in queries]
+    return [await hybrid_search(store, name, t, v, limit=10, alpha=alpha) for t, v in queries]
 
 
 def test_embedded_and_weaviate_agree_on_vector_and_hybrid_rankings(tmp_path: Path) -> None:

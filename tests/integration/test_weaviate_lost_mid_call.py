@@ -23,6 +23,7 @@ import pytest
 
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.ports.vectors import ChunkRecord, VectorStoreUnavailableError
+from biomcp.usecases.ranking import hybrid_search
 
 pytestmark = pytest.mark.integration
 
@@ -128,7 +129,7 @@ def test_a_weaviate_lost_mid_call_fails_a_search_and_a_write_as_unavailable(
         raised: list[BaseException] = []
         try:
             for call in (
-                store.hybrid_search("PubMedChunk", "aspirin", [1.0, 0.0, 0.0, 0.0]),
+                hybrid_search(store, "PubMedChunk", "aspirin", [1.0, 0.0, 0.0, 0.0]),
                 store.upsert_chunks("PubMedChunk", [_chunk()]),
                 store.delete_chunks("PubMedChunk", "pmid:1"),
             ):

@@ -10,7 +10,7 @@ from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.quality import score_quality
 from biomcp.domain.records import AbstractSection, Journal, MeshHeading, PubDate, PubMedRecord
 from biomcp.domain.versioning import content_hash
-from biomcp.ports.metadata import StoredDocument
+from biomcp.ports.documents import StoredDocument
 
 __all__ = ["abstract", "make_record", "mesh", "stored_document"]
 

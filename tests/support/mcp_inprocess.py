@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from biomcp.entrypoints.mcp.schemas import ERROR_ENVELOPE
+from biomcp.entrypoints.mcp.contract import ERROR_ENVELOPE
 from biomcp.entrypoints.mcp.server import BioMcpServer, build_server
 from biomcp.entrypoints.services import Services, build_services
 from biomcp.entrypoints.settings import Settings

@@ -20,7 +20,7 @@ from biomcp.domain.records import (
     PubDate,
     PubMedRecord,
 )
-from biomcp.ports.metadata import DocumentUpsert
+from biomcp.ports.documents import DocumentUpsert
 
 __all__ = ["FakeClock", "full_record", "revised", "upsert_of"]
 

@@ -51,11 +51,12 @@ from biomcp.domain.chunking import ChunkingConfig, chunk_record
 from biomcp.domain.records import PubMedRecord
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import DateType, WindowEnumeration
-from biomcp.ports.metadata import Checkpoint, MetadataStore
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.saved_queries import Checkpoint
 from biomcp.ports.vectors import (
+    Arms,
     ChunkRecord,
     CollectionStats,
-    Fusion,
     ObjectError,
     SearchFilters,
     StoreCheck,
@@ -271,20 +272,33 @@ class CountingVectorStore:
         self.delete_calls += 1
         return await self.inner.delete_documents(collection, doc_ids)
 
-    async def hybrid_search(
+    @property
+    def atomic_batches(self) -> bool:
+        return self.inner.atomic_batches
+
+    async def search_arms(
         self,
         collection: str,
         text: str,
         vector: Sequence[float] | None,
         *,
-        limit: int = 20,
-        alpha: float = 0.5,
-        fusion: Fusion = Fusion.RELATIVE_SCORE,
+        keyword_limit: int,
+        vector_limit: int,
         filters: SearchFilters | None = None,
-    ) -> list[VectorHit]:
-        return await self.inner.hybrid_search(
-            collection, text, vector, limit=limit, alpha=alpha, fusion=fusion, filters=filters
+    ) -> Arms:
+        return await self.inner.search_arms(
+            collection,
+            text,
+            vector,
+            keyword_limit=keyword_limit,
+            vector_limit=vector_limit,
+            filters=filters,
         )
+
+    async def hits(
+        self, collection: str, uuids: Collection[str], *, vector: Sequence[float] | None = None
+    ) -> list[VectorHit]:
+        return await self.inner.hits(collection, uuids, vector=vector)
 
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
         return await self.inner.existing_uuids(collection, uuids)

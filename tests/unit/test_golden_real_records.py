@@ -16,6 +16,7 @@ from biomcp.domain.quality import score_quality
 from biomcp.domain.records import EvidenceType, PubMedRecord
 from biomcp.domain.versioning import content_hash
 from tests.conftest import SHARED_DATA, shared_data_path, skip_without_shared
+from tests.support.content_hash import reference_hash
 from tests.support.pubmedqa import load_pubmedqa
 
 pytestmark = pytest.mark.unit
@@ -134,9 +135,7 @@ def test_reference_data_folder_is_where_the_tests_look() -> None:
 
 
 def test_content_hashes_of_real_records_match_the_first_v1_implementation() -> None:
-    from tests.unit.domain.test_versioning import _reference_hash
-
     records = _eutils_records()
     assert any(record.grants for record in records)
     for record in records:
-        assert content_hash(record) == _reference_hash(record), record.pmid
+        assert content_hash(record) == reference_hash(record), record.pmid

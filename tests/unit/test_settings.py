@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from biomcp.adapters.entrez.client import DEFAULT_BASE_URL, EntrezSettings
+from biomcp.entrypoints.backends import entrez_settings
 from biomcp.entrypoints.settings import Settings, format_settings_error
 
 pytestmark = pytest.mark.unit
@@ -50,7 +53,7 @@ def test_variables_are_read_by_their_spec_names(
     assert settings.weaviate_url == "http://10.0.0.5:8080"
     assert settings.allowed_origins == ("https://a.example", "https://b.example")
     assert settings.biomcp_sync_initial_days == 30
-    assert settings.ncbi_environ()["NCBI_API_KEY"] == "abc"
+    assert entrez_settings(settings).api_key == "abc"
     assert "abc" not in repr(settings)  # secrets never print
 
 
@@ -89,3 +92,51 @@ def test_openai_embeddings_need_a_key(monkeypatch: pytest.MonkeyPatch, tmp_path:
         Settings()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert Settings().biomcp_embeddings == "openai"
+
+
+def _client_from_env(monkeypatch: pytest.MonkeyPatch, environ: dict[str, str]) -> EntrezSettings:
+    """The E-utilities client's settings as a process started with `environ` would build them."""
+    for name in list(os.environ):
+        if name.startswith("NCBI_"):
+            monkeypatch.delenv(name)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    return entrez_settings(Settings(_env_file=None))
+
+
+def test_the_client_settings_come_from_the_ncbi_environment_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = _client_from_env(
+        monkeypatch,
+        {
+            "NCBI_EUTILS_BASE_URL": "http://127.0.0.1:8081",
+            "NCBI_API_KEY": "k-123",
+            "NCBI_TOOL_IDENTIFIER": "my-tool/2",
+            "NCBI_ADMIN_EMAIL": "a@b.org",
+            "NCBI_REQUEST_DELAY_MS": "250",
+            "NCBI_MAX_RETRIES": "5",
+        },
+    )
+    assert (settings.base_url, settings.api_key, settings.tool, settings.email) == (
+        "http://127.0.0.1:8081", "k-123", "my-tool/2", "a@b.org",
+    )  # fmt: skip
+    assert (settings.request_delay_ms, settings.max_retries) == (250, 5)
+    assert "k-123" not in repr(settings)
+    defaults = _client_from_env(monkeypatch, {})
+    assert defaults.base_url == DEFAULT_BASE_URL
+    assert defaults.api_key is None
+    assert defaults.tool.startswith("bio-mcp/")
+    with pytest.raises(ValueError, match=r"(?i)NCBI_MAX_RETRIES"):
+        _client_from_env(monkeypatch, {"NCBI_MAX_RETRIES": "-1"})
+
+
+def test_the_response_size_limit_comes_from_ncbi_max_response_mb(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _client_from_env(monkeypatch, {}).max_response_bytes == 64 * 1024 * 1024
+    assert _client_from_env(monkeypatch, {"NCBI_MAX_RESPONSE_MB": "8"}).max_response_bytes == (
+        8 * 1024 * 1024
+    )
+    with pytest.raises(ValueError, match=r"(?i)NCBI_MAX_RESPONSE_MB"):
+        _client_from_env(monkeypatch, {"NCBI_MAX_RESPONSE_MB": "0"})

@@ -9,8 +9,8 @@
 
 Ties are broken by the key, so results are deterministic.
 
-Both vector stores, for the corpus and for project collections alike, take
-`candidate_count(limit)` candidates from each arm before fusing: one rule, written once.
+The ranking above the stores (`usecases.ranking`) takes `candidate_count(limit)` candidates
+from each arm before fusing, for every store and for the corpus and projects alike.
 """
 
 from __future__ import annotations

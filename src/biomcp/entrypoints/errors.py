@@ -23,7 +23,7 @@ from biomcp.ports.entrez import (
     EntrezUnavailableError,
 )
 from biomcp.ports.holders import describe_holder
-from biomcp.ports.metadata import LockTimeoutError, MetadataStoreError
+from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import EmbeddingMismatchError, VectorStoreBusyError, VectorStoreError
 from biomcp.usecases.errors import IndexingError, InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import INDEX_LOCK

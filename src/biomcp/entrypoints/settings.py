@@ -297,19 +297,6 @@ class Settings(BaseSettings):
         """Whether the embedder is the model-free word-hashing one (under either name)."""
         return self.biomcp_embeddings in ("hashing", "deterministic")
 
-    def ncbi_environ(self) -> dict[str, str]:
-        """The NCBI variables as the E-utilities adapter reads them."""
-        return {
-            "NCBI_EUTILS_BASE_URL": self.ncbi_eutils_base_url,
-            "NCBI_IDCONV_BASE_URL": self.ncbi_idconv_base_url,
-            "NCBI_API_KEY": self.ncbi_api_key.get_secret_value() if self.ncbi_api_key else "",
-            "NCBI_TOOL_IDENTIFIER": self.ncbi_tool_identifier or "",
-            "NCBI_ADMIN_EMAIL": self.ncbi_admin_email or "",
-            "NCBI_REQUEST_DELAY_MS": str(self.ncbi_request_delay_ms),
-            "NCBI_MAX_RETRIES": str(self.ncbi_max_retries),
-            "NCBI_MAX_RESPONSE_MB": str(self.ncbi_max_response_mb),
-        }
-
 
 def old_names() -> dict[str, str]:
     """Each old name a setting is still read by, with the field it now names (lower case)."""

@@ -32,8 +32,8 @@ from biomcp.domain.records import AbstractSection, PubMedRecord
 from biomcp.domain.versioning import content_hash
 from biomcp.eval.data import PMID_PATTERN, EvaluationDataError, Progress, read_jsonl
 from biomcp.eval.metrics import mean_scores, score_ranking
+from biomcp.ports.documents import StoredDocument
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.errors import IndexingError, InvalidRequestError
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer

@@ -288,6 +288,15 @@ class EntrezClient(Protocol):
         """The raw PubmedArticleSet XML for `pmids` (as NCBI sent it, checked to parse)."""
         ...
 
+    async def efetch_xml_articles(self, pmids: Sequence[str]) -> dict[str, str]:
+        """{PMID: its `<PubmedArticle>` or `<PubmedBookArticle>` XML} for `pmids`, each element
+        as the answer wrote it; PMIDs PubMed did not return are absent.
+
+        Raises:
+            the same errors as `esearch`; `EntrezResponseError` for a set declaring entities.
+        """
+        ...
+
     async def efetch_medline(self, pmids: Sequence[str]) -> str:
         """MEDLINE-format text for `pmids`."""
         ...

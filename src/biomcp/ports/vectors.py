@@ -1,20 +1,24 @@
-"""The VectorStore port: chunk collections searched by BM25 + vector hybrid queries.
+"""The VectorStore port: chunk collections that find candidates by BM25 and by vector.
 
 A collection holds chunks of one embedding model and dimension: the corpus collection
-(`BIOMCP_COLLECTION`, default `PubMedChunk`) and one per project. Fusion follows Weaviate:
-relative-score fusion by default (each arm min-max normalized, `alpha` weighting the vector
-arm), ranked fusion (reciprocal rank, k = 60) as the alternative; `alpha = 1` is pure vector
-search, `alpha = 0` pure BM25.
+(`BIOMCP_COLLECTION`, default `PubMedChunk`) and one per project. A store finds: each arm's
+ranked candidates with their raw scores (`search_arms`), and the chunks of given ids with
+their exact cosine to a query (`hits`). Fusing and ranking them is one rule above the stores
+(`biomcp.usecases.ranking`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 __all__ = [
+    "NORM_TOLERANCE",
+    "ArmHit",
+    "Arms",
     "ChunkRecord",
     "CollectionNotFoundError",
     "CollectionStats",
@@ -30,7 +34,11 @@ __all__ = [
     "VectorStoreBusyError",
     "VectorStoreError",
     "VectorStoreUnavailableError",
+    "check_unit_vector",
 ]
+
+#: How far from 1 a vector's norm may be.
+NORM_TOLERANCE = 1e-3
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -150,6 +158,43 @@ class VectorHit:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
+class ArmHit(NamedTuple):
+    """One candidate of one arm: its chunk's uuid and the arm's raw score (BM25, or cosine
+    similarity)."""
+
+    uuid: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Arms:
+    """What each arm of a hybrid search found, best first: `keyword` by BM25 score, `vector`
+    by cosine similarity (from the store's vector index: approximate membership, exact
+    scores)."""
+
+    keyword: tuple[ArmHit, ...] = ()
+    vector: tuple[ArmHit, ...] = ()
+
+
+def check_unit_vector(vector: Sequence[float], dim: int) -> list[float]:
+    """The vector as floats, or InvalidVectorError saying why it is not a unit vector of
+    `dim` dimensions (every store checks vectors with this one rule)."""
+    try:
+        values = [float(v) for v in vector]
+    except (TypeError, ValueError) as exc:
+        raise InvalidVectorError(f"vector is not a sequence of numbers ({exc})") from None
+    if len(values) != dim:
+        raise InvalidVectorError(
+            f"vector has {len(values)} dimensions, the collection holds {dim}-d vectors"
+        )
+    if not all(math.isfinite(v) for v in values):
+        raise InvalidVectorError("vector holds NaN or infinity")
+    norm = math.sqrt(sum(v * v for v in values))
+    if abs(norm - 1.0) > NORM_TOLERANCE:
+        raise InvalidVectorError(f"vector is not unit length (norm {norm:.6f})")
+    return values
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectError:
     uuid: str
@@ -188,6 +233,13 @@ class StoreCheck:
 class VectorStore(Protocol):
     """Chunk collections with hybrid search. All methods raise only `VectorStoreError`s."""
 
+    @property
+    def atomic_batches(self) -> bool:
+        """Whether `upsert_chunks` writes the chunks it does not refuse in one transaction
+        (all or none of them); when False a batch may be taken in part, and a caller that
+        needs all or nothing reads back what it replaces to undo it."""
+        ...
+
     async def ensure_schema(
         self, collection: str, *, dim: int, model_id: str, allow_model_change: bool = False
     ) -> None:
@@ -220,18 +272,31 @@ class VectorStore(Protocol):
         """
         ...
 
-    async def hybrid_search(
+    async def search_arms(
         self,
         collection: str,
         text: str,
         vector: Sequence[float] | None,
         *,
-        limit: int = 20,
-        alpha: float = 0.5,
-        fusion: Fusion = Fusion.RELATIVE_SCORE,
+        keyword_limit: int,
+        vector_limit: int,
         filters: SearchFilters | None = None,
+    ) -> Arms:
+        """The best `keyword_limit` chunks by BM25 over `text` and the `vector_limit` chunks
+        nearest `vector`, each after filtering. An arm with limit 0 (or, for the vector arm,
+        no `vector`) is not run; `vector` is checked whenever given.
+
+        Raises:
+            InvalidVectorError: a query vector of the wrong dimension or not unit length.
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
+    async def hits(
+        self, collection: str, uuids: Collection[str], *, vector: Sequence[float] | None = None
     ) -> list[VectorHit]:
-        """The best `limit` chunks by fused score, best first. `vector` None means BM25 only.
+        """The stored chunks of `uuids` as hits (score 0, `bm25` None), in no set order; uuids
+        not stored are left out. With `vector`, each hit's `sim` is its exact cosine to it.
 
         Raises:
             InvalidVectorError: a query vector of the wrong dimension or not unit length.

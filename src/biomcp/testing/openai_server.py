@@ -27,10 +27,9 @@ import sys
 import threading
 import time
 from array import array
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Self, cast
+from typing import Any, Self
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -38,6 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from biomcp.adapters.embeddings.hashing import HashingEmbedder
+from biomcp.testing.openai_faults import OpenAIFault, OpenAIFaults
 from biomcp.testing.serving import BackgroundServer, ServerLifecycle
 
 __all__ = [
@@ -51,8 +51,6 @@ __all__ = [
     "create_app",
 ]
 
-FakeFaultKind = Literal["429", "500", "502", "503", "slow", "garbage"]
-_FAULT_KINDS: tuple[str, ...] = ("429", "500", "502", "503", "slow", "garbage")
 FAKE_MODELS: Mapping[str, int] = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
@@ -79,70 +77,6 @@ def _error(
 ) -> JSONResponse:
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=dict(headers or {}))
-
-
-@dataclass(frozen=True, slots=True)
-class OpenAIFault:
-    """One injected failure: an HTTP 429 (with `retry-after`/`retry-after-ms` headers set from
-    `retry_after` seconds), a 500/502/503 (with the same headers when `retry_after` > 0, which
-    OpenAI does not send but which makes SDK retries fast in tests), or `slow` (wait `delay`
-    seconds, then answer normally), or `garbage` (status 200 with a body that is not JSON)."""
-
-    kind: FakeFaultKind
-    retry_after: float = 0.0
-    delay: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.kind not in _FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")
-        if self.retry_after < 0 or self.delay < 0:
-            raise ValueError("retry_after and delay must be >= 0")
-
-
-class OpenAIFaults:
-    """The fault plan: a queue consumed one fault per embeddings request (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._queue: deque[OpenAIFault] = deque()
-
-    def next(
-        self,
-        count: int,
-        kind: FakeFaultKind | int = "500",
-        *,
-        retry_after: float = 0.0,
-        delay: float = 1.0,
-    ) -> None:
-        """Fail the next `count` requests with `kind` (added after the faults already
-        queued)."""
-        if count < 0:
-            raise ValueError("count must be >= 0")
-        fault = OpenAIFault(cast("FakeFaultKind", str(kind)), retry_after, delay)
-        with self._lock:
-            self._queue.extend([fault] * count)
-
-    def sequence(self, faults: Iterable[OpenAIFault | FakeFaultKind | int]) -> None:
-        """Replace the queue by `faults`, in order."""
-        parsed = [
-            f if isinstance(f, OpenAIFault) else OpenAIFault(cast("FakeFaultKind", str(f)))
-            for f in faults
-        ]
-        with self._lock:
-            self._queue = deque(parsed)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._queue.clear()
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-    def take(self) -> OpenAIFault | None:
-        with self._lock:
-            return self._queue.popleft() if self._queue else None
 
 
 class FakeOpenAIState:
@@ -261,8 +195,51 @@ def _embeddings(state: FakeOpenAIState) -> Callable[[Request], Awaitable[Respons
 
 
 async def _answer(state: FakeOpenAIState, request: Request, entry: dict[str, Any]) -> Response:
-    auth = request.headers.get("authorization", "")
-    scheme, _, token = auth.partition(" ")
+    refused = _refuse_key(state, request.headers.get("authorization", ""))
+    if refused is not None:
+        return refused
+    entry["authorized"] = True
+    fault = state.faults.take()
+    if fault is not None:
+        entry["fault"] = fault.kind
+        failed = await _inject(fault)
+        if failed is not None:
+            return failed
+    try:
+        body = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        return _error(
+            400,
+            "We could not parse the JSON body of your request. (HINT: This likely means you "
+            "aren't using your HTTP library correctly.)",
+        )
+    call = _parse_call(state, body, entry)
+    if isinstance(call, Response):
+        return call
+    total = _token_total(state, call.texts)
+    if isinstance(total, Response):
+        return total
+    data = [
+        {
+            "object": "embedding",
+            "index": index,
+            "embedding": _encode(state.vector(text, call.dim), call.encoding_format),
+        }
+        for index, text in enumerate(call.texts)
+    ]
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": data,
+            "model": call.model,
+            "usage": {"prompt_tokens": total, "total_tokens": total},
+        }
+    )
+
+
+def _refuse_key(state: FakeOpenAIState, authorization: str) -> Response | None:
+    """OpenAI's 401 for a missing or wrong bearer key; None for the accepted key."""
+    scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return _error(
             401,
@@ -276,38 +253,47 @@ async def _answer(state: FakeOpenAIState, request: Request, entry: dict[str, Any
             "at https://platform.openai.com/account/api-keys.",
             code="invalid_api_key",
         )
-    entry["authorized"] = True
-    fault = state.faults.take()
-    if fault is not None:
-        entry["fault"] = fault.kind
-        if fault.kind == "slow":
-            await asyncio.sleep(fault.delay)
-        elif fault.kind == "garbage":
-            return Response("<html>upstream hiccup</html>", media_type="application/json")
-        elif fault.kind == "429":
-            return _error(
-                429,
-                "Rate limit reached for requests per min (RPM): Limit 3000, Used 3000, "
-                f"Requested 1. Please try again in {int(fault.retry_after * 1000)}ms.",
-                type_="requests",
-                code="rate_limit_exceeded",
-                headers=_retry_headers(fault.retry_after),
-            )
-        else:
-            return _error(
-                int(fault.kind),
-                "The server had an error while processing your request. Sorry about that!",
-                type_="server_error",
-                headers=_retry_headers(fault.retry_after) if fault.retry_after > 0 else None,
-            )
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
+    return None
+
+
+async def _inject(fault: OpenAIFault) -> Response | None:
+    """The failed answer `fault` stands for; None when the request goes on (after a `slow`
+    fault's delay)."""
+    if fault.kind == "slow":
+        await asyncio.sleep(fault.delay)
+        return None
+    if fault.kind == "garbage":
+        return Response("<html>upstream hiccup</html>", media_type="application/json")
+    if fault.kind == "429":
         return _error(
-            400,
-            "We could not parse the JSON body of your request. (HINT: This likely means you "
-            "aren't using your HTTP library correctly.)",
+            429,
+            "Rate limit reached for requests per min (RPM): Limit 3000, Used 3000, "
+            f"Requested 1. Please try again in {int(fault.retry_after * 1000)}ms.",
+            type_="requests",
+            code="rate_limit_exceeded",
+            headers=_retry_headers(fault.retry_after),
         )
+    return _error(
+        int(fault.kind),
+        "The server had an error while processing your request. Sorry about that!",
+        type_="server_error",
+        headers=_retry_headers(fault.retry_after) if fault.retry_after > 0 else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """A valid embeddings request: the model, its texts, the vector size and encoding."""
+
+    model: str
+    texts: list[str]
+    dim: int
+    encoding_format: str
+
+
+def _parse_call(state: FakeOpenAIState, body: object, entry: dict[str, Any]) -> _Call | Response:
+    """The request in `body`, or OpenAI's error for the first field it refuses; `entry` logs
+    each field as it is read."""
     if not isinstance(body, dict):
         return _error(400, "The request body must be a JSON object.")
     model = body.get("model")
@@ -335,23 +321,36 @@ async def _answer(state: FakeOpenAIState, request: Request, entry: dict[str, Any
             f"'{encoding_format}' is not one of ['float', 'base64'] - 'encoding_format'",
             param="encoding_format",
         )
-    dim = state.models[model]
     dimensions = body.get("dimensions")
     entry["dimensions"] = dimensions
-    if dimensions is not None:
-        if model not in _SHORTENABLE:
-            return _error(400, "This model does not support specifying dimensions.")
-        if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
-            return _error(
-                400, f"{dimensions!r} is less than the minimum of 1 - 'dimensions'", param=None
-            )
-        if dimensions > dim:
-            return _error(
-                400,
-                f"This model's maximum embedding dimension is {dim}, but you requested "
-                f"{dimensions}.",
-            )
-        dim = dimensions
+    dim = _dimension(model, state.models[model], dimensions)
+    if isinstance(dim, Response):
+        return dim
+    return _Call(model, texts, dim, encoding_format)
+
+
+def _dimension(model: str, dim: int, dimensions: object) -> int | Response:
+    """The vector size asked for (`dimensions`, if the model can shorten its vectors to it),
+    else the model's own `dim`; OpenAI's error for a size it refuses."""
+    if dimensions is None:
+        return dim
+    if model not in _SHORTENABLE:
+        return _error(400, "This model does not support specifying dimensions.")
+    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
+        return _error(
+            400, f"{dimensions!r} is less than the minimum of 1 - 'dimensions'", param=None
+        )
+    if dimensions > dim:
+        return _error(
+            400,
+            f"This model's maximum embedding dimension is {dim}, but you requested {dimensions}.",
+        )
+    return dimensions
+
+
+def _token_total(state: FakeOpenAIState, texts: list[str]) -> int | Response:
+    """The request's token count, or OpenAI's error when an input or the request is over its
+    limit."""
     counts = [count_tokens(text) for text in texts]
     for count in counts:
         if count > state.max_input_tokens:
@@ -369,22 +368,7 @@ async def _answer(state: FakeOpenAIState, request: Request, entry: dict[str, Any
             type_="max_tokens_per_request",
             code="max_tokens_per_request",
         )
-    data = [
-        {
-            "object": "embedding",
-            "index": index,
-            "embedding": _encode(state.vector(text, dim), encoding_format),
-        }
-        for index, text in enumerate(texts)
-    ]
-    return JSONResponse(
-        {
-            "object": "list",
-            "data": data,
-            "model": model,
-            "usage": {"prompt_tokens": total, "total_tokens": total},
-        }
-    )
+    return total
 
 
 def create_app(state: FakeOpenAIState) -> Starlette:

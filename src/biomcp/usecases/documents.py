@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.documents import DocumentStore
 from biomcp.usecases.errors import NotFoundError
 from biomcp.usecases.payloads import document_payload, parse_doc_id
 
@@ -14,7 +14,7 @@ __all__ = ["GetDocument"]
 class GetDocument:
     """`rag.get` and `resource://pubmed/paper/{pmid}`: one payload for both."""
 
-    def __init__(self, metadata: MetadataStore) -> None:
+    def __init__(self, metadata: DocumentStore) -> None:
         self._metadata = metadata
 
     async def run(self, doc_id: str) -> dict[str, Any]:

@@ -36,7 +36,9 @@ from biomcp.domain.export import (
     ris_entry,
 )
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import RECENT_JOBS, MetadataStore, StoredDocument
+from biomcp.ports.documents import StoredDocument
+from biomcp.ports.jobs import RECENT_JOBS
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import document_payload, iso_utc

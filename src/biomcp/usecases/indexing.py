@@ -16,8 +16,8 @@ from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_wi
 from biomcp.domain.design import classify_design
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk, PubMedRecord
+from biomcp.ports.documents import StoredDocument
 from biomcp.ports.embeddings import Embedder, EmbeddingError
-from biomcp.ports.metadata import StoredDocument
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
 from biomcp.usecases.payloads import iso_utc
 

@@ -33,9 +33,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import LockTimeoutError, MetadataStore, MetadataStoreError, SyncJob
+from biomcp.ports.jobs import JobLog, SyncJob
+from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.saved_queries import SyncRequest
 from biomcp.usecases.sync import SyncDelta
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
 
@@ -138,7 +140,7 @@ class SyncJobs:
     def __init__(
         self,
         sync: SyncDelta,
-        metadata: MetadataStore,
+        metadata: JobLog,
         *,
         clock: Clock,
         max_running: int = MAX_RUNNING,
@@ -171,11 +173,11 @@ class SyncJobs:
             InvalidRequestError: bad arguments (before any job starts).
             The sync's errors, when it fails within the wait.
         """
-        key, term = self._sync.check_arguments(query_key, term, overlap_days)
-        live = self._joinable(key, term)
+        request = SyncRequest.check(query_key, term, overlap_days)
+        live = self._joinable(request.query_key, request.term)
         joined = live is not None
         if live is None:
-            live = await self._start(key, term, overlap_days)
+            live = await self._start(request)
         if progress is not None:
             live.listeners.append(progress)
         began = time.perf_counter()
@@ -201,7 +203,8 @@ class SyncJobs:
                 return live
         return None
 
-    async def _start(self, query_key: str, term: str, overlap_days: int) -> _Live:
+    async def _start(self, request: SyncRequest) -> _Live:
+        query_key, term = request.query_key, request.term
         await self._hold_owner_lock()
         queued_at = self._clock.now()
         job_id = new_job_id(queued_at)
@@ -210,25 +213,20 @@ class SyncJobs:
         )
         live = _Live(job_id, query_key, term)
         live.task = asyncio.get_running_loop().create_task(
-            self._job(live, overlap_days), name=f"biomcp-{job_id}"
+            self._job(live, request), name=f"biomcp-{job_id}"
         )
         self._live[job_id] = live
         live.task.add_done_callback(lambda task: self._forget(job_id, task))
         return live
 
-    async def _job(self, live: _Live, overlap_days: int) -> SyncReport:
+    async def _job(self, live: _Live, request: SyncRequest) -> SyncReport:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_running)
         try:
             async with self._slots:
                 live.started = True
-                return await self._sync.run(
-                    live.query_key,
-                    live.term,
-                    overlap_days,
-                    job_id=live.job_id,
-                    progress=live.publish,
-                    owner=self.owner,
+                return await self._sync.run_request(
+                    request, job_id=live.job_id, progress=live.publish, owner=self.owner
                 )
         except BaseException as exc:
             # A job that ended before the sync recorded it (cancelled in the queue, or out of

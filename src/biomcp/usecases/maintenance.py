@@ -21,13 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biomcp.domain.records import PubMedRecord, QualityBreakdown
-from biomcp.ports.metadata import (
-    DocumentUpsert,
-    LockTimeoutError,
-    MetadataStore,
-    MetadataStoreError,
-    StoredScore,
-)
+from biomcp.ports.documents import DocumentUpsert, StoredScore
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStoreUnavailableError
 from biomcp.usecases.indexing import INDEX_LOCK, ChunkIndexer
 

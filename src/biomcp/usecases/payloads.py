@@ -12,7 +12,7 @@ from typing import Any
 
 from biomcp.domain.design import classify_design
 from biomcp.domain.quality import read_sample_size
-from biomcp.ports.metadata import StoredDocument
+from biomcp.ports.documents import StoredDocument
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.retractions import retraction_notice
 

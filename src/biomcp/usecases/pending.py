@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from biomcp.ports.entrez import EntrezClient
-from biomcp.ports.metadata import MetadataStore, PendingPmid
+from biomcp.ports.saved_queries import PendingPmid, SavedQueryStore
 from biomcp.usecases.retractions import pmid_term
 
 __all__ = ["Settled", "gone_from_pubmed", "sample", "settle_pending"]
@@ -49,7 +49,7 @@ class Settled:
 
 
 async def settle_pending(
-    metadata: MetadataStore,
+    metadata: SavedQueryStore,
     entrez: EntrezClient,
     query_key: str,
     before: Sequence[PendingPmid],

@@ -18,12 +18,8 @@ relative-score fusion of both arms (already in [0, 1]).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import math
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from biomcp.domain.projects import check_project_id, collection_name, trim_text, unit_score
@@ -33,12 +29,25 @@ from biomcp.ports.vectors import (
     ChunkRecord,
     CollectionNotFoundError,
     Fusion,
+    ObjectError,
     SearchFilters,
     VectorHit,
     VectorStore,
     VectorStoreUnavailableError,
 )
-from biomcp.usecases.errors import InvalidRequestError, UseCaseError
+from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.project_items import (
+    FACET_KEYS,
+    PROJECT_FACET,
+    ProjectError,
+    ProjectLimits,
+    checked_items,
+    citation,
+    refused_chunks,
+    strings,
+    with_vector,
+)
+from biomcp.usecases.ranking import hybrid_search
 
 __all__ = [
     "FACET_KEYS",
@@ -49,102 +58,7 @@ __all__ = [
 
 T = TypeVar("T")
 _log = logging.getLogger("biomcp.projects")
-
-#: The namespace of project chunk uuids: uuid5(namespace, f"{project}\0{item id}").
-_NAMESPACE = uuid.UUID("3f1c2a9e-6d1b-5c4e-9a57-0b9c1d2e3f40")
-#: Facets a `filters` object may name, and where each comes from in an item's metadata.
-FACET_KEYS = ("tags", "citekey", "source", "section", "doc_id")
-_PROJECT_FACET = "project"
 _SAMPLE_MAX = 5
-
-
-class ProjectError(UseCaseError):
-    """A spec 02 error: `code` is INVALID_PROJECT, EMBEDDING_MISMATCH, HYBRID_NOT_SUPPORTED,
-    INDEX_UNAVAILABLE or TIMEOUT."""
-
-    def __init__(self, code: str, message: str, details: object = None) -> None:
-        super().__init__(message, details)
-        self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectLimits:
-    """Spec 02's limits and timeouts (seconds); each is a setting."""
-
-    max_items: int = 500
-    max_text_chars: int = 100_000
-    max_metadata_bytes: int = 64_000
-    top_k_default: int = 6
-    top_k_max: int = 6
-    max_chars_per_chunk: int = 1_800
-    alpha: float = 0.5
-    store_timeout_s: float = 15.0
-    find_timeout_s: float = 8.0
-    hybrid_timeout_s: float = 15.0
-    inspect_timeout_s: float = 5.0
-    list_timeout_s: float = 2.0
-
-
-def _get(payload: Mapping[str, Any], *path: str) -> Any:
-    value: Any = payload
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _strings(value: Any) -> list[str]:
-    """A string or a list of strings as a list (anything else: empty)."""
-    if isinstance(value, str):
-        return [value] if value else []
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str) and v]
-    return []
-
-
-def _first(payload: Mapping[str, Any], *paths: tuple[str, ...]) -> Any:
-    for path in paths:
-        value = _get(payload, *path)
-        if value is not None:
-            return value
-    return None
-
-
-def _facets(
-    project_id: str, item_id: str, payload: Mapping[str, Any]
-) -> dict[str, tuple[str, ...]]:
-    """The keyword facets of an item: what `filters` match."""
-    found = {
-        "tags": _strings(_get(payload, "zotero", "tags")) + _strings(payload.get("tags")),
-        "citekey": _strings(_first(payload, ("zotero", "citekey"), ("citekey",))),
-        "source": _strings(_first(payload, ("source", "path"), ("source", "title")))
-        + _strings(payload.get("source")),
-        "section": _strings(_first(payload, ("doc", "section"), ("section",))),
-        "doc_id": [item_id],
-        _PROJECT_FACET: [project_id],
-    }
-    return {key: tuple(dict.fromkeys(values)) for key, values in found.items() if values}
-
-
-def _citation(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The citation fields of spec 02's answers (None where the payload has nothing)."""
-    citekey = _first(payload, ("zotero", "citekey"), ("citekey",))
-    section = _first(payload, ("doc", "section"), ("section",))
-    page_span = _first(payload, ("doc", "page_span"), ("page_span",))
-    section_path = _first(payload, ("doc", "section_path"), ("section_path",))
-    doi = _first(payload, ("doi",), ("zotero", "doi"), ("source", "doi"))
-    url = _first(payload, ("url",), ("source", "url"), ("zotero", "url"))
-    return {
-        "citekey": citekey if isinstance(citekey, str) else None,
-        "section": section if isinstance(section, str) else None,
-        "page_span": page_span
-        if isinstance(page_span, list) and all(isinstance(p, int) for p in page_span)
-        else None,
-        "section_path": _strings(section_path) or None,
-        "doi": doi if isinstance(doi, str) else None,
-        "url": url if isinstance(url, str) else None,
-    }
 
 
 class ProjectCollections:
@@ -261,7 +175,7 @@ class ProjectCollections:
         project = await self._on_server_model(
             await self._project(project_id), migrate=allow_model_change
         )
-        records = self._checked_items(project, items)
+        records = checked_items(project, items, self.limits)
         missing = [i for i, (_, vector) in enumerate(records) if vector is None]
 
         async def embed() -> list[list[float]]:
@@ -270,23 +184,23 @@ class ProjectCollections:
         embedded = await self._bounded(embed(), self.limits.store_timeout_s) if missing else []
         vectors = dict(zip(missing, embedded, strict=True))
         chunks = [
-            _with_vector(record, vector if vector is not None else vectors[i])
+            with_vector(record, vector if vector is not None else vectors[i])
             for i, (record, vector) in enumerate(records)
         ]
         await self._ensure_collection(project)
-        # What the batch replaces, to put back if the store takes only part of it (the
-        # embedded store writes a batch in one transaction; a server may not).
-        previous = await self._vectors.fetch_chunks(project.collection, [c.uuid for c in chunks])
+        refused = refused_chunks(chunks, project.dim)
+        if refused:
+            raise _refusal(project, refused)
+        # What the batch replaces, to put back if the store takes only part of it (a store
+        # whose batches are atomic never does).
+        atomic = self._vectors.atomic_batches
+        uuids = [c.uuid for c in chunks]
+        previous = [] if atomic else await self._vectors.fetch_chunks(project.collection, uuids)
         report = await self._vectors.upsert_chunks(project.collection, chunks)
         if report.errors:
-            await self._take_back(project, chunks, previous)
-            refused = "; ".join(f"{e.uuid}: {e.message}" for e in report.errors[:5])
-            raise ProjectError(
-                "INDEX_UNAVAILABLE",
-                f"the vector store refused part of the batch ({refused}); nothing of the "
-                "batch was kept: retry it",
-                {"project_id": project.project_id, "refused": len(report.errors)},
-            )
+            if not atomic:
+                await self._take_back(project, chunks, previous)
+            raise _refusal(project, report.errors)
         return {
             "chunks_written": report.upserted,
             "project": project.project_id,
@@ -329,85 +243,6 @@ class ProjectCollections:
             project.collection, dim=dim, model_id=model, allow_model_change=True
         )
         return await self._registry.set_project_model(project.project_id, model, dim)
-
-    def _checked_items(
-        self, project: ProjectInfo, items: Sequence[Mapping[str, Any]]
-    ) -> list[tuple[ChunkRecord, list[float] | None]]:
-        """Every item checked before anything is written (all or nothing)."""
-        limits = self.limits
-        if not 1 <= len(items) <= limits.max_items:
-            raise InvalidRequestError(
-                f"items must hold 1 to {limits.max_items} chunks, got {len(items)}",
-                {"items": len(items), "max": limits.max_items},
-            )
-        out: dict[str, tuple[ChunkRecord, list[float] | None]] = {}
-        for position, item in enumerate(items):
-            item_id, text = item.get("id"), item.get("text")
-            payload = item.get("metadata") or {}
-            where = f"items[{position}]"
-            if not isinstance(item_id, str) or not item_id or len(item_id) > 256:
-                raise InvalidRequestError(f"{where}.id must be a string of 1 to 256 characters")
-            if not isinstance(text, str) or not text.strip():
-                raise InvalidRequestError(f"{where}.text must be non-empty text")
-            if len(text) > limits.max_text_chars:
-                raise InvalidRequestError(
-                    f"{where}.text has {len(text)} characters, at most {limits.max_text_chars}"
-                )
-            if not isinstance(payload, Mapping):
-                raise InvalidRequestError(f"{where}.metadata must be an object")
-            size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
-            if size > limits.max_metadata_bytes:
-                raise InvalidRequestError(
-                    f"{where}.metadata is {size} bytes of JSON, at most {limits.max_metadata_bytes}"
-                )
-            claimed = payload.get("project")
-            if claimed is not None and claimed != project.project_id:
-                raise InvalidRequestError(
-                    f"{where}.metadata.project is {claimed!r}, not {project.project_id!r}"
-                )
-            vector = self._checked_embedding(project, item.get("embedding"), payload, where)
-            stored = {**payload, "project": project.project_id, "embed_model": project.model_id}
-            record = ChunkRecord(
-                uuid=str(uuid.uuid5(_NAMESPACE, f"{project.project_id}\0{item_id}")),
-                doc_id=item_id,
-                chunk_id="0",
-                text=text,
-                vector=(),
-                section=_citation(payload)["section"],
-                metadata=stored,
-                facets=_facets(project.project_id, item_id, payload),
-            )
-            out.pop(item_id, None)  # a repeated id: the last one wins, as across calls
-            out[item_id] = (record, vector)
-        return list(out.values())
-
-    @staticmethod
-    def _checked_embedding(
-        project: ProjectInfo, embedding: Any, payload: Mapping[str, Any], where: str
-    ) -> list[float] | None:
-        if embedding is None:
-            return None
-        model = payload.get("embed_model")
-        dim = len(embedding) if isinstance(embedding, list) else None
-        if dim != project.dim or model != project.model_id:
-            got = f"{model or 'an unnamed model'} ({dim if dim is not None else '?'}-d)"
-            raise ProjectError(
-                "EMBEDDING_MISMATCH",
-                f"{where}.embedding is of {got}; project {project.project_id!r} holds "
-                f"{project.model_id} ({project.dim}-d) vectors. Leave `embedding` out and "
-                "the server embeds the text with the project's model.",
-                {
-                    "project_id": project.project_id,
-                    "expected_model": project.model_id,
-                    "expected_dim": project.dim,
-                    "got_model": model,
-                },
-            )
-        values = [float(v) for v in embedding]
-        norm = math.sqrt(sum(v * v for v in values))
-        if not math.isfinite(norm) or norm == 0.0:
-            raise InvalidRequestError(f"{where}.embedding must be finite and non-zero")
-        return [v / norm for v in values]
 
     # --- search --------------------------------------------------------------------------
 
@@ -468,7 +303,8 @@ class ProjectCollections:
         wanted = self._filters(project, filters)
         [vector] = await self._embedder.embed([query])
         try:
-            return await self._vectors.hybrid_search(
+            return await hybrid_search(
+                self._vectors,
                 project.collection,
                 query,
                 vector,
@@ -501,7 +337,7 @@ class ProjectCollections:
     def _filters(project: ProjectInfo, filters: Mapping[str, Any] | None) -> SearchFilters:
         """The project facet always, and the caller's facets (each: a string or strings)."""
         facets: list[tuple[str, frozenset[str]]] = [
-            (_PROJECT_FACET, frozenset({project.project_id}))
+            (PROJECT_FACET, frozenset({project.project_id}))
         ]
         for key, value in (filters or {}).items():
             if key not in FACET_KEYS:
@@ -509,7 +345,7 @@ class ProjectCollections:
                     f"unknown filter {key!r}: filters may name {list(FACET_KEYS)}",
                     {"filter": key, "allowed": list(FACET_KEYS)},
                 )
-            values = _strings(value)
+            values = strings(value)
             if not values and value not in ([], ""):
                 raise InvalidRequestError(f"filter {key!r} takes a string or a list of strings")
             facets.append((key, frozenset(values)))
@@ -521,7 +357,7 @@ class ProjectCollections:
             "id": hit.doc_id,
             "render_text": trim_text(text, self.limits.max_chars_per_chunk) if text else "",
             "score": round(unit_score(score), 6),
-            **_citation(hit.metadata),
+            **citation(hit.metadata),
             "full_text": text if full_text else None,
         }
 
@@ -556,7 +392,7 @@ class ProjectCollections:
             "hybrid_enabled": project.hybrid,
             "payload_keys": keys,
             "indexes": {
-                "keyword": [_PROJECT_FACET, *FACET_KEYS],
+                "keyword": [PROJECT_FACET, *FACET_KEYS],
                 "fulltext": ["text"] if project.hybrid else [],
             },
             "sample": [{"id": hit.doc_id, **hit.metadata} for hit in shown[:sample]],
@@ -578,5 +414,11 @@ class ProjectCollections:
             ) from None
 
 
-def _with_vector(record: ChunkRecord, vector: Sequence[float]) -> ChunkRecord:
-    return replace(record, vector=list(vector))
+def _refusal(project: ProjectInfo, errors: Sequence[ObjectError]) -> ProjectError:
+    refused = "; ".join(f"{e.uuid}: {e.message}" for e in errors[:5])
+    return ProjectError(
+        "INDEX_UNAVAILABLE",
+        f"the vector store refused part of the batch ({refused}); nothing of the "
+        "batch was kept: retry it",
+        {"project_id": project.project_id, "refused": len(errors)},
+    )

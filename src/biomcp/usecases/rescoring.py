@@ -9,7 +9,7 @@ content and LR only); its score does, and so does the `quality_total` its chunks
 the rerank.
 
 `rescore_recency` runs at the end of every sync (and finds nothing most days): it reads the
-scores counted in an earlier calendar year (`MetadataStore.scores_before`, score columns only,
+scores counted in an earlier calendar year (`DocumentStore.scores_before`, score columns only,
 a page at a time), counts their recency again (`domain.quality.rescore_recency`), rewrites the
 chunks of the indexed documents whose total moved (their stored vectors and text as they are,
 only `quality_total` new: nothing is chunked or embedded), then stores the new scores, each
@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from biomcp.domain.quality import QualityConfig, rescore_recency
-from biomcp.ports.metadata import MetadataStore, StoredScore
+from biomcp.ports.documents import StoredScore
+from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import CollectionNotFoundError
 from biomcp.usecases.indexing import ChunkIndexer
 

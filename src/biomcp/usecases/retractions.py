@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from biomcp.domain.records import NoticeKind, PubMedRecord
+from biomcp.ports.documents import DocumentStore
 from biomcp.ports.entrez import ESEARCH_ID_CAP, EntrezClient, SearchResult
-from biomcp.ports.metadata import MetadataStore
 
 __all__ = [
     "EPOCH",
@@ -85,7 +85,7 @@ def retraction_term(pmids: Sequence[str]) -> str:
 
 
 async def stored_pmids(
-    metadata: MetadataStore, *, exclude: frozenset[str] = frozenset()
+    metadata: DocumentStore, *, exclude: frozenset[str] = frozenset()
 ) -> list[str]:
     """Every stored PMID (ascending), less `exclude`."""
     found: list[str] = []

@@ -17,13 +17,9 @@ from typing import Any
 
 from biomcp.domain.watermarks import WatermarkAudit, query_key_problem
 from biomcp.ports.clock import Clock
-from biomcp.ports.metadata import (
-    Checkpoint,
-    ForgottenQuery,
-    MetadataStore,
-    PendingPmid,
-    SyncJob,
-)
+from biomcp.ports.jobs import SyncJob
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.saved_queries import Checkpoint, ForgottenQuery, PendingPmid
 from biomcp.ports.vectors import CollectionNotFoundError, VectorStore
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import INDEX_LOCK
@@ -35,6 +31,7 @@ __all__ = [
     "PrunedRecords",
     "SavedQueries",
     "SavedQuery",
+    "SyncRequest",
     "corpus_overview",
     "new_query_key",
     "read_key",
@@ -361,6 +358,31 @@ class SavedQueries:
             return await vectors.delete_documents(self._collection, [f"pmid:{p}" for p in pmids])
         except CollectionNotFoundError:  # nothing was ever indexed
             return 0
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRequest:
+    """A sync's arguments, checked once (`check`): the key to write under, the term, the
+    overlap in days."""
+
+    query_key: str
+    term: str
+    overlap_days: int = 5
+
+    @classmethod
+    def check(cls, query_key: str, term: str, overlap_days: int = 5) -> SyncRequest:
+        """The key and term stripped, and checked.
+
+        Raises:
+            InvalidRequestError: a key that is empty, too long or not printable
+                (`query_key_problem`), an empty term, or a negative overlap.
+        """
+        key, text = new_query_key(query_key), term.strip()
+        if not text:
+            raise InvalidRequestError("term is empty: give a PubMed query")
+        if overlap_days < 0:
+            raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
+        return cls(key, text, overlap_days)
 
 
 def read_key(query_key: str) -> str:

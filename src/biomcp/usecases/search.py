@@ -1,14 +1,10 @@
 """SearchCorpus: hybrid search over the corpus with the quality-biased rerank (spec 03 §7).
 
-The query is embedded; the vector store runs BM25 and vector search, oversampled (`top_k *
-oversample` candidates), and fuses them (relative-score fusion by default, `alpha` weighting the
-vector arm, as Weaviate does). With `quality_bias` each candidate's fused score is reranked:
-
-    score = fused * (1 + quality / 10) * (1 + section_boost) * (1 + tier_weight(intent))
-
-The fused score stands in for the spec's `sim` so that a chunk found by BM25 alone keeps its
-place; the raw cosine similarity and BM25 score of each arm are still reported (`sim`, `bm25`).
-Without `quality_bias`, `score` is the fused score.
+The query is embedded; `usecases.ranking` fuses the store's BM25 and vector arms, oversampled
+(`top_k * oversample` fused candidates; relative-score fusion by default, `alpha` weighting the
+vector arm, as Weaviate does), and with `quality_bias` reranks each candidate's fused score by
+quality, section and the question's intent. The raw cosine similarity and BM25 score of each
+arm are still reported (`sim`, `bm25`). Without `quality_bias`, `score` is the fused score.
 
 Retracted papers are left out unless `include_retracted` asks for them (then their hits carry
 `retracted: true`). The flag is read from the metadata store at search time, not from the
@@ -24,7 +20,7 @@ from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.records import EvidenceType
-from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
+from biomcp.domain.rerank import RerankWeights
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import (
@@ -37,6 +33,7 @@ from biomcp.ports.vectors import (
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
+from biomcp.usecases.ranking import hybrid_search, quality_rerank
 from biomcp.usecases.saved_queries import records_of_query
 
 __all__ = [
@@ -222,28 +219,17 @@ class SearchCorpus:
             raise NotFoundError(
                 "the corpus is empty: sync a PubMed query first (pubmed_sync_delta)"
             ) from None
-        intent = detect_intent(text)
         results: list[SearchHit] = []
-        for hit in hits:
-            flagged = hit.doc_id in retracted
-            if flagged and not include_retracted:
-                continue
-            score = hit.score
-            if quality_bias:
-                score = rerank_score(
-                    hit.score,
-                    hit.quality_total,
-                    hit.section,
-                    hit.evidence_type,
-                    intent,
-                    config.weights,
-                )
+        kept = [h for h in hits if include_retracted or h.doc_id not in retracted]
+        ranked = quality_rerank(kept, text, quality_bias=quality_bias, weights=config.weights)
+        for entry in ranked[:limit]:
+            hit = entry.hit
             results.append(
                 SearchHit(
                     doc_id=hit.doc_id,
                     uuid=hit.uuid,
                     chunk_id=hit.chunk_id,
-                    score=score,
+                    score=entry.score,
                     fused=hit.score,
                     sim=hit.sim,
                     bm25=hit.bm25,
@@ -253,12 +239,11 @@ class SearchCorpus:
                     text=hit.text,
                     year=hit.year,
                     journal=hit.journal,
-                    retracted=flagged,
+                    retracted=hit.doc_id in retracted,
                     study_design=_design_of(hit),
                 )
             )
-        results.sort(key=lambda r: (-r.score, r.uuid))
-        return results[:limit]
+        return results
 
     async def _candidates(
         self,
@@ -276,7 +261,8 @@ class SearchCorpus:
         wanted = limit * config.oversample
         asked = wanted
         for _ in range(_MAX_ROUNDS):
-            hits = await self._vectors.hybrid_search(
+            hits = await hybrid_search(
+                self._vectors,
                 config.collection,
                 text,
                 vector,

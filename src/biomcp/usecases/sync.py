@@ -57,46 +57,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import time
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 from biomcp.domain.chunking import ChunkingConfig
-from biomcp.domain.design import classify_design
-from biomcp.domain.evidence import classify_evidence
-from biomcp.domain.quality import QualityConfig, score_quality
 from biomcp.domain.records import PubMedRecord
-from biomcp.domain.versioning import content_hash
 from biomcp.domain.watermarks import reads_history, window_start
 from biomcp.ports.clock import Clock
+from biomcp.ports.documents import DocumentUpsert
 from biomcp.ports.embeddings import Embedder
-from biomcp.ports.entrez import EntrezClient, EntrezError, FetchResult
-from biomcp.ports.metadata import (
-    RECENT_JOBS,
-    Checkpoint,
-    DocumentUpsert,
-    MetadataStore,
-    PendingPmid,
-    StoredDocument,
-    SyncJob,
-)
+from biomcp.ports.entrez import EntrezClient, WindowEnumeration
+from biomcp.ports.jobs import RECENT_JOBS, SyncJob
+from biomcp.ports.metadata import MetadataStore
+from biomcp.ports.saved_queries import Checkpoint, PendingPmid
 from biomcp.ports.vectors import VectorStore
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.indexing import EMBED_BATCH, INDEX_LOCK, ChunkIndexer, PreparedChunks
-from biomcp.usecases.pending import sample, settle_pending
-from biomcp.usecases.rescoring import rescore_stale
-from biomcp.usecases.retractions import RECHECK_BATCH, find_retracted, stored_pmids
-from biomcp.usecases.saved_queries import new_query_key
+from biomcp.usecases.indexing import ChunkIndexer
+from biomcp.usecases.saved_queries import SyncRequest, new_query_key
+from biomcp.usecases.sync_pipeline import BatchPipeline
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
+from biomcp.usecases.sync_run import HISTORY_START, SyncConfig, SyncRun, notify
 from biomcp.usecases.sync_terms import (
     WindowBasis,
     changed_term,
     term_changed_warning,
     term_warning,
-    within_history,
 )
+from biomcp.usecases.sync_upkeep import SyncUpkeep
 
 __all__ = [
     "ProgressCallback",
@@ -105,134 +93,7 @@ __all__ = [
     "SyncProgress",
     "SyncReport",
     "WindowBasis",
-    "changed_term",
-    "derive_document",
-    "new_job_id",
-    "within_history",
 ]
-
-#: How many PMIDs a query key keeps pending at most (see step 7 of the module docstring).
-MAX_PENDING = 1_000
-
-#: The earliest EDAT a whole-history window asks for (PubMed's oldest records are from 1781).
-HISTORY_START = date(1700, 1, 1)
-
-
-@dataclass(frozen=True, slots=True)
-class SyncConfig:
-    """How syncs run. `chunking` None follows the embedder's window (`chunking_for_window`)."""
-
-    collection: str = "PubMedChunk"
-    initial_days: int | None = None
-    batch_size: int = 500
-    embed_batch_size: int = EMBED_BATCH
-    lock_timeout_s: float = 600.0
-    chunking: ChunkingConfig | None = None
-    quality: QualityConfig = field(default_factory=QualityConfig)
-    recheck_retractions: bool = True
-    #: Also fetch the records of the term PubMed revised since the last sync (step 3).
-    follow_revisions: bool = True
-    recheck_batch_size: int = RECHECK_BATCH
-    max_pending: int = MAX_PENDING
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1 or self.embed_batch_size < 1 or self.recheck_batch_size < 1:
-            raise ValueError("batch sizes must be >= 1")
-        if self.max_pending < 0:
-            raise ValueError("max_pending must be >= 0")
-        if self.initial_days is not None and self.initial_days < 0:
-            raise ValueError("initial_days must be >= 0")
-
-
-async def _notify(progress: ProgressCallback | None, run: _Run) -> None:
-    if progress is None:
-        return
-    result = progress(run.progress())
-    if inspect.isawaitable(result):
-        await result
-
-
-@dataclass(slots=True)
-class _Run:
-    """Mutable tallies of one run."""
-
-    query_key: str
-    started: float
-    total: int = 0
-    inserted: int = 0
-    updated: int = 0
-    skipped: int = 0
-    processed: int = 0
-    new_to_query: int = 0
-    chunks_written: int = 0
-    chunks_deleted: int = 0
-    texts_embedded: int = 0
-    max_edat_seen: datetime | None = None
-    indexed_max_edat: datetime | None = None
-    complete: bool = True
-    warnings: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    rechecked: int = 0
-    newly_retracted: list[str] = field(default_factory=list)
-    #: PMIDs asked for and not returned by EFetch (nor reported deleted or a book).
-    missing: list[str] = field(default_factory=list)
-    #: PMIDs done with: stored and indexed, or reported deleted or a book.
-    settled: set[str] = field(default_factory=set)
-    pending: tuple[str, ...] = ()
-    pending_arrived: tuple[str, ...] = ()
-    pending_gone: tuple[str, ...] = ()
-    rescored: int = 0
-    #: Whether the records stored are the key's (its window's), recorded as it holding them.
-    holds: bool = True
-
-    def timed(self, stage: str, since: float) -> None:
-        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - since
-
-    def progress(self) -> SyncProgress:
-        return SyncProgress(
-            self.query_key,
-            self.total,
-            self.processed,
-            self.texts_embedded,
-            time.perf_counter() - self.started,
-            self.inserted,
-            self.updated,
-            self.skipped,
-            self.max_edat_seen,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    """A fetched batch, stored, with the chunks (and, once embedded, the vectors) of its
-    documents that were behind."""
-
-    fetched: FetchResult
-    prepared: PreparedChunks
-
-
-async def _together(*stages: Awaitable[None]) -> None:
-    """Run `stages` side by side until all end. The first to fail cancels the others and its
-    error is raised once they have stopped; cancelling this cancels them all."""
-    tasks = [asyncio.ensure_future(stage) for stage in stages]
-    done: set[asyncio.Future[None]] = set()
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    for task in tasks:
-        if task in done and not task.cancelled() and (error := task.exception()) is not None:
-            raise error
-
-
-def _later(a: datetime | None, b: datetime | None) -> datetime | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return max(a, b)
 
 
 class SyncDelta:
@@ -259,11 +120,19 @@ class SyncDelta:
             chunking=self.config.chunking,
             embed_batch_size=self.config.embed_batch_size,
         )
+        self._pipeline = BatchPipeline(
+            entrez, metadata, metadata, self.indexer, clock=clock, config=self.config
+        )
+        self._upkeep = SyncUpkeep(entrez, metadata, self._pipeline, clock=clock, config=self.config)
 
     @property
     def chunking(self) -> ChunkingConfig:
         """The chunk budget in force: the configured one, else the embedder's window's."""
         return self.indexer.chunking
+
+    def derive(self, record: PubMedRecord) -> DocumentUpsert:
+        """`record` derived today under this sync's rules (what a sync would store)."""
+        return self._pipeline.derive(record)
 
     async def run(
         self,
@@ -293,7 +162,23 @@ class SyncDelta:
         """
         if term is None:
             term = await self.saved_term(query_key)
-        query_key, term = self.check_arguments(query_key, term, overlap_days)
+        request = SyncRequest.check(query_key, term, overlap_days)
+        return await self.run_request(
+            request, progress=progress, job_id=job_id, rescan=rescan, owner=owner
+        )
+
+    async def run_request(
+        self,
+        request: SyncRequest,
+        *,
+        progress: ProgressCallback | None = None,
+        job_id: str | None = None,
+        rescan: bool = False,
+        owner: str | None = None,
+    ) -> SyncReport:
+        """`run` for arguments already checked (`SyncRequest.check`): the key is not read
+        again. Raises as `run` does, less the argument errors."""
+        query_key, term = request.query_key, request.term
         async with self._metadata.query_lock(query_key, timeout_s=self.config.lock_timeout_s):
             await self._interrupt_orphans(query_key)
             started_at = self._clock.now()
@@ -301,39 +186,29 @@ class SyncDelta:
             job = SyncJob(job_id, query_key, term, started_at, None, "running", owner=owner)
             await self._metadata.record_job(job)
             try:
-                report = await self._sync(
-                    job_id, query_key, term, overlap_days, progress, rescan=rescan
-                )
+                report = await self._sync(job_id, request, progress, rescan=rescan)
             except BaseException as exc:
                 # A cancelled sync (a server shutting down) stopped; it did not fail.
                 cancelled = isinstance(exc, asyncio.CancelledError)
-                failed = SyncJob(
-                    job_id,
-                    query_key,
-                    term,
-                    started_at,
-                    self._clock.now(),
-                    "interrupted" if cancelled else "failed",
+                failed = replace(
+                    job,
+                    finished_at=self._clock.now(),
+                    status="interrupted" if cancelled else "failed",
                     error=f"{type(exc).__name__}: {exc}"[:2000],
-                    owner=owner,
                 )
                 await asyncio.shield(self._record_quietly(failed))
                 raise
             await self._metadata.record_job(
-                SyncJob(
-                    job_id,
-                    query_key,
-                    term,
-                    started_at,
-                    self._clock.now(),
-                    "succeeded",
+                replace(
+                    job,
+                    finished_at=self._clock.now(),
+                    status="succeeded",
                     inserted=report.inserted,
                     updated=report.updated,
                     skipped=report.skipped,
                     pmids_processed=report.pmids_processed,
                     max_edat_seen=report.max_edat_seen,
                     warnings=report.warnings,
-                    owner=owner,
                 )
             )
             return report
@@ -355,21 +230,6 @@ class SyncDelta:
             )
         return jobs[0].term
 
-    @staticmethod
-    def check_arguments(query_key: str, term: str, overlap_days: int) -> tuple[str, str]:
-        """The key and term, stripped.
-
-        Raises:
-            InvalidRequestError: a key that is empty, too long or not printable
-                (`query_key_problem`), an empty term, or a negative overlap.
-        """
-        query_key, term = new_query_key(query_key), term.strip()
-        if not term:
-            raise InvalidRequestError("term is empty: give a PubMed query")
-        if overlap_days < 0:
-            raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
-        return query_key, term
-
     async def _interrupt_orphans(self, query_key: str) -> None:
         """Under the key's lock no other sync of the key runs: a job of the key still marked
         running belongs to a process that died (killed, crashed) and is `interrupted`."""
@@ -389,92 +249,63 @@ class SyncDelta:
         with contextlib.suppress(Exception):
             await self._metadata.record_job(job)
 
+    def _window(
+        self,
+        run: SyncRun,
+        checkpoint: Checkpoint,
+        request: SyncRequest,
+        now: datetime,
+        rescan: bool,
+    ) -> tuple[datetime | None, WindowBasis, str | None]:
+        """Where the EDAT window starts, why, and the term the key was synced with before
+        when it changed (step 2 of the module docstring)."""
+        previous_term = changed_term(checkpoint, request.term)
+        if previous_term is not None:
+            # The checkpoint belongs to another term: read the key's history again for this one.
+            start = checkpoint.covers_from
+            run.warnings.append(term_changed_warning(previous_term, request.term, start))
+            return start, WindowBasis.TERM_CHANGED, previous_term
+        if rescan and checkpoint.last_scan_at is not None:
+            return checkpoint.covers_from, WindowBasis.RESCAN, None
+        start = window_start(
+            checkpoint.last_edat, request.overlap_days, now, self.config.initial_days
+        )
+        if checkpoint.last_edat is not None:
+            return start, WindowBasis.CHECKPOINT, None
+        basis = WindowBasis.INITIAL_DAYS if start is not None else WindowBasis.WHOLE_HISTORY
+        return start, basis, None
+
     async def _sync(
         self,
         job_id: str,
-        query_key: str,
-        term: str,
-        overlap_days: int,
+        request: SyncRequest,
         progress: ProgressCallback | None,
         *,
         rescan: bool = False,
     ) -> SyncReport:
-        run = _Run(query_key, time.perf_counter())
+        query_key, term = request.query_key, request.term
+        run = SyncRun(query_key, time.perf_counter())
         checkpoint = await self._metadata.get_checkpoint(query_key)
         now = self._clock.now()
-        previous_term = changed_term(checkpoint, term)
-        scanned = checkpoint.last_scan_at is not None
-        if previous_term is not None:
-            # The checkpoint belongs to another term: read the key's history again for this one.
-            start, basis = checkpoint.covers_from, WindowBasis.TERM_CHANGED
-            run.warnings.append(term_changed_warning(previous_term, term, start))
-        elif rescan and scanned:
-            start, basis = checkpoint.covers_from, WindowBasis.RESCAN
-        else:
-            start = window_start(checkpoint.last_edat, overlap_days, now, self.config.initial_days)
-            basis = (
-                WindowBasis.CHECKPOINT
-                if checkpoint.last_edat is not None
-                else WindowBasis.INITIAL_DAYS
-                if start is not None
-                else WindowBasis.WHOLE_HISTORY
-            )
+        start, basis, previous_term = self._window(run, checkpoint, request, now, rescan)
         mindate = start.astimezone(UTC).date() if start is not None else HISTORY_START
         maxdate = now.astimezone(UTC).date()
 
-        began = time.perf_counter()
-        found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
-        run.warnings.extend(term_warning(w) for w in found.warnings)
-        if not found.complete:
-            run.complete = False
-            run.warnings.append(
-                "the window could not be enumerated completely; the checkpoint stays where it "
-                "was (narrow the query to sync the rest)"
-            )
-        # A window over the key's whole history holds every revised record already.
-        revised = (
-            await self._revisions(run, term, checkpoint, overlap_days, maxdate)
-            if basis not in (WindowBasis.TERM_CHANGED, WindowBasis.RESCAN)
-            else ()
+        found, extra, pending, pmids = await self._enumerate(
+            run, request, checkpoint, (mindate, maxdate), basis, now
         )
-        pending = await self._metadata.pending_pmids(query_key)
-        run.timed("search", began)
-        window = set(found.pmids)
-        if basis is WindowBasis.TERM_CHANGED:
-            pending = await self._drop_pending(run, pending, window, now)
-        extra = [p for p in revised if p not in window]
-        window.update(extra)
-        pmids = [*found.pmids, *extra, *(p.pmid for p in pending if p.pmid not in window)]
         run.total = len(pmids)
-        await _notify(progress, run)
-
+        await notify(progress, run)
         size = self.config.batch_size
-        batches = [pmids[o : o + size] for o in range(0, len(pmids), size)]
-        await self._pipeline(run, batches, progress)
-        await self._settle_pending(run, pending)
-
+        await self._pipeline.run(
+            run, [pmids[o : o + size] for o in range(0, len(pmids), size)], progress
+        )
+        await self._upkeep.settle_pending(run, pending)
         if self.config.recheck_retractions:
-            await self._recheck_retractions(run, frozenset(pmids))
-        await self._rescore(run)
+            await self._upkeep.recheck_retractions(run, frozenset(pmids))
+        await self._upkeep.rescore(run)
 
-        final = checkpoint.last_edat
-        advanced = False
-        if run.complete:
-            # An EDAT past now (clock skew, or NCBI's Eastern-time stamps read as UTC) would
-            # make the next window skip records: the watermark never passes the scan time.
-            candidate = run.indexed_max_edat
-            if candidate is not None and candidate > now:
-                candidate = now
-            moved = await self._metadata.advance_checkpoint(
-                query_key,
-                candidate,
-                now,
-                window_start=start,
-                term=term,
-                read_history=reads_history(checkpoint.covers_from, scanned, start),
-            )
-            advanced = moved.last_edat != checkpoint.last_edat
-            final = moved.last_edat
+        final, advanced = await self._advance(run, checkpoint, request, start, now)
         return SyncReport(
             job_id=job_id,
             query_key=query_key,
@@ -505,340 +336,73 @@ class SyncDelta:
             new_to_query=run.new_to_query,
         )
 
-    async def _drop_pending(
-        self, run: _Run, pending: Sequence[PendingPmid], window: set[str], now: datetime
-    ) -> list[PendingPmid]:
-        """A sync with a changed term: the PMIDs pending for the earlier term that the new
-        term's window does not find are pending no more (the new term's own are in its
-        window). Returns those still pending."""
-        dropped = [p.pmid for p in pending if p.pmid not in window]
-        if dropped:
-            await self._metadata.settle_pending(run.query_key, missed=[], arrived=dropped, at=now)
-            run.warnings.append(
-                f"{len(dropped)} PMIDs pending for the earlier term ({sample(dropped)}) are "
-                "not found by this one: they are pending no more"
-            )
-        return [p for p in pending if p.pmid in window]
-
-    async def _settle_pending(self, run: _Run, pending: Sequence[PendingPmid]) -> None:
-        """Step 7 of the module docstring (`usecases.pending`)."""
-        settled = await settle_pending(
-            self._metadata,
-            self._entrez,
-            run.query_key,
-            pending,
-            missing=run.missing,
-            settled=run.settled,
-            limit=self.config.max_pending,
-            batch=self.config.recheck_batch_size,
-            at=self._clock.now(),
-        )
-        run.warnings.extend(settled.warnings)
-        if settled.hold_checkpoint:
-            run.complete = False
-        run.pending = settled.pending
-        run.pending_arrived = settled.arrived
-        run.pending_gone = settled.gone
-
-    async def _recheck_retractions(self, run: _Run, window: frozenset[str]) -> None:
-        """Re-check the stored PMIDs outside the window (those in it were just fetched) for
-        retractions; re-fetch, store and index the ones whose stored copy is not flagged (or
-        not indexed) yet. Any failure becomes a warning: the sync's own records are stored and
-        indexed already, and the next sync re-checks again."""
+    async def _enumerate(
+        self,
+        run: SyncRun,
+        request: SyncRequest,
+        checkpoint: Checkpoint,
+        dates: tuple[date, date],
+        basis: WindowBasis,
+        now: datetime,
+    ) -> tuple[WindowEnumeration, list[str], list[PendingPmid], list[str]]:
+        """Step 3: the window's PMIDs, the revised ones beyond it, and the pending ones; returns
+        what ESearch found, the revised extras, what is still pending and every PMID to sync."""
+        query_key, term = request.query_key, request.term
+        mindate, maxdate = dates
         began = time.perf_counter()
-        try:
-            pmids = await stored_pmids(self._metadata, exclude=window)
-            if not pmids:
-                return
-            check = await find_retracted(
-                self._entrez,
-                pmids,
-                today=self._clock.now().date(),
-                batch=self.config.recheck_batch_size,
-            )
-            run.rechecked = check.checked
-            stored = await self._metadata.get_documents(list(check.retracted))
-            stale = [
-                pmid
-                for pmid, doc in stored.items()
-                if not doc.record.is_retracted or doc.indexed_version < doc.version
-            ]
-            if not stale:
-                return
-            fetched = await self._entrez.efetch(sorted(stale))
-            # A scratch tally: the re-fetched records are not the window's, so they neither
-            # hold nor move the checkpoint, nor become the key's records.
-            scratch = _Run(run.query_key, run.started, holds=False)
-            await self._batch(scratch, fetched)
-            run.chunks_written += scratch.chunks_written
-            run.chunks_deleted += scratch.chunks_deleted
-            run.texts_embedded += scratch.texts_embedded
-            run.warnings.extend(scratch.warnings)
-            if scratch.missing:
-                run.warnings.append(
-                    f"{len(scratch.missing)} records PubMed lists as retracted were not "
-                    f"returned by EFetch (e.g. {sample(scratch.missing)}); the next sync "
-                    "re-checks them"
-                )
-            # What the store holds now (an older copy replayed would not have replaced it).
-            now_stored = await self._metadata.get_documents(stale)
-            run.newly_retracted.extend(
-                pmid
-                for pmid in sorted(now_stored)
-                if now_stored[pmid].record.is_retracted and not stored[pmid].record.is_retracted
-            )
-            if run.newly_retracted:
-                shown = ", ".join(f"pmid:{p}" for p in run.newly_retracted[:20])
-                run.warnings.append(
-                    f"{len(run.newly_retracted)} stored records were retracted since their last "
-                    f"sync and are now flagged (left out of rag_search by default): {shown} "
-                    f"({check.checked} stored PMIDs re-checked)"
-                )
-        except Exception as exc:  # a cancellation (BaseException) still stops the sync
-            reason = f"{type(exc).__name__}: {exc}"[:300]
-            run.warnings.append(
-                f"the retraction re-check failed ({reason}); the next sync re-checks again"
-            )
-        finally:
-            run.timed("retractions", began)
-
-    async def _revisions(
-        self, run: _Run, term: str, checkpoint: Checkpoint, overlap_days: int, today: date
-    ) -> tuple[str, ...]:
-        """The PMIDs of `term` PubMed revised since the key's last scan, less the overlap
-        (step 3 of the module docstring); none on a first sync or with `follow_revisions`
-        off. An ESearch that fails is a warning and holds the checkpoint (and so the last
-        scan: the next sync asks for the same days again); the window's own records are synced
-        either way. An enumeration cut by the ESearch cap is a warning only."""
-        if not self.config.follow_revisions or checkpoint.last_scan_at is None:
-            return ()
-        # The last scan less the overlap, as the EDAT window's start is computed (an overlap
-        # reaching before year 1 is the whole history).
-        since = window_start(checkpoint.last_scan_at, overlap_days, checkpoint.last_scan_at, None)
-        start = min(since.astimezone(UTC).date(), today) if since is not None else HISTORY_START
-        try:
-            found = await self._entrez.esearch_delta(
-                within_history(term, checkpoint.covers_from), start, today, "mdat"
-            )
-        except EntrezError as exc:
-            run.complete = False
-            reason = f"{type(exc).__name__}: {exc}"[:300]
-            run.warnings.append(
-                f"could not ask PubMed for the records revised since {start.isoformat()} "
-                f"({reason}); the checkpoint stays where it was and the next sync asks again"
-            )
-            return ()
+        found = await self._entrez.esearch_delta(term, mindate, maxdate, "edat")
+        run.warnings.extend(term_warning(w) for w in found.warnings)
         if not found.complete:
-            # A day with more revised records than ESearch returns (PubMed's yearly MeSH
-            # update touches most of MEDLINE): asking again would meet the same cap, and
-            # holding the checkpoint for it would grow every later window. Those found are
-            # fetched; the warning says how to refresh the rest.
-            capped = "; ".join(str(w) for w in found.warnings if w.source == "client")
-            run.warnings.append(
-                f"PubMed revised more records of this query since {start.isoformat()} than "
-                f"ESearch can list ({capped or 'a day over the cap'}); the "
-                f"{len(found.pmids)} listed are synced. To refresh every record, move the "
-                "checkpoint back (corpus_checkpoint_set / biomcp checkpoint set) and sync again"
-            )
-        return found.pmids
-
-    async def _rescore(self, run: _Run) -> None:
-        """Bring the stored scores counted in an earlier calendar year up to date (step 6 of
-        the module docstring). A failure is a warning: the next sync tries again."""
-        began = time.perf_counter()
-        try:
-            outcome = await rescore_stale(
-                self._metadata,
-                self.indexer,
-                INDEX_LOCK,
-                today=self._clock.now().date(),
-                config=self.config.quality,
-                lock_timeout_s=self.config.lock_timeout_s,
-            )
-            run.rescored = outcome.rescored
-            run.chunks_written += outcome.chunks_updated
-        except Exception as exc:  # a cancellation (BaseException) still stops the sync
-            reason = f"{type(exc).__name__}: {exc}"[:300]
-            run.warnings.append(
-                f"updating the recency of stored quality scores failed ({reason}); the next "
-                "sync tries again"
-            )
-        finally:
-            run.timed("rescore", began)
-
-    async def _fetch(self, run: _Run, pmids: Sequence[str]) -> FetchResult:
-        began = time.perf_counter()
-        fetched = await self._entrez.efetch(pmids)
-        run.timed("fetch", began)  # overlaps the previous batch's indexing: not on the path
-        return fetched
-
-    async def _pipeline(
-        self, run: _Run, batches: Sequence[Sequence[str]], progress: ProgressCallback | None
-    ) -> None:
-        """The batches through three stages that run side by side, each on its own batch, in
-        order (see `_store`, `_embed_ahead` and `_write`): while batch k is written under the
-        index lock, batch k+1 is embedded and batch k+2 fetched, derived and stored. Embedding
-        is the slow stage; the others run beside it. Stages hand batches on through queues of
-        one, so at most a few batches are in flight. The first stage that fails stops the
-        others (nothing half-written: a stored batch not yet written is indexed by the next
-        sync) and its error is raised; a cancellation stops all three."""
-        stored: asyncio.Queue[_Batch | None] = asyncio.Queue(maxsize=1)
-        embedded: asyncio.Queue[_Batch | None] = asyncio.Queue(maxsize=1)
-
-        async def store() -> None:
-            # EFetch of the next batch runs while this one is derived and stored. A fetch
-            # writes nothing, so a prefetch dropped by an error or a cancellation loses nothing.
-            ahead: asyncio.Task[FetchResult] | None = None
-            try:
-                for index, pmids in enumerate(batches):
-                    fetching = ahead or asyncio.ensure_future(self._fetch(run, pmids))
-                    fetched = await fetching
-                    ahead = (
-                        asyncio.ensure_future(self._fetch(run, batches[index + 1]))
-                        if index + 1 < len(batches)
-                        else None
-                    )
-                    await stored.put(await self._store(run, fetched))
-            finally:
-                if ahead is not None and not ahead.done():
-                    ahead.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await ahead
-            await stored.put(None)
-
-        async def embed() -> None:
-            while (batch := await stored.get()) is not None:
-                await self._embed_ahead(run, batch)
-                await embedded.put(batch)
-            await embedded.put(None)
-
-        async def write() -> None:
-            while (batch := await embedded.get()) is not None:
-                await self._write(run, batch)
-                await _notify(progress, run)
-
-        await _together(store(), embed(), write())
-
-    async def _batch(self, run: _Run, fetched: FetchResult) -> None:
-        """One fetched batch through the three stages, one after the other."""
-        batch = await self._store(run, fetched)
-        await self._embed_ahead(run, batch)
-        await self._write(run, batch)
-
-    async def _store(self, run: _Run, fetched: FetchResult) -> _Batch:
-        """Stage 1: derive and store the fetched records, then chunk those whose indexed
-        version is behind (read outside the index lock: `_write` reads it again inside)."""
-        run.missing.extend(fetched.missing)
-        run.settled.update(fetched.deleted_pmids, fetched.book_pmids)
-        if fetched.deleted_pmids:
-            run.warnings.append(f"deleted PMIDs skipped: {', '.join(fetched.deleted_pmids[:20])}")
-        if fetched.book_pmids:
-            run.warnings.append(f"book records skipped: {', '.join(fetched.book_pmids[:20])}")
-        run.warnings.extend(fetched.problems[:20])
-
-        began = time.perf_counter()
-        today = self._clock.now().date()
-        docs = [self._derive(record, today) for record in fetched.records]
-        run.timed("derive", began)
-
-        began = time.perf_counter()
-        summary = await self._metadata.upsert_documents(
-            docs, held_by=run.query_key if run.holds else None
-        )
-        run.inserted += summary.inserted
-        run.updated += summary.updated
-        run.skipped += summary.skipped
-        run.new_to_query += summary.newly_held
-        run.processed += len(docs)
-        run.max_edat_seen = _later(run.max_edat_seen, summary.max_edat_seen)
-        behind = await self._metadata.documents_to_index([r.pmid for r in fetched.records])
-        run.timed("store", began)
-
-        prepared = self.indexer.prepare(behind)
-        run.timings["chunk"] = run.timings.get("chunk", 0.0) + prepared.timings["chunk"]
-        return _Batch(fetched, prepared)
-
-    async def _embed_ahead(self, run: _Run, batch: _Batch) -> None:
-        """Stage 2: embed the chunks of the batch (no lock held, nothing written)."""
-        await self.indexer.embed_prepared(batch.prepared)
-        run.timings["embed"] = run.timings.get("embed", 0.0) + batch.prepared.timings["embed"]
-
-    async def _write(self, run: _Run, batch: _Batch) -> None:
-        """Stage 3, under the index lock: what is behind, read again, is written (with the
-        chunks and vectors prepared for it) and recorded as indexed.
-
-        Syncs of different keys may share documents. Indexing runs under one store-wide lock
-        and re-reads what is behind inside it, so a sync never writes the chunks of a version
-        another sync has already replaced (nor deletes the newer version's chunks)."""
-        records = batch.fetched.records
-        pmids = [r.pmid for r in records]
-        async with self._metadata.query_lock(INDEX_LOCK, timeout_s=self.config.lock_timeout_s):
-            began = time.perf_counter()
-            behind = await self._metadata.documents_to_index(pmids)
-            run.timed("store", began)
-            behind += await self._lost(run, records, behind)
-            failed = await self._index(run, behind, batch.prepared) if behind else set()
-        for record in records:
-            if record.pmid not in failed:
-                run.indexed_max_edat = _later(run.indexed_max_edat, record.edat)
-                run.settled.add(record.pmid)
-
-    async def _lost(
-        self, run: _Run, records: Sequence[PubMedRecord], behind: Sequence[StoredDocument]
-    ) -> list[StoredDocument]:
-        """Documents SQL holds as indexed whose chunks are missing from the vector store (it
-        was deleted or damaged): they are indexed again, through the embedding cache. The
-        fetched records give the expected chunks; SQL is read only for the lost ones."""
-        began = time.perf_counter()
-        queued = {d.record.pmid for d in behind}
-        wanted = self.indexer.chunk_uuids([r for r in records if r.pmid not in queued])
-        missing = await self.indexer.missing_chunks(wanted)
-        stored = await self._metadata.get_documents(list(missing)) if missing else {}
-        lost = [d for d in stored.values() if d.indexed_version > 0]
-        run.timed("verify", began)
-        if lost:
-            run.warnings.append(
-                f"{len(lost)} documents were missing from the vector store and were indexed again"
-            )
-        return lost
-
-    def _derive(self, record: PubMedRecord, today: date) -> DocumentUpsert:
-        return derive_document(record, today, self.config.quality)
-
-    def derive(self, record: PubMedRecord) -> DocumentUpsert:
-        """`record` derived today under this sync's rules (what a sync would store)."""
-        return self._derive(record, self._clock.now().date())
-
-    async def _index(
-        self, run: _Run, docs: Sequence[StoredDocument], prepared: PreparedChunks
-    ) -> set[str]:
-        """Write `docs` (chunked and embedded ahead in `prepared`, or here for what it lacks);
-        return the PMIDs whose chunks were refused."""
-        outcome = await self.indexer.index(docs, prepared)
-        for stage, seconds in outcome.timings.items():
-            run.timings[stage] = run.timings.get(stage, 0.0) + seconds
-        run.texts_embedded += outcome.texts_embedded
-        run.chunks_written += outcome.chunks_written
-        run.chunks_deleted += outcome.chunks_deleted
-        if outcome.refused:
             run.complete = False
-            sample = "; ".join(list(outcome.refused.values())[:3])
             run.warnings.append(
-                f"the vector store refused {len(outcome.refused)} chunks of "
-                f"{len(outcome.failed)} documents ({sample}); the next sync retries them"
+                "the window could not be enumerated completely; the checkpoint stays where it "
+                "was (narrow the query to sync the rest)"
             )
-        began = time.perf_counter()
-        await self._metadata.mark_indexed(
-            {d.record.pmid: d.version for d in docs if d.record.pmid not in outcome.failed}
+        # A window over the key's whole history holds every revised record already.
+        revised = (
+            await self._upkeep.revisions(run, term, checkpoint, request.overlap_days, maxdate)
+            if basis not in (WindowBasis.TERM_CHANGED, WindowBasis.RESCAN)
+            else ()
         )
-        run.timed("index", began)
-        return outcome.failed
+        pending = await self._metadata.pending_pmids(query_key)
+        run.timed("search", began)
+        window = set(found.pmids)
+        if basis is WindowBasis.TERM_CHANGED:
+            pending = await self._upkeep.drop_pending(run, pending, window, now)
+        extra = [p for p in revised if p not in window]
+        window.update(extra)
+        pmids = [*found.pmids, *extra, *(p.pmid for p in pending if p.pmid not in window)]
 
+        return found, extra, pending, pmids
 
-def derive_document(record: PubMedRecord, today: date, quality: QualityConfig) -> DocumentUpsert:
-    """`record` with what the domain derives from it under the rules in force: its study
-    design, the tier that follows it, its quality score, and its content hash."""
-    design = classify_design(record)  # once: the tier and the score both follow it
-    evidence = classify_evidence(record, design)
-    breakdown = score_quality(record, today, quality, evidence, design)
-    return DocumentUpsert(record, evidence, breakdown, content_hash(record))
+    async def _advance(
+        self,
+        run: SyncRun,
+        checkpoint: Checkpoint,
+        request: SyncRequest,
+        start: datetime | None,
+        now: datetime,
+    ) -> tuple[datetime | None, bool]:
+        """Step 8: move the checkpoint when every record of the window is in; returns the
+        watermark and whether it moved."""
+        query_key, term = request.query_key, request.term
+        final, advanced = checkpoint.last_edat, False
+        if run.complete:
+            # An EDAT past now (clock skew, or NCBI's Eastern-time stamps read as UTC) would
+            # make the next window skip records: the watermark never passes the scan time.
+            candidate = run.indexed_max_edat
+            if candidate is not None and candidate > now:
+                candidate = now
+            moved = await self._metadata.advance_checkpoint(
+                query_key,
+                candidate,
+                now,
+                window_start=start,
+                term=term,
+                read_history=reads_history(
+                    checkpoint.covers_from, checkpoint.last_scan_at is not None, start
+                ),
+            )
+            advanced = moved.last_edat != checkpoint.last_edat
+            final = moved.last_edat
+        return final, advanced

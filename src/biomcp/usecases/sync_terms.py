@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from biomcp.domain.queries import compact
 from biomcp.ports.entrez import EntrezWarning
-from biomcp.ports.metadata import Checkpoint
+from biomcp.ports.saved_queries import Checkpoint
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = [

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from biomcp.adapters.entrez.cache import CachingEntrezClient, split_article_set, split_medline
+from biomcp.adapters.entrez.cache import CachingEntrezClient
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
+from biomcp.adapters.entrez.splitting import split_article_set, split_medline
 from biomcp.ports.entrez import (
     DatabaseInfo,
     EntrezRequestError,
@@ -294,7 +295,7 @@ def test_the_live_tools_read_cached_answers_in_their_declared_shape(
     from jsonschema import Draft202012Validator
     from lxml import etree
 
-    from biomcp.entrypoints.mcp.live_schemas import LIVE_OUTPUTS
+    from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_OUTPUTS
     from biomcp.usecases.live import LivePubMed
 
     cache, inner, _ = make(tmp_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from biomcp.adapters.entrez.client import DEFAULT_BASE_URL, EntrezSettings, HttpEntrezClient
+from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.ports.entrez import EntrezResponseError
 
@@ -59,39 +59,6 @@ def test_a_billion_laughs_answer_is_refused_without_expanding() -> None:
         await client.aclose()
 
     asyncio.run(scenario())
-
-
-def test_settings_come_from_the_ncbi_environment_variables() -> None:
-    settings = EntrezSettings.from_env(
-        {
-            "NCBI_EUTILS_BASE_URL": "http://127.0.0.1:8081",
-            "NCBI_API_KEY": "k-123",
-            "NCBI_TOOL_IDENTIFIER": "my-tool/2",
-            "NCBI_ADMIN_EMAIL": "a@b.org",
-            "NCBI_REQUEST_DELAY_MS": "250",
-            "NCBI_MAX_RETRIES": "5",
-        }
-    )
-    assert (settings.base_url, settings.api_key, settings.tool, settings.email) == (
-        "http://127.0.0.1:8081", "k-123", "my-tool/2", "a@b.org",
-    )  # fmt: skip
-    assert (settings.request_delay_ms, settings.max_retries) == (250, 5)
-    assert "k-123" not in repr(settings)
-    defaults = EntrezSettings.from_env({})
-    assert defaults.base_url == DEFAULT_BASE_URL
-    assert defaults.api_key is None
-    assert defaults.tool.startswith("bio-mcp/")
-    with pytest.raises(ValueError, match="NCBI_MAX_RETRIES"):
-        EntrezSettings.from_env({"NCBI_MAX_RETRIES": "-1"})
-
-
-def test_the_response_size_limit_comes_from_ncbi_max_response_mb() -> None:
-    assert EntrezSettings.from_env({}).max_response_bytes == 64 * 1024 * 1024
-    assert EntrezSettings.from_env({"NCBI_MAX_RESPONSE_MB": "8"}).max_response_bytes == (
-        8 * 1024 * 1024
-    )
-    with pytest.raises(ValueError, match="NCBI_MAX_RESPONSE_MB"):
-        EntrezSettings.from_env({"NCBI_MAX_RESPONSE_MB": "0"})
 
 
 def test_request_delay_slows_the_shared_limiter() -> None:

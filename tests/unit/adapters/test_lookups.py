@@ -103,14 +103,15 @@ def test_the_converter_address_is_a_setting_beside_the_eutilities_one() -> None:
     from pydantic import ValidationError
 
     from biomcp.adapters.entrez.client import DEFAULT_IDCONV_URL, EntrezSettings
+    from biomcp.entrypoints.backends import entrez_settings
     from biomcp.entrypoints.settings import Settings
 
     default = Settings(_env_file=None)
     assert default.ncbi_idconv_base_url == DEFAULT_IDCONV_URL
     assert DEFAULT_IDCONV_URL == "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
     local = Settings(_env_file=None, ncbi_idconv_base_url="http://127.0.0.1:8765/idconv/")
-    client = EntrezSettings.from_env(local.ncbi_environ())
+    client = entrez_settings(local)
     assert client.idconv_base_url == "http://127.0.0.1:8765/idconv/"  # the slash is kept
-    assert EntrezSettings.from_env({}).idconv_base_url == DEFAULT_IDCONV_URL
+    assert EntrezSettings().idconv_base_url == DEFAULT_IDCONV_URL
     with pytest.raises(ValidationError, match="http"):
         Settings(_env_file=None, ncbi_idconv_base_url="ftp://example.org/idconv")

@@ -23,7 +23,7 @@ from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.numeric import claim_spans
 from biomcp.domain.records import AbstractSection, Chunk, PubMedRecord
 from biomcp.domain.tokens import count_tokens
-from tests.unit.domain.test_numeric import GOLDEN_CLAIMS
+from tests.support.numeric_claims import GOLDEN_CLAIMS
 
 pytestmark = pytest.mark.unit
 

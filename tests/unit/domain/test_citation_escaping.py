@@ -317,3 +317,20 @@ def test_a_name_with_a_comma_or_the_word_and_stays_one_bibtex_author() -> None:
         "Doe, And",
         "Trials and Tribulations Group",
     ]
+
+
+def test_a_name_that_ends_with_an_escaped_character_keeps_it_before_the_next_author() -> None:
+    record = _plain(
+        1,
+        authors=(
+            Author(last_name="{", fore_name="@\n%"),
+            Author(last_name="Lee", fore_name="Kim &"),
+            Author(last_name="Doe", fore_name="Ann"),
+        ),
+    )
+    library = parse_string(
+        format_citation(record, "bibtex"), append_middleware=[SeparateCoAuthors()]
+    )
+    (entry,) = library.entries
+    authors = {f.key: f.value for f in entry.fields}["author"]
+    assert [_latex_text(a) for a in authors] == ["{, @ %", "Lee, Kim &", "Doe, Ann"]

@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -34,6 +31,7 @@ from biomcp.domain.versioning import (
     decide_version,
 )
 from tests.support.builders import make_record
+from tests.support.content_hash import reference_hash
 from tests.support.sql_records import full_record as every_field_record
 
 pytestmark = pytest.mark.unit
@@ -288,31 +286,10 @@ def test_content_hash_tracks_title_and_ignores_lr(
     assert (first == second) == (title == other_title)
 
 
-def _reference_hash(record: PubMedRecord) -> str:
-    """The v1 scheme as first written (`dataclasses.asdict`), kept to pin the fast version."""
-
-    def canonical(value: Any) -> Any:
-        if isinstance(value, datetime):
-            return value.isoformat()
-        if isinstance(value, dict):
-            return {k: canonical(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [canonical(v) for v in value]
-        return value
-
-    content = asdict(record)
-    del content["edat"], content["lr"]
-    if not content["grants"]:
-        del content["grants"]
-    payload = json.dumps(canonical(content), sort_keys=True, ensure_ascii=False)
-    # The digest is the first v1 implementation's; only the prefix moved on (HASH_SCHEME).
-    return f"{HASH_SCHEME}:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
 def test_the_hash_is_unchanged_from_the_first_v1_implementation() -> None:
     records = [every_field_record(), every_field_record(grants=()), full_record(), make_record()]
     for record in records:
-        assert content_hash(record) == _reference_hash(record), record.pmid
+        assert content_hash(record) == reference_hash(record), record.pmid
 
 
 def test_a_record_stored_under_the_previous_scheme_is_updated_and_re_derived() -> None:

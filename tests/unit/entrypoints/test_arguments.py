@@ -11,10 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from biomcp.entrypoints.errors import ToolCallError
-from biomcp.entrypoints.mcp.live_schemas import LIVE_INPUTS
-from biomcp.entrypoints.mcp.project_schemas import project_inputs
-from biomcp.entrypoints.mcp.schemas import SPEC_INPUTS
-from biomcp.entrypoints.mcp.tools import (
+from biomcp.entrypoints.mcp.arguments import (
     MAX_CALL_CHARS,
     MAX_STRING_CHARS,
     MIN_CALL_CHARS,
@@ -24,6 +21,9 @@ from biomcp.entrypoints.mcp.tools import (
     measure,
     preview,
 )
+from biomcp.entrypoints.mcp.contract import SPEC_INPUTS
+from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_INPUTS
+from biomcp.entrypoints.mcp.tools.projects import project_inputs
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biomcp.entrypoints.cli.clients import server_env, snippet
+from biomcp.entrypoints.cli.commands.clients import server_env, snippet
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from biomcp.entrypoints.cli.doctor import (
+from biomcp.entrypoints.cli.commands.doctor.checks import (
     auth_check,
     data_folder_check,
     ncbi_settings_check,

@@ -6,7 +6,7 @@ import pytest
 
 from biomcp.entrypoints.errors import classify, envelope, without_paths
 from biomcp.ports.entrez import EntrezApiKeyError, EntrezRequestError
-from biomcp.ports.metadata import StoreUnavailableError
+from biomcp.ports.store_errors import StoreUnavailableError
 from biomcp.ports.vectors import VectorStoreBusyError, VectorStoreUnavailableError
 
 pytestmark = pytest.mark.unit

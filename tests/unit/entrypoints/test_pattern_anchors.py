@@ -7,8 +7,8 @@ import anyio
 import pytest
 
 from biomcp.entrypoints.errors import ToolCallError
-from biomcp.entrypoints.mcp.schemas import SPEC_INPUTS
-from biomcp.entrypoints.mcp.tools import ArgumentValidator, checked_arguments, ecma_regex
+from biomcp.entrypoints.mcp.arguments import ArgumentValidator, checked_arguments, ecma_regex
+from biomcp.entrypoints.mcp.contract import SPEC_INPUTS
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from biomcp.adapters.embeddings import HashingEmbedder
-from biomcp.entrypoints.cli.clients import server_env
-from biomcp.entrypoints.container import Container
+from biomcp.entrypoints.cli.commands.clients import server_env
+from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import (
     Settings,
     format_settings_error,
@@ -92,7 +92,7 @@ def test_hashing_and_deterministic_build_the_same_embedder(clean: Path, value: s
         biomcp_data_dir=clean, biomcp_embeddings=value, biomcp_embedding_cache=False
     )
 
-    embedder = Container(settings=settings).embedder()
+    embedder = Services(settings).embedder
 
     assert settings.hashing_embeddings
     assert isinstance(embedder, HashingEmbedder)

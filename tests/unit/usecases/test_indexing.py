@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from biomcp.adapters.embeddings import HashingEmbedder
-from biomcp.ports.metadata import StoredDocument
+from biomcp.ports.documents import StoredDocument
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.sync import SyncConfig
 from tests.support.builders import make_record, stored_document

@@ -9,7 +9,7 @@ from jsonschema import Draft202012Validator
 
 from biomcp.domain.design import StudyDesign
 from biomcp.domain.records import SampleSizeReading
-from biomcp.entrypoints.mcp.schemas import V11_OUTPUTS, contract_payload
+from biomcp.entrypoints.mcp.contract import V11_OUTPUTS, contract_payload
 from biomcp.usecases.payloads import document_payload
 from tests.support.builders import make_record, stored_document
 

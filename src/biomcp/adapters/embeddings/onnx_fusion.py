@@ -345,6 +345,67 @@ def _bias_into(g: _Graph, product: str, out: str) -> tuple[list[str], str, list[
     return [], product, []
 
 
+def _int8_matmul(g: _Graph, node: Any, unsigned: bool) -> tuple[list[Any], str, str, int]:
+    """`MatMul(x, Mul(Cast(q), s))` as a `DynamicQuantizeMatMul` that takes in the bias after
+    it when it can: (the new nodes, the output the graph read, the output it reads instead,
+    the number of biases taken in)."""
+    from onnx import helper
+
+    q, s = _int8_weight(g, node.input[1])
+    stem = f"int8_{node.output[0]}"
+    weight = _weight_inputs(g, stem, q, s, unsigned)
+    bias, replaced, after = _bias_into(g, node.output[0], f"{stem}_out")
+    if bias and len(weight) == 2:  # no zero point: the bias is still the fifth input
+        weight.append("")
+    matmul = helper.make_node(
+        "DynamicQuantizeMatMul",
+        [node.input[0], *weight, *bias],
+        [f"{stem}_out"],
+        domain=_MS,
+        name=stem,
+    )
+    out = after[-1].output[0] if after else f"{stem}_out"
+    return [matmul, *after], replaced, out, len(bias)
+
+
+def _int8_attention(g: _Graph, node: Any, unsigned: bool) -> tuple[list[Any], str]:
+    """`Attention(x, Concat(Mul(Cast(q_i), s_i)), b, mask)` as `DynamicQuantizeLinear(x)` then
+    a `QAttention` over the three int8 weights side by side: (the new nodes, the output the
+    graph reads in place of the attention's)."""
+    import numpy as np
+    from onnx import helper
+
+    concat = g.made_by(node.input[1], "Concat")
+    parts = [_int8_weight(g, name) for name in concat.input]
+    q = np.concatenate([p[0] for p in parts], axis=1)
+    s = np.concatenate([p[1] for p in parts])
+    stem = f"int8_{node.output[0]}"
+    weight = _weight_inputs(g, stem, q, s, unsigned)
+    x = node.input[0]
+    quantized = [f"{stem}_x", f"{stem}_x_scale", f"{stem}_x_zero"]
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", [x], quantized, name=f"{stem}_quantize"),
+        helper.make_node(
+            "QAttention",
+            [
+                quantized[0],
+                weight[0],
+                node.input[2],
+                quantized[1],
+                weight[1],
+                node.input[3],
+                quantized[2],
+                *weight[2:],
+            ],
+            [f"{stem}_out"],
+            domain=_MS,
+            name=stem,
+            **{a.name: helper.get_attribute_value(a) for a in node.attribute},
+        ),
+    ]
+    return nodes, f"{stem}_out"
+
+
 def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     """Rewrite a fused model (`fuse_bert`) in place so that its projections compute in int8:
 
@@ -372,9 +433,6 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).
     """
-    import numpy as np
-    from onnx import helper
-
     graph = model.graph
     g = _Graph(graph)
     added: list[Any] = []
@@ -382,55 +440,15 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     matmuls = attentions = biases = 0
     for node in list(graph.node):
         if node.op_type == "MatMul" and g.constant(node.input[1]):
-            q, s = _int8_weight(g, node.input[1])
-            stem = f"int8_{node.output[0]}"
-            weight = _weight_inputs(g, stem, q, s, unsigned)
-            bias, replaced, after = _bias_into(g, node.output[0], f"{stem}_out")
-            if bias and len(weight) == 2:  # no zero point: the bias is still the fifth input
-                weight.append("")
-            added.append(
-                helper.make_node(
-                    "DynamicQuantizeMatMul",
-                    [node.input[0], *weight, *bias],
-                    [f"{stem}_out"],
-                    domain=_MS,
-                    name=stem,
-                )
-            )
-            added += after
-            renamed[replaced] = after[-1].output[0] if after else f"{stem}_out"
+            nodes, replaced, out, bias = _int8_matmul(g, node, unsigned)
+            added += nodes
+            renamed[replaced] = out
             matmuls += 1
-            biases += len(bias)
+            biases += bias
         elif node.op_type == "Attention" and node.domain == _MS:
-            concat = g.made_by(node.input[1], "Concat")
-            parts = [_int8_weight(g, name) for name in concat.input]
-            q = np.concatenate([p[0] for p in parts], axis=1)
-            s = np.concatenate([p[1] for p in parts])
-            stem = f"int8_{node.output[0]}"
-            weight = _weight_inputs(g, stem, q, s, unsigned)
-            x = node.input[0]
-            quantized = [f"{stem}_x", f"{stem}_x_scale", f"{stem}_x_zero"]
-            added += [
-                helper.make_node("DynamicQuantizeLinear", [x], quantized, name=f"{stem}_quantize"),
-                helper.make_node(
-                    "QAttention",
-                    [
-                        quantized[0],
-                        weight[0],
-                        node.input[2],
-                        quantized[1],
-                        weight[1],
-                        node.input[3],
-                        quantized[2],
-                        *weight[2:],
-                    ],
-                    [f"{stem}_out"],
-                    domain=_MS,
-                    name=stem,
-                    **{a.name: helper.get_attribute_value(a) for a in node.attribute},
-                ),
-            ]
-            renamed[node.output[0]] = f"{stem}_out"
+            nodes, out = _int8_attention(g, node, unsigned)
+            added += nodes
+            renamed[node.output[0]] = out
             attentions += 1
     if not matmuls or not attentions:
         raise FusionError("no int8 projection found (is the model fused?)")

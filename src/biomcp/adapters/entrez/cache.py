@@ -38,12 +38,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lxml import etree
-
 from biomcp.adapters.cache_file import CacheFile, SizeBound, select_in
 from biomcp.adapters.entrez.medline import incomplete_medline
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
-from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.adapters.entrez.splitting import split_article_set, split_article_xml, split_medline
 from biomcp.domain.citematch import CitMatchAnswer
 from biomcp.domain.fulltext import PmcArticleSet
 from biomcp.domain.identifiers import IdConversion, IdKind
@@ -63,7 +61,7 @@ from biomcp.ports.entrez import (
     WindowEnumeration,
 )
 
-__all__ = ["CacheStats", "CachingEntrezClient", "split_article_set", "split_medline"]
+__all__ = ["CacheStats", "CachingEntrezClient"]
 
 _log = logging.getLogger("biomcp.entrez.cache")
 
@@ -252,6 +250,9 @@ class CachingEntrezClient:
         found, _ = await self._articles(wanted)
         return _assemble(found[p] for p in wanted if p in found)
 
+    async def efetch_xml_articles(self, pmids: Sequence[str]) -> dict[str, str]:
+        return split_article_xml(await self.efetch_xml(pmids))
+
     async def efetch_medline(self, pmids: Sequence[str]) -> str:
         if not self.enabled:
             return await self.inner.efetch_medline(pmids)
@@ -422,56 +423,6 @@ class CachingEntrezClient:
 
 
 # --- documents -------------------------------------------------------------------------------
-
-
-def split_article_set(xml: bytes) -> tuple[dict[str, bytes], list[str]]:
-    """({PMID: the `<PubmedArticle>` or `<PubmedBookArticle>` XML}, deleted PMIDs) of an EFetch
-    answer. Each article is serialized with the namespace declarations it needs.
-
-    Raises:
-        EntrezResponseError, EntrezRequestError, EntrezUnavailableError: not a PubmedArticleSet
-            (see `xmlsafe.parse_document`).
-    """
-    root = parse_document(
-        xml, expected_roots=frozenset({"PubmedArticleSet"}), what="a <PubmedArticleSet> document"
-    )
-    articles: dict[str, bytes] = {}
-    deleted: list[str] = []
-    for child in root.iterchildren(tag=etree.Element):
-        if child.tag == "PubmedArticle":
-            pmid = child.findtext("MedlineCitation/PMID")
-        elif child.tag == "PubmedBookArticle":
-            pmid = child.findtext("BookDocument/PMID")
-        else:
-            if child.tag == "DeleteCitation":
-                deleted += [p.strip() for p in (e.text for e in child.iterfind("PMID")) if p]
-            continue
-        if pmid and pmid.strip():
-            articles[pmid.strip()] = etree.tostring(child, encoding="UTF-8", with_tail=False)
-    return articles, deleted
-
-
-def split_medline(text: str) -> dict[str, str]:
-    """{PMID: its MEDLINE record} of an EFetch `rettype=medline` answer (records begin with a
-    `PMID- ` line; blank lines between them are dropped)."""
-    records: dict[str, str] = {}
-    current: list[str] = []
-
-    def flush() -> None:
-        if current:
-            pmid = current[0].partition("-")[2].strip()
-            body = "\n".join(current).rstrip()
-            if pmid:
-                records[pmid] = body
-
-    for line in text.splitlines():
-        if line.startswith("PMID-"):
-            flush()
-            current = [line]
-        elif current and line.strip():
-            current.append(line)
-    flush()
-    return records
 
 
 def _assemble(articles: Iterable[bytes]) -> bytes:

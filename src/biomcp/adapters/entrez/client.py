@@ -1,7 +1,8 @@
 """The EntrezClient adapter: NCBI E-utilities over httpx, polite and resilient.
 
 * Every request carries `db`, `tool`, `email` and, when configured, `api_key`; the key is
-  redacted from every log line and error message this module (or httpx) produces.
+  redacted from every log line (`redaction`) and error message the client (or httpx)
+  produces. Sending, retrying and error mapping are `caller.EutilsCaller`'s.
 * Requests wait for the process-wide rate limit (`ratelimit.shared_limiter`).
 * Answers are streamed and read within `max_response_bytes` (NCBI_MAX_RESPONSE_MB), counted
   both as received and once decompressed (`body.read_bounded`): a larger answer, or a gzip
@@ -20,34 +21,15 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import logging
-import random
-import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from typing import TypeVar
-from urllib.parse import quote_plus
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
 
 import httpx
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_any,
-    stop_before_delay,
-)
 
 from biomcp import __version__
 from biomcp.adapters.entrez.bisection import enumerate_window
-from biomcp.adapters.entrez.body import (
-    ACCEPT_ENCODING,
-    BodyCounts,
-    ResponseTooLargeError,
-    read_bounded,
-)
+from biomcp.adapters.entrez.caller import ClientStats, EutilsCaller
 from biomcp.adapters.entrez.eutils_xml import (
     parse_einfo,
     parse_elink,
@@ -57,11 +39,12 @@ from biomcp.adapters.entrez.eutils_xml import (
 )
 from biomcp.adapters.entrez.jats import parse_pmc_articles
 from biomcp.adapters.entrez.lookups import IDCONV_MAX_IDS, parse_ecitmatch, parse_idconv
-from biomcp.adapters.entrez.medline import incomplete_medline
+from biomcp.adapters.entrez.medline import read_medline_text
 from biomcp.adapters.entrez.mesh_xml import parse_mesh_summaries
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.ratelimit import RateLimiter, shared_limiter
-from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.adapters.entrez.redaction import install_redaction
+from biomcp.adapters.entrez.splitting import split_article_xml
 from biomcp.domain.citematch import CitMatchAnswer
 from biomcp.domain.fulltext import PmcArticleSet
 from biomcp.domain.identifiers import IdConversion, IdKind
@@ -71,13 +54,7 @@ from biomcp.ports.entrez import (
     DatabaseInfo,
     DateType,
     DocSummary,
-    EntrezApiKeyError,
-    EntrezError,
-    EntrezRateLimitError,
     EntrezRequestError,
-    EntrezResponseError,
-    EntrezTimeoutError,
-    EntrezUnavailableError,
     FetchResult,
     LinkSet,
     SearchResult,
@@ -95,10 +72,6 @@ DEFAULT_IDCONV_URL = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/
 #: (a few times its size), a few hundred MiB at worst instead of whatever the wire sends.
 DEFAULT_MAX_RESPONSE_MB = 64
 _MIB = 1024 * 1024
-_log = logging.getLogger("biomcp.entrez")
-#: NCBI's answer to a key it does not know: `{"error":"API key invalid", "api-key": ...}`.
-_API_KEY_INVALID = re.compile(r"api[ -]?key\W+(is\W+)?invalid|invalid\W+api[ -]?key", re.I)
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,92 +96,10 @@ class EntrezSettings:
     fetch_concurrency: int = 3
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_MB * _MIB
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> EntrezSettings:
-        """Read NCBI_EUTILS_BASE_URL, NCBI_API_KEY, NCBI_TOOL_IDENTIFIER, NCBI_ADMIN_EMAIL,
-        NCBI_REQUEST_DELAY_MS, NCBI_MAX_RETRIES (spec 04) and NCBI_MAX_RESPONSE_MB; unset or
-        empty means default.
-
-        Raises:
-            ValueError: when a number is not a non-negative integer, or the response limit
-                is 0.
-        """
-        default = cls()
-
-        def number(name: str, fallback: int) -> int:
-            raw = environ.get(name, "").strip()
-            if not raw:
-                return fallback
-            if not raw.isdigit():
-                raise ValueError(f"{name} must be a non-negative integer, got {raw!r}")
-            return int(raw)
-
-        return cls(
-            base_url=environ.get("NCBI_EUTILS_BASE_URL", "").strip() or default.base_url,
-            idconv_base_url=environ.get("NCBI_IDCONV_BASE_URL", "").strip()
-            or default.idconv_base_url,
-            api_key=environ.get("NCBI_API_KEY", "").strip() or None,
-            tool=environ.get("NCBI_TOOL_IDENTIFIER", "").strip() or default.tool,
-            email=environ.get("NCBI_ADMIN_EMAIL", "").strip() or None,
-            request_delay_ms=number("NCBI_REQUEST_DELAY_MS", default.request_delay_ms),
-            max_retries=number("NCBI_MAX_RETRIES", default.max_retries),
-            max_response_bytes=_positive_mib(
-                number("NCBI_MAX_RESPONSE_MB", DEFAULT_MAX_RESPONSE_MB)
-            ),
-        )
-
     def __repr__(self) -> str:
         # Never print the key, even in a traceback's locals.
         key = "***" if self.api_key else None
         return f"EntrezSettings(base_url={self.base_url!r}, api_key={key!r}, tool={self.tool!r})"
-
-
-@dataclass(slots=True)
-class ClientStats:
-    """Operational figures for status pages: requests sent, retries, last success."""
-
-    requests: int = 0
-    retries: int = 0
-    last_success_at: datetime | None = None
-    last_error: str | None = None
-    by_endpoint: dict[str, int] = field(default_factory=dict)
-    #: Answer bytes read from the network, and after decompression, in all.
-    bytes_received: int = 0
-    bytes_decoded: int = 0
-    #: Answers refused for their size.
-    oversized: int = 0
-
-
-class _TransientError(Exception):
-    """A failure worth retrying; `final` is what the caller gets when retries run out."""
-
-    def __init__(self, final: EntrezError, retry_after: float | None = None) -> None:
-        super().__init__(str(final))
-        self.final = final
-        self.retry_after = retry_after
-
-
-def _positive_mib(mib: int) -> int:
-    if mib < 1:
-        raise ValueError("NCBI_MAX_RESPONSE_MB must be at least 1")
-    return mib * _MIB
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """`Retry-After` as seconds: a number (fractions accepted) or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _ncbi_date(day: date) -> str:
@@ -244,12 +135,10 @@ class HttpEntrezClient:
             has_api_key=bool(self.settings.api_key),
             min_interval_s=self.settings.request_delay_ms / 1000,
         )
-        self._transport = transport
-        self._http: httpx.AsyncClient | None = None
-        self._secrets = tuple(s for s in (self.settings.api_key,) if s)
         self.stats = ClientStats()
-        if self._secrets:
-            _install_redaction(self._secrets)
+        self._caller = EutilsCaller(self.settings, self._limiter, self.stats, transport)
+        if self.settings.api_key:
+            install_redaction([self.settings.api_key])
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -257,191 +146,12 @@ class HttpEntrezClient:
     def queue_length(self) -> int:
         return self._limiter.queue_length
 
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.settings.timeout_s),
-                transport=self._transport,
-                headers={
-                    "User-Agent": f"{self.settings.tool} (httpx)",
-                    "Accept-Encoding": ACCEPT_ENCODING,
-                },
-                follow_redirects=True,
-            )
-        return self._http
-
     async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self._caller.aclose()
 
     def redact(self, text: str) -> str:
         """`text` with the API key (plain or URL-encoded) replaced by `***`."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***").replace(quote_plus(secret), "***")
-        return text
-
-    def _params(self, params: Iterable[tuple[str, str]], db: str | None) -> list[tuple[str, str]]:
-        merged = [*([("db", db)] if db else []), ("tool", self.settings.tool), *params]
-        if self.settings.email:
-            merged.append(("email", self.settings.email))
-        if self.settings.api_key:
-            merged.append(("api_key", self.settings.api_key))
-        return merged
-
-    def _wait(self, state: RetryCallState) -> float:
-        outcome = state.outcome
-        exc = outcome.exception() if outcome is not None else None
-        if isinstance(exc, _TransientError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.settings.retry_after_max_s)
-        exponent = max(0, state.attempt_number - 1)
-        backoff = min(
-            self.settings.backoff_initial_s * float(2**exponent), self.settings.backoff_max_s
-        )
-        return float(backoff + random.uniform(0, backoff / 2))  # noqa: S311 - jitter, not crypto
-
-    async def _call(
-        self,
-        endpoint: str,
-        params: Iterable[tuple[str, str]],
-        parse: Callable[[bytes], _T],
-        *,
-        post: bool = False,
-        db: str | None = "pubmed",
-        url: str | None = None,
-    ) -> _T:
-        """One E-utility call with rate limiting, the response size limit, retries and error
-        mapping. `url` replaces `{base}/{endpoint}.fcgi` (a service such as the ID converter;
-        `endpoint` then only names it); `db=None` sends no `db` parameter."""
-        full = self._params(params, db)
-        retrying = AsyncRetrying(
-            stop=stop_any(
-                stop_after_attempt(self.settings.max_retries + 1),
-                stop_before_delay(self.settings.deadline_s),
-            ),
-            wait=self._wait,
-            retry=retry_if_exception_type(_TransientError),
-            reraise=True,
-            before_sleep=self._before_sleep(endpoint),
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    body = await self._send(endpoint, full, post, url)
-                    value = self._parse(endpoint, body, parse)
-        except _TransientError as exc:
-            self.stats.last_error = str(exc.final)
-            raise exc.final from None
-        except EntrezError as exc:
-            self.stats.last_error = str(exc)
-            raise
-        self.stats.last_success_at = datetime.now(UTC)
-        return value
-
-    def _before_sleep(self, endpoint: str) -> Callable[[RetryCallState], Awaitable[None] | None]:
-        def log_retry(state: RetryCallState) -> None:
-            self.stats.retries += 1
-            outcome = state.outcome
-            reason = outcome.exception() if outcome is not None else None
-            _log.warning(
-                "NCBI %s attempt %d failed (%s); retrying",
-                endpoint,
-                state.attempt_number,
-                self.redact(str(reason)),
-            )
-
-        return log_retry
-
-    async def _send(
-        self, endpoint: str, params: list[tuple[str, str]], post: bool, url: str | None = None
-    ) -> bytes:
-        url = url or f"{self._base}/{endpoint}.fcgi"
-        # Everything slow is done before the slot is taken: building the client (tens of ms)
-        # after it would make the first request of a burst late and the next ones bunch
-        # behind it, more arrivals in one second than NCBI allows.
-        client = self._client()
-        if post:
-            request = client.build_request("POST", url, data=dict(_group(params)))
-        else:
-            request = client.build_request("GET", url, params=httpx.QueryParams(tuple(params)))
-        await self._limiter.acquire()
-        self.stats.requests += 1
-        self.stats.by_endpoint[endpoint] = self.stats.by_endpoint.get(endpoint, 0) + 1
-        _log.debug("NCBI %s %s", "POST" if post else "GET", endpoint)
-        try:
-            response = await client.send(request, stream=True)
-            try:
-                return await self._receive(endpoint, response)
-            finally:
-                # Closing a response not read to its end drops the connection: the rest of
-                # an oversized answer is never read.
-                await response.aclose()
-        except httpx.TimeoutException as exc:
-            raise _TransientError(
-                EntrezTimeoutError(f"NCBI {endpoint} timed out: {type(exc).__name__}")
-            ) from None
-        except httpx.HTTPError as exc:
-            raise _TransientError(
-                EntrezUnavailableError(
-                    f"NCBI {endpoint} unreachable: {type(exc).__name__}: {self.redact(str(exc))}"
-                )
-            ) from None
-
-    async def _receive(self, endpoint: str, response: httpx.Response) -> bytes:
-        """The body of a streamed answer, or the error its status stands for."""
-        status = response.status_code
-        if status == 429:
-            retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
-            raise _TransientError(
-                EntrezRateLimitError(
-                    f"NCBI {endpoint} rate limit (429) persisted after retries", retry_after
-                ),
-                retry_after,
-            )
-        if status >= 500:
-            raise _TransientError(
-                EntrezUnavailableError(f"NCBI {endpoint} answered HTTP {status}"),
-                _retry_after_seconds(response.headers.get("Retry-After")),
-            )
-        body = await self._read(endpoint, response)
-        if status >= 400:
-            snippet = self.redact(body[:300].decode("utf-8", "replace").strip())
-            if status in (400, 401, 403) and _API_KEY_INVALID.search(snippet):
-                raise EntrezApiKeyError(f"NCBI {endpoint} refused the API key (HTTP {status})")
-            raise EntrezRequestError(
-                f"NCBI {endpoint} rejected the request (HTTP {status}): {snippet}"
-            )
-        return body
-
-    async def _read(self, endpoint: str, response: httpx.Response) -> bytes:
-        counts = BodyCounts()
-        try:
-            return await read_bounded(
-                response, self.settings.max_response_bytes, counts, f"NCBI {endpoint}"
-            )
-        except ResponseTooLargeError:
-            self.stats.oversized += 1
-            _log.warning("NCBI %s answer refused: over the response size limit", endpoint)
-            raise
-        except EntrezResponseError as exc:  # cut short or corrupt in transit: ask again
-            raise _TransientError(EntrezResponseError(self.redact(str(exc)))) from None
-        finally:
-            self.stats.bytes_received += counts.received
-            self.stats.bytes_decoded += counts.decoded
-
-    def _parse(self, endpoint: str, body: bytes, parse: Callable[[bytes], _T]) -> _T:
-        try:
-            return parse(body)
-        except (EntrezResponseError, EntrezUnavailableError) as exc:
-            # An HTML page, a truncated document or a "backend failed" payload: NCBI hiccups
-            # that a second attempt usually clears.
-            raise _TransientError(type(exc)(self.redact(f"NCBI {endpoint}: {exc}"))) from None
-        except EntrezError as exc:
-            raise type(exc)(self.redact(str(exc))) from None
-        except Exception as exc:  # a parser bug must still surface as the port's error
-            raise EntrezResponseError(
-                f"NCBI {endpoint}: unreadable answer ({type(exc).__name__})"
-            ) from None
+        return self._caller.redact(text)
 
     # --- ESearch -------------------------------------------------------------------------
 
@@ -473,7 +183,7 @@ class HttpEntrezClient:
             params.append(("usehistory", "y"))
         if webenv:
             params.append(("WebEnv", webenv))
-        return await self._call("esearch", params, parse_esearch, post=len(term) > 1500)
+        return await self._caller.call("esearch", params, parse_esearch, post=len(term) > 1500)
 
     async def esearch_delta(
         self, term: str, mindate: date, maxdate: date, datetype: DateType = "edat"
@@ -504,7 +214,7 @@ class HttpEntrezClient:
             async with semaphore:
                 params, post = self._id_params(batch)
                 params += [("retmode", "xml")]
-                parsed = await self._call("efetch", params, parse_pubmed_articles, post=post)
+                parsed = await self._caller.call("efetch", params, parse_pubmed_articles, post=post)
                 return FetchResult(
                     parsed.records, (), parsed.book_pmids, parsed.deleted_pmids, parsed.problems
                 )
@@ -524,7 +234,7 @@ class HttpEntrezClient:
             ("retmax", str(retmax)),
             ("retmode", "xml"),
         ]
-        parsed = await self._call("efetch", params, parse_pubmed_articles)
+        parsed = await self._caller.call("efetch", params, parse_pubmed_articles)
         return FetchResult(
             parsed.records, (), parsed.book_pmids, parsed.deleted_pmids, parsed.problems
         )
@@ -539,7 +249,10 @@ class HttpEntrezClient:
             parse_pubmed_articles(body)  # refuses HTML, truncation, error payloads
             return body
 
-        return await self._call("efetch", [*params, ("retmode", "xml")], checked, post=post)
+        return await self._caller.call("efetch", [*params, ("retmode", "xml")], checked, post=post)
+
+    async def efetch_xml_articles(self, pmids: Sequence[str]) -> dict[str, str]:
+        return split_article_xml(await self.efetch_xml(pmids))
 
     async def efetch_medline(self, pmids: Sequence[str]) -> str:
         wanted = _unique(pmids)
@@ -547,7 +260,7 @@ class HttpEntrezClient:
             raise EntrezRequestError("EFetch needs at least one PMID")
         params, post = self._id_params(wanted)
         params += [("rettype", "medline"), ("retmode", "text")]
-        return await self._call("efetch", params, _medline_text, post=post)
+        return await self._caller.call("efetch", params, read_medline_text, post=post)
 
     # --- ESummary, ELink, EInfo ----------------------------------------------------------
 
@@ -575,7 +288,7 @@ class HttpEntrezClient:
             ]
         else:
             raise EntrezRequestError("ESummary needs PMIDs or a WebEnv and query_key")
-        return await self._call("esummary", params, parse_esummary, post=post)
+        return await self._caller.call("esummary", params, parse_esummary, post=post)
 
     async def elink(
         self,
@@ -590,28 +303,30 @@ class HttpEntrezClient:
         cmd = "neighbor_score" if with_scores and linkname == "pubmed_pubmed" else "neighbor"
         params = [("dbfrom", "pubmed"), ("cmd", cmd), ("linkname", linkname)]
         params += [("id", pmid) for pmid in wanted]
-        return await self._call("elink", params, parse_elink, post=len(wanted) > 100)
+        return await self._caller.call("elink", params, parse_elink, post=len(wanted) > 100)
 
     async def einfo(self, db: str = "pubmed") -> DatabaseInfo:
-        return await self._call("einfo", [], parse_einfo, db=db)
+        return await self._caller.call("einfo", [], parse_einfo, db=db)
 
     async def espell(self, term: str) -> str | None:
         if not term.strip():
             raise EntrezRequestError("ESpell needs a non-empty term")
-        return await self._call("espell", [("term", term)], parse_espell, post=len(term) > 1500)
+        return await self._caller.call(
+            "espell", [("term", term)], parse_espell, post=len(term) > 1500
+        )
 
     async def mesh_search(self, term: str, *, retmax: int = 20) -> SearchResult:
         if not term.strip():
             raise EntrezRequestError("ESearch needs a non-empty term")
         params = [("term", term), ("retstart", "0"), ("retmax", str(retmax))]
-        return await self._call("esearch", params, parse_esearch, db="mesh")
+        return await self._caller.call("esearch", params, parse_esearch, db="mesh")
 
     async def mesh_summaries(self, uids: Sequence[str]) -> tuple[MeshDescriptor, ...]:
         wanted = _unique(uids)
         if not wanted:
             raise EntrezRequestError("ESummary needs at least one MeSH UID")
         params = [("version", "2.0"), ("id", ",".join(wanted))]
-        return await self._call("esummary", params, parse_mesh_summaries, db="mesh")
+        return await self._caller.call("esummary", params, parse_mesh_summaries, db="mesh")
 
     # --- lookups: the PMC ID converter and ECitMatch (not .fcgi E-utilities) --------------
 
@@ -623,7 +338,7 @@ class HttpEntrezClient:
             raise EntrezRequestError(f"the ID converter takes at most {IDCONV_MAX_IDS} ids")
         params = [("ids", ",".join(wanted)), ("idtype", idtype), ("format", "json")]
         url = self.settings.idconv_base_url
-        return await self._call("idconv", params, parse_idconv, db=None, url=url)
+        return await self._caller.call("idconv", params, parse_idconv, db=None, url=url)
 
     async def ecitmatch(self, lines: Sequence[str]) -> tuple[CitMatchAnswer, ...]:
         wanted = [line.strip() for line in lines if line.strip()]
@@ -633,7 +348,7 @@ class HttpEntrezClient:
         if not all(keys):
             raise EntrezRequestError("every ECitMatch line needs six |-separated fields")
         bdata = "\r".join(wanted)
-        return await self._call(
+        return await self._caller.call(
             "ecitmatch",
             [("retmode", "xml"), ("bdata", bdata)],
             lambda body: parse_ecitmatch(body, keys),
@@ -649,46 +364,18 @@ class HttpEntrezClient:
             raise EntrezRequestError("ELink needs at least one PMID")
         params = [("dbfrom", "pubmed"), ("cmd", "neighbor"), ("linkname", "pubmed_pmc")]
         params += [("id", pmid) for pmid in wanted]
-        return await self._call("elink", params, parse_elink, post=len(wanted) > 100, db="pmc")
+        return await self._caller.call(
+            "elink", params, parse_elink, post=len(wanted) > 100, db="pmc"
+        )
 
     async def efetch_pmc(self, pmcids: Sequence[str]) -> PmcArticleSet:
         wanted = _unique(i.upper().removeprefix("PMC") for i in pmcids)
         if not wanted:
             raise EntrezRequestError("EFetch needs at least one PMC id")
         params = [("id", ",".join(wanted)), ("retmode", "xml")]
-        return await self._call(
+        return await self._caller.call(
             "efetch", params, parse_pmc_articles, post=len(wanted) > 200, db="pmc"
         )
-
-
-def _group(params: list[tuple[str, str]]) -> dict[str, str | list[str]]:
-    """Form fields for a POST; a repeated key (ELink's one `id` per source) stays repeated."""
-    grouped: dict[str, list[str]] = {}
-    for key, value in params:
-        grouped.setdefault(key, []).append(value)
-    return {k: v[0] if len(v) == 1 else v for k, v in grouped.items()}
-
-
-def _medline_text(body: bytes) -> str:
-    """EFetch's MEDLINE text, whole.
-
-    Raises:
-        EntrezResponseError: an HTML page, XML that is not an NCBI error, or text cut short
-            (retried by `_parse`).
-        EntrezUnavailableError: an NCBI "backend failed" payload (retried by `_parse`).
-        EntrezRequestError: an NCBI error naming the request (not retried).
-    """
-    text = body.decode("utf-8", "replace")
-    if text.lstrip()[:1] == "<":
-        # XML or HTML instead of text: read it as XML, so that an NCBI error payload is
-        # classified like in every other mode (a backend failure is retried, a bad request
-        # is not) and anything else is an unreadable answer.
-        parse_document(body, expected_roots=frozenset(), what="MEDLINE text")
-        raise EntrezResponseError("expected MEDLINE text, received XML")  # not reached
-    problem = incomplete_medline(text)
-    if problem is not None:
-        raise EntrezResponseError(f"MEDLINE answer not whole: {problem}")
-    return text
 
 
 def _merge_fetches(parts: Sequence[FetchResult], wanted: Sequence[str]) -> FetchResult:
@@ -703,33 +390,3 @@ def _merge_fetches(parts: Sequence[FetchResult], wanted: Sequence[str]) -> Fetch
         deleted_pmids=tuple(deleted),
         problems=tuple(x for p in parts for x in p.problems),
     )
-
-
-class _RedactFilter(logging.Filter):
-    """Replaces secrets in log records of httpx / httpcore, which log full request URLs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
-        message = record.getMessage()
-        redacted = message
-        for secret in self.secrets:
-            redacted = redacted.replace(secret, "***")
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
-
-
-_redaction = _RedactFilter()
-
-
-def _install_redaction(secrets: Iterable[str]) -> None:
-    _redaction.secrets.update(secrets)
-    for name in ("httpx", "httpcore", "biomcp.entrez"):
-        logger = logging.getLogger(name)
-        if _redaction not in logger.filters:
-            logger.addFilter(_redaction)

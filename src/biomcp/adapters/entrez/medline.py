@@ -10,7 +10,10 @@ cannot be told from a whole one; every other cut can.
 
 from __future__ import annotations
 
-__all__ = ["incomplete_medline"]
+from biomcp.adapters.entrez.xmlsafe import parse_document
+from biomcp.ports.entrez import EntrezResponseError
+
+__all__ = ["incomplete_medline", "read_medline_text"]
 
 _END_TAG = "SO"
 
@@ -37,3 +40,25 @@ def incomplete_medline(text: str) -> str | None:
         pmid = start.partition("-")[2].strip()[:20] or "?"
         return f"its last record (PMID {pmid}) has no closing SO line: the answer was cut short"
     return None
+
+
+def read_medline_text(body: bytes) -> str:
+    """EFetch's MEDLINE text, whole.
+
+    Raises:
+        EntrezResponseError: an HTML page, XML that is not an NCBI error, or text cut short
+            (retried by the caller).
+        EntrezUnavailableError: an NCBI "backend failed" payload (retried by the caller).
+        EntrezRequestError: an NCBI error naming the request (not retried).
+    """
+    text = body.decode("utf-8", "replace")
+    if text.lstrip()[:1] == "<":
+        # XML or HTML instead of text: read it as XML, so that an NCBI error payload is
+        # classified like in every other mode (a backend failure is retried, a bad request
+        # is not) and anything else is an unreadable answer.
+        parse_document(body, expected_roots=frozenset(), what="MEDLINE text")
+        raise EntrezResponseError("expected MEDLINE text, received XML")  # not reached
+    problem = incomplete_medline(text)
+    if problem is not None:
+        raise EntrezResponseError(f"MEDLINE answer not whole: {problem}")
+    return text

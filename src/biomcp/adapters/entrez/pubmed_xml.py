@@ -17,13 +17,21 @@ document order with every run of whitespace collapsed to one space.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from lxml import etree
 
+from biomcp.adapters.entrez.pubmed_fields import (
+    date_revised,
+    entrez_date,
+    node_attr,
+    node_text,
+    node_texts,
+    node_yes,
+    pub_date,
+)
 from biomcp.adapters.entrez.xmlsafe import MATHML_NS, parse_document
 from biomcp.domain.records import (
     AbstractSection,
@@ -36,7 +44,6 @@ from biomcp.domain.records import (
     NoticeKind,
     PubDate,
     PubMedRecord,
-    utc,
 )
 
 __all__ = ["ParsedArticleSet", "parse_pubmed_articles"]
@@ -44,7 +51,6 @@ __all__ = ["ParsedArticleSet", "parse_pubmed_articles"]
 _ROOTS = frozenset({"PubmedArticleSet"})
 
 _T = TypeVar("_T")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _NOTICE_KINDS = {kind.value: kind for kind in NoticeKind}
 _ORCID = re.compile(r"(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
@@ -109,15 +115,15 @@ def parse_pubmed_articles(xml: bytes) -> ParsedArticleSet:
             if record is not None:
                 records.append(record)
         elif tag == "PubmedBookArticle":
-            pmid = _text(child.find("BookDocument/PMID"))
+            pmid = node_text(child.find("BookDocument/PMID"))
             if pmid:
                 books.append(pmid)
             else:
                 problems.append(f"PubmedBookArticle (element #{position}): no PMID")
         elif tag == "DeleteCitation":
-            deleted.extend(p for p in (_text(e) for e in child.iterfind("PMID")) if p)
+            deleted.extend(p for p in (node_text(e) for e in child.iterfind("PMID")) if p)
         elif tag == "ERROR":
-            problems.append(f"NCBI error inside the article set: {_text(child) or '(empty)'}")
+            problems.append(f"NCBI error inside the article set: {node_text(child) or '(empty)'}")
         else:
             problems.append(f"element #{position}: unexpected <{tag}> ignored")
     return ParsedArticleSet(tuple(records), tuple(books), tuple(deleted), tuple(problems))
@@ -182,7 +188,7 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
     if citation is None:
         problems.append(f"PubmedArticle #{index}: skipped: no MedlineCitation")
         return None
-    pmid = _text(citation.find("PMID"))
+    pmid = node_text(citation.find("PMID"))
     if not pmid:
         problems.append(f"PubmedArticle #{index}: skipped: no PMID")
         return None
@@ -205,18 +211,20 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
         journal=optional("journal", lambda: _journal(art), Journal()),
         publication_types=optional(
             "publication_types",
-            lambda: _texts(art.iterfind("PublicationTypeList/PublicationType")),
+            lambda: node_texts(art.iterfind("PublicationTypeList/PublicationType")),
             (),
         ),
         mesh=optional("mesh", lambda: _mesh(citation), ()),
-        keywords=optional("keywords", lambda: _texts(citation.iterfind("KeywordList/Keyword")), ()),
+        keywords=optional(
+            "keywords", lambda: node_texts(citation.iterfind("KeywordList/Keyword")), ()
+        ),
         pdat=_pdat(art, optional),
-        edat=optional("edat", lambda: _edat(pubmed_data), None),
-        lr=optional("lr", lambda: _date_revised(citation), None),
+        edat=optional("edat", lambda: entrez_date(pubmed_data), None),
+        lr=optional("lr", lambda: date_revised(citation), None),
         pmcid=optional("pmcid", lambda: _pmcid(pubmed_data), None),
         doi=optional("doi", lambda: _doi(art, pubmed_data), None),
         authors=optional("authors", lambda: _authors(art), ()),
-        languages=optional("languages", lambda: _texts(art.iterfind("Language")), ()),
+        languages=optional("languages", lambda: node_texts(art.iterfind("Language")), ()),
         notices=optional("notices", lambda: _notices(citation), ()),
         pages=optional("pages", lambda: _pages(art), None),
         grants=optional("grants", lambda: _grants(art), ()),
@@ -226,29 +234,29 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
 def _grants(art: etree._Element) -> tuple[Grant, ...]:
     return tuple(
         Grant(
-            grant_id=_text(node.find("GrantID")),
-            acronym=_text(node.find("Acronym")),
-            agency=_text(node.find("Agency")),
-            country=_text(node.find("Country")),
+            grant_id=node_text(node.find("GrantID")),
+            acronym=node_text(node.find("Acronym")),
+            agency=node_text(node.find("Agency")),
+            country=node_text(node.find("Country")),
         )
         for node in art.iterfind("GrantList/Grant")
     )
 
 
 def _title(art: etree._Element) -> str | None:
-    return _text(art.find("ArticleTitle")) or _text(art.find("VernacularTitle"))
+    return node_text(art.find("ArticleTitle")) or node_text(art.find("VernacularTitle"))
 
 
 def _abstract(art: etree._Element) -> tuple[AbstractSection, ...]:
     sections: list[AbstractSection] = []
     for node in art.iterfind("Abstract/AbstractText"):
-        text = _text(node)
+        text = node_text(node)
         if text:
             sections.append(
                 AbstractSection(
                     text,
-                    label=_attr(node, "Label"),
-                    category=_attr(node, "NlmCategory"),
+                    label=node_attr(node, "Label"),
+                    category=node_attr(node, "NlmCategory"),
                 )
             )
     return tuple(sections)
@@ -261,7 +269,7 @@ def _journal(art: etree._Element) -> Journal:
     issn: str | None = None
     eissn: str | None = None
     for node in journal.iterfind("ISSN"):
-        value = _text(node)
+        value = node_text(node)
         if not value:
             continue
         if (node.get("IssnType") or "").strip().lower() == "electronic":
@@ -269,21 +277,21 @@ def _journal(art: etree._Element) -> Journal:
         else:  # Print, or no IssnType at all
             issn = issn or value
     return Journal(
-        title=_text(journal.find("Title")),
-        iso_abbreviation=_text(journal.find("ISOAbbreviation")),
+        title=node_text(journal.find("Title")),
+        iso_abbreviation=node_text(journal.find("ISOAbbreviation")),
         issn=issn,
         eissn=eissn,
-        volume=_text(journal.find("JournalIssue/Volume")),
-        issue=_text(journal.find("JournalIssue/Issue")),
+        volume=node_text(journal.find("JournalIssue/Volume")),
+        issue=node_text(journal.find("JournalIssue/Issue")),
     )
 
 
 def _pages(art: etree._Element) -> str | None:
-    medline = _text(art.find("Pagination/MedlinePgn"))
+    medline = node_text(art.find("Pagination/MedlinePgn"))
     if medline:
         return medline
-    start = _text(art.find("Pagination/StartPage"))
-    end = _text(art.find("Pagination/EndPage"))
+    start = node_text(art.find("Pagination/StartPage"))
+    end = node_text(art.find("Pagination/EndPage"))
     if start and end and end != start:
         return f"{start}-{end}"
     return start or end
@@ -291,10 +299,10 @@ def _pages(art: etree._Element) -> str | None:
 
 def _pdat(art: etree._Element, optional: _FieldGuard) -> PubDate | None:
     """JournalIssue/PubDate, else the electronic ArticleDate when the former has no usable year."""
-    pub_date = art.find("Journal/JournalIssue/PubDate")
+    issue_date = art.find("Journal/JournalIssue/PubDate")
     found: PubDate | None = None
-    if pub_date is not None:
-        found = optional("pdat (JournalIssue/PubDate)", lambda: _pub_date(pub_date), None)
+    if issue_date is not None:
+        found = optional("pdat (JournalIssue/PubDate)", lambda: pub_date(issue_date), None)
     if found is not None:
         return found
     article_date = art.find("ArticleDate[@DateType='Electronic']")
@@ -302,98 +310,26 @@ def _pdat(art: etree._Element, optional: _FieldGuard) -> PubDate | None:
         article_date = art.find("ArticleDate")
     if article_date is None:
         return None
-    return optional("pdat (ArticleDate)", lambda: _pub_date(article_date), None)
-
-
-def _pub_date(node: etree._Element) -> PubDate | None:
-    medline = _text(node.find("MedlineDate"))
-    year = _text(node.find("Year"))
-    if not year:
-        return PubDate.parse(medline) if medline else None
-    season = _text(node.find("Season"))
-    if season:
-        return PubDate.parse(f"{year} {season}")
-    month_text = _text(node.find("Month"))
-    day_text = _text(node.find("Day"))
-    if month_text is None:
-        return PubDate(int(year))
-    month = _month(month_text)
-    if month is None:  # e.g. "Mar-Apr" in a Month field: keep the source text
-        return PubDate.parse(" ".join(p for p in (year, month_text, day_text) if p))
-    return PubDate(int(year), month, int(day_text) if day_text else None)
-
-
-def _month(text: str | None) -> int | None:
-    """`3`, `03`, `Mar`, `March`, `Sept.` -> 3..; anything else (`Mar-Apr`) -> None."""
-    if not text:
-        return None
-    if text.isdigit():
-        value = int(text)
-        return value if 1 <= value <= 12 else None
-    word = text.rstrip(".")
-    prefix = word[:3].lower()
-    if word.isalpha() and len(word) >= 3 and prefix in _MONTHS:
-        return _MONTHS.index(prefix) + 1
-    return None
-
-
-def _datetime(node: etree._Element) -> datetime:
-    year = _text(node.find("Year"))
-    if not year:
-        raise ValueError("no Year")
-    month = _month(_text(node.find("Month")) or "1")
-    if month is None:
-        raise ValueError(f"bad Month {_text(node.find('Month'))!r}")
-    return utc(
-        int(year),
-        month,
-        int(_text(node.find("Day")) or 1),
-        int(_text(node.find("Hour")) or 0),
-        int(_text(node.find("Minute")) or 0),
-    )
-
-
-def _edat(pubmed_data: etree._Element | None) -> datetime | None:
-    """History `entrez`, else `pubmed`; an unreadable `entrez` falls back to `pubmed` too."""
-    if pubmed_data is None:
-        return None
-    errors: list[str] = []
-    for status in ("entrez", "pubmed"):
-        for node in pubmed_data.iterfind(f"History/PubMedPubDate[@PubStatus='{status}']"):
-            try:
-                return _datetime(node)
-            except ValueError as exc:
-                errors.append(f"{status}: {exc}")
-    if errors:
-        raise ValueError("; ".join(errors))
-    return None
-
-
-def _date_revised(citation: etree._Element) -> datetime | None:
-    node = citation.find("DateRevised")
-    if node is None:
-        return None
-    moment = _datetime(node)
-    return moment.replace(hour=0, minute=0)
+    return optional("pdat (ArticleDate)", lambda: pub_date(article_date), None)
 
 
 def _mesh(citation: etree._Element) -> tuple[MeshHeading, ...]:
     headings: list[MeshHeading] = []
     for heading in citation.iterfind("MeshHeadingList/MeshHeading"):
         descriptor = heading.find("DescriptorName")
-        name = _text(descriptor)
+        name = node_text(descriptor)
         if descriptor is None or not name:
             continue
         qualifiers = tuple(
-            MeshQualifier(q_name, ui=_attr(q, "UI"), major=_yes(q, "MajorTopicYN"))
+            MeshQualifier(q_name, ui=node_attr(q, "UI"), major=node_yes(q, "MajorTopicYN"))
             for q in heading.iterfind("QualifierName")
-            if (q_name := _text(q))
+            if (q_name := node_text(q))
         )
         headings.append(
             MeshHeading(
                 name,
-                ui=_attr(descriptor, "UI"),
-                major=_yes(descriptor, "MajorTopicYN"),
+                ui=node_attr(descriptor, "UI"),
+                major=node_yes(descriptor, "MajorTopicYN"),
                 qualifiers=qualifiers,
             )
         )
@@ -403,10 +339,10 @@ def _mesh(citation: etree._Element) -> tuple[MeshHeading, ...]:
 def _doi(art: etree._Element, pubmed_data: etree._Element | None) -> str | None:
     if pubmed_data is not None:
         for node in pubmed_data.iterfind("ArticleIdList/ArticleId[@IdType='doi']"):
-            if doi := _text(node):
+            if doi := node_text(node):
                 return doi
     for node in art.iterfind("ELocationID[@EIdType='doi']"):
-        if node.get("ValidYN", "Y") != "N" and (doi := _text(node)):
+        if node.get("ValidYN", "Y") != "N" and (doi := node_text(node)):
             return doi
     return None
 
@@ -415,7 +351,7 @@ def _pmcid(pubmed_data: etree._Element | None) -> str | None:
     if pubmed_data is None:
         return None
     for node in pubmed_data.iterfind("ArticleIdList/ArticleId[@IdType='pmc']"):
-        digits = _DIGITS.search(_text(node) or "")
+        digits = _DIGITS.search(node_text(node) or "")
         if digits:
             return f"PMC{int(digits.group())}"
     return None
@@ -439,11 +375,11 @@ def _authors(art: etree._Element) -> tuple[Author, ...]:
             for child in node:  # one pass over the children instead of a find() per field
                 tag = child.tag
                 if tag == "AffiliationInfo":
-                    affiliation = _text(child.find("Affiliation"))
+                    affiliation = node_text(child.find("Affiliation"))
                     if affiliation:
                         affiliations.append(affiliation)
                 elif tag in _AUTHOR_NAME_TAGS and tag not in names:
-                    names[tag] = _text(child)
+                    names[tag] = node_text(child)
             author = Author(
                 last_name=names.get("LastName"),
                 fore_name=names.get("ForeName"),
@@ -461,7 +397,7 @@ def _orcid(author: etree._Element) -> str | None:
     for node in author.iterfind("Identifier"):
         if (node.get("Source") or "").upper() != "ORCID":
             continue
-        match = _ORCID.search(_text(node) or "")
+        match = _ORCID.search(node_text(node) or "")
         if match:
             return "-".join(match.groups()).upper()
     return None
@@ -473,36 +409,10 @@ def _notices(citation: etree._Element) -> tuple[Notice, ...]:
         kind = _NOTICE_KINDS.get((node.get("RefType") or "").strip())
         if kind is not None:
             notices.append(
-                Notice(kind, pmid=_text(node.find("PMID")), source=_text(node.find("RefSource")))
+                Notice(
+                    kind,
+                    pmid=node_text(node.find("PMID")),
+                    source=node_text(node.find("RefSource")),
+                )
             )
     return tuple(notices)
-
-
-# --------------------------------------------------------------------------- text helpers
-
-
-def _text(node: etree._Element | None) -> str | None:
-    """The node's full text in document order (inline markup flattened), whitespace collapsed;
-    None when absent or blank."""
-    if node is None:
-        return None
-    # Most elements hold plain text: skip the itertext generator for them (a hot path).
-    raw = node.text if len(node) == 0 else "".join(cast("Iterable[str]", node.itertext()))
-    if not raw:
-        return None
-    return " ".join(raw.split()) or None
-
-
-def _texts(nodes: Iterable[etree._Element]) -> tuple[str, ...]:
-    return tuple(t for t in (_text(n) for n in nodes) if t)
-
-
-def _attr(node: etree._Element, name: str) -> str | None:
-    value = node.get(name)
-    if value is None:
-        return None
-    return value.strip() or None
-
-
-def _yes(node: etree._Element, name: str) -> bool:
-    return (node.get(name) or "").strip().upper() == "Y"

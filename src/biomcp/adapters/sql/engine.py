@@ -20,7 +20,7 @@ import platformdirs
 from sqlalchemy import URL, Connection, Engine, Table, create_engine, event, make_url
 from sqlalchemy.dialects import postgresql, sqlite
 
-from biomcp.ports.metadata import StoreUnavailableError
+from biomcp.ports.store_errors import StoreUnavailableError
 
 __all__ = [
     "APP_NAME",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import exc as sa_exc
 
-from biomcp.ports.metadata import MetadataStoreError, StoreUnavailableError
+from biomcp.ports.store_errors import MetadataStoreError, StoreUnavailableError
 
 __all__ = ["translate", "translated", "unavailable_on_error"]
 

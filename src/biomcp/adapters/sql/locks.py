@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine, text
 from biomcp.adapters.filelocks import read_holder, try_lock_exclusive, whoami, write_holder
 from biomcp.adapters.sql.errors import translated
 from biomcp.ports.holders import describe_holder
-from biomcp.ports.metadata import LockTimeoutError
+from biomcp.ports.store_errors import LockTimeoutError
 
 __all__ = ["AdvisoryQueryLock", "FileQueryLock", "advisory_key", "lock_file"]
 

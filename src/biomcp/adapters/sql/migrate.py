@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from biomcp.adapters.sql.engine import WRITE_OPTIONS, make_engine, resolve_url
 from biomcp.adapters.sql.errors import unavailable_on_error
-from biomcp.ports.metadata import StoreUnavailableError
+from biomcp.ports.store_errors import StoreUnavailableError
 
 if TYPE_CHECKING:
     from alembic.config import Config

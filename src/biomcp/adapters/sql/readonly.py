@@ -25,7 +25,7 @@ from biomcp.adapters.sql.engine import BUSY_TIMEOUT_MS
 from biomcp.adapters.sql.errors import unavailable_on_error
 from biomcp.adapters.sql.migrate import prepare_schema
 from biomcp.adapters.sqlite_errors import is_write_failure
-from biomcp.ports.metadata import StoreUnavailableError
+from biomcp.ports.store_errors import StoreUnavailableError
 
 __all__ = [
     "ReadOnlyCause",

@@ -27,15 +27,10 @@ from biomcp.domain.design import STUDY_DESIGN_VALUES, DesignClassification, Stud
 from biomcp.domain.evidence import EvidenceClassification
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.watermarks import WatermarkAudit
-from biomcp.ports.metadata import (
-    Checkpoint,
-    DocumentUpsert,
-    PendingPmid,
-    StoredDocument,
-    StoredScore,
-    SyncJob,
-)
+from biomcp.ports.documents import DocumentUpsert, StoredDocument, StoredScore
+from biomcp.ports.jobs import SyncJob
 from biomcp.ports.projects import ProjectInfo
+from biomcp.ports.saved_queries import Checkpoint, PendingPmid
 
 __all__ = [
     "AUDIT",

@@ -20,7 +20,7 @@ from biomcp.adapters.sql.engine import chunks, dialect_insert, writing
 from biomcp.adapters.sql.rows import DOCS, QUERY_RECORDS, document_values
 from biomcp.adapters.sql.serialize import to_utc
 from biomcp.domain.versioning import StoredVersion, UpsertAction, decide_version
-from biomcp.ports.metadata import DocumentUpsert, UpsertOutcome, UpsertSummary
+from biomcp.ports.documents import DocumentUpsert, UpsertOutcome, UpsertSummary
 
 __all__ = ["upsert_batch"]
 

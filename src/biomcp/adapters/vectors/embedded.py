@@ -43,14 +43,15 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from biomcp.adapters.vectors.embedded_collection import EmbeddedCollection, StoreSettings
+from biomcp.adapters.vectors.embedded_collection import EmbeddedCollection
 from biomcp.adapters.vectors.embedded_lock import WriterLock
+from biomcp.adapters.vectors.embedded_settings import StoreSettings
 from biomcp.ports.vectors import (
+    Arms,
     ChunkRecord,
     CollectionNotFoundError,
     CollectionStats,
     EmbeddingMismatchError,
-    Fusion,
     SearchFilters,
     StoreCheck,
     UpsertReport,
@@ -75,6 +76,9 @@ def _translate(exc: Exception, what: str) -> VectorStoreError:
 
 class EmbeddedVectorStore:
     """Chunk collections under `data_dir`, searched by BM25 (tantivy) + vectors (faiss HNSW)."""
+
+    #: A batch is one SQLite transaction: written whole or not at all.
+    atomic_batches = True
 
     def __init__(self, data_dir: Path, settings: StoreSettings | None = None) -> None:
         self._dir = Path(data_dir)
@@ -161,34 +165,45 @@ class EmbeddedVectorStore:
             f"deleting from {collection!r}", found.delete_documents, sorted(set(doc_ids))
         )
 
-    async def hybrid_search(
+    async def search_arms(
         self,
         collection: str,
         text: str,
         vector: Sequence[float] | None,
         *,
-        limit: int = 20,
-        alpha: float = 0.5,
-        fusion: Fusion = Fusion.RELATIVE_SCORE,
+        keyword_limit: int,
+        vector_limit: int,
         filters: SearchFilters | None = None,
-    ) -> list[VectorHit]:
-        """See `EmbeddedCollection.search` for what the raw `bm25` / `sim` fields hold."""
+    ) -> Arms:
+        """BM25 from tantivy (its raw score), the vector arm from faiss HNSW (cosines)."""
         found = await self._collection(collection)
         return await self._call(
-            f"searching {collection!r}", found.search, text, vector, limit, alpha, fusion, filters
+            f"searching {collection!r}",
+            found.reads.search_arms,
+            text,
+            vector,
+            keyword_limit,
+            vector_limit,
+            filters,
         )
+
+    async def hits(
+        self, collection: str, uuids: Collection[str], *, vector: Sequence[float] | None = None
+    ) -> list[VectorHit]:
+        found = await self._collection(collection)
+        return await self._call(f"reading {collection!r}", found.reads.hits, uuids, vector)
 
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
         found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.existing, uuids)
+        return await self._call(f"reading {collection!r}", found.reads.existing, uuids)
 
     async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
         found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.fetch, uuids)
+        return await self._call(f"reading {collection!r}", found.reads.fetch, uuids)
 
     async def count(self, collection: str) -> int:
         found = await self._collection(collection)
-        return await self._call(f"counting {collection!r}", found.count)
+        return await self._call(f"counting {collection!r}", found.reads.count)
 
     async def drop_collection(self, collection: str) -> None:
         self._check_open()
@@ -218,11 +233,11 @@ class EmbeddedVectorStore:
 
     async def stats(self, collection: str) -> CollectionStats:
         found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.stats)
+        return await self._call(f"reading {collection!r}", found.reads.stats)
 
     async def sample(self, collection: str, n: int) -> list[VectorHit]:
         found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.sample, n)
+        return await self._call(f"reading {collection!r}", found.reads.sample, n)
 
     async def collections(self) -> list[str]:
         self._check_open()
@@ -269,4 +284,4 @@ class EmbeddedVectorStore:
     async def index_counts(self, collection: str) -> dict[str, int]:
         """Diagnostics, not part of the port: rows vs. documents in each derived index."""
         found = await self._collection(collection)
-        return await self._call(f"reading {collection!r}", found.index_counts)
+        return await self._call(f"reading {collection!r}", found.reads.index_counts)

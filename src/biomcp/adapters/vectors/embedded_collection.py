@@ -25,105 +25,46 @@ threads.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from biomcp.adapters.vectors.embedded_ann import AnnSettings, MetaRow, VectorIndex
-from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex, query_terms
+from biomcp.adapters.vectors.embedded_ann import MetaRow, VectorIndex
+from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex
 from biomcp.adapters.vectors.embedded_lock import WriterLock
+from biomcp.adapters.vectors.embedded_reads import CollectionReads
 from biomcp.adapters.vectors.embedded_rows import (
-    HIT_COLUMNS,
     ChunkRow,
     Manifest,
     RowStore,
 )
-from biomcp.adapters.vectors.embedded_view import VectorView
-from biomcp.domain.fusion import (
-    CANDIDATES_FACTOR,
-    CANDIDATES_MIN,
-    candidate_count,
-    ranked_fusion,
-    relative_score_fusion,
+from biomcp.adapters.vectors.embedded_settings import StoreSettings
+from biomcp.adapters.vectors.embedded_upkeep import (
+    META_COLUMNS,
+    add_vectors,
+    fresh_limit,
+    rebuild_lexical,
+    repair_lexical,
+    revive_from_rows,
 )
+from biomcp.adapters.vectors.embedded_view import VectorView
 from biomcp.ports.vectors import (
     ChunkRecord,
-    CollectionStats,
-    Fusion,
     InvalidVectorError,
     ObjectError,
-    SearchFilters,
     StoreCheck,
     UpsertReport,
-    VectorHit,
-    VectorStoreError,
     VectorStoreUnavailableError,
+    check_unit_vector,
 )
 
-__all__ = ["EmbeddedCollection", "StoreSettings", "check_vector"]
+__all__ = ["EmbeddedCollection"]
 
 _log = logging.getLogger("biomcp.vectors")
-
-NORM_TOLERANCE = 1e-3
-_META_COLUMNS = "doc_id, year, evidence_type, quality_total, journal"
-_LEXICAL_COLUMNS = f"rid, text, {_META_COLUMNS}"
-
-
-class StoreSettings:
-    """Tuning of the embedded store; the defaults suit 10k to 1M chunks on a laptop."""
-
-    def __init__(
-        self,
-        *,
-        ann: AnnSettings | None = None,
-        lexical_heap_bytes: int = 64_000_000,
-        lexical_threads: int = 1,
-        snapshot_min_changes: int = 5_000,
-        fresh_max: int = 10_000,
-        candidates_min: int = CANDIDATES_MIN,
-        candidates_factor: int = CANDIDATES_FACTOR,
-        write_wait_s: float = 30.0,
-    ) -> None:
-        self.ann = ann or AnnSettings()
-        #: How long a writer waits for another process's turn before `VectorStoreBusyError`.
-        self.write_wait_s = write_wait_s
-        self.lexical_heap_bytes = lexical_heap_bytes
-        self.lexical_threads = lexical_threads
-        #: A writer saves a snapshot after max(this, live vectors / 20) changes.
-        self.snapshot_min_changes = snapshot_min_changes
-        #: A reader folds the rows it follows into its graph past max(this, live / 10) of
-        #: them (it adopts a writer's newer snapshot before that, when there is one).
-        self.fresh_max = fresh_max
-        self.candidates_min = candidates_min
-        self.candidates_factor = candidates_factor
-
-
-def check_vector(vector: Any, dim: int) -> np.ndarray:
-    """The vector as float32, or ValueError saying why it is not a unit vector of `dim`."""
-    try:
-        array = np.asarray(vector, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"vector is not a sequence of numbers ({exc})") from None
-    if array.ndim != 1 or array.shape[0] != dim:
-        raise ValueError(f"vector has shape {array.shape}, the collection holds {dim}-d vectors")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("vector holds NaN or infinity")
-    norm = math.sqrt(float(array @ array))
-    if abs(norm - 1.0) > NORM_TOLERANCE:
-        raise ValueError(f"vector is not unit length (norm {norm:.6f})")
-    return array.astype(np.float32)
-
-
-def _meta(row: Sequence[Any]) -> MetaRow:
-    return (row[0], row[1], row[2], row[3], row[4])
 
 
 class EmbeddedCollection:
@@ -143,14 +84,11 @@ class EmbeddedCollection:
         self._seen = -1
         #: Whether this process wrote to the collection (it then snapshots at close).
         self._wrote = False
-        #: Facet filter -> the rows it lets through (None: all), at generation `_seen`.
-        self._facet_memo: dict[
-            tuple[int, tuple[tuple[str, frozenset[str]], ...]], frozenset[int] | None
-        ] = {}
         #: Damage repaired since the last `verify`, each said in a sentence.
         self._repaired: list[str] = []
         #: The generation of a snapshot found damaged (not loaded again).
         self._bad_snapshot: int | None = None
+        self.reads = CollectionReads(self)
 
     # --- open / close --------------------------------------------------------------------
 
@@ -199,6 +137,11 @@ class EmbeddedCollection:
         finally:
             self._rows = self._lexical = self._vectors = None
             self.writer.release()
+
+    @property
+    def seen(self) -> int:
+        """The rows' generation this process's vector index reflects."""
+        return self._seen
 
     def _generation(self) -> int:
         return self.rows.generation()
@@ -271,58 +214,8 @@ class EmbeddedCollection:
         return not lexical.usable or lexical.generation != self.rows.generation()
 
     def _repair_lexical(self) -> None:
-        """Under the writer's turn: bring the shared lexical index to the rows' generation
-        (replay what it misses, or rebuild it when it cannot be replayed into)."""
-        lexical = self.lexical
-        lexical.refresh()
-        gen, reset = self.rows.generation(), self.rows_manifest().reset_generation
-        if not lexical.usable:
-            if lexical.unreadable is not None:
-                self._note_repair(
-                    f"the lexical index (lexical/) cannot be opened ({lexical.unreadable}); "
-                    "rebuilt it from the rows"
-                )
-            elif self.rows.count():
-                self._note_repair(
-                    "the lexical index (lexical/) is missing; rebuilt it from the rows"
-                )
-            self._rebuild_lexical(gen)
-            return
-        if not reset <= lexical.generation <= gen:
-            self._note_repair(
-                f"the lexical index (lexical.json) records generation {lexical.generation}, "
-                f"outside the rows' {reset} to {gen}; rebuilt it from the rows"
-            )
-            self._rebuild_lexical(gen)
-            return
-        if lexical.generation < gen:
-            if self.rows.pruned_through() > lexical.generation:
-                self._note_repair(
-                    f"the lexical index reflects generation {lexical.generation}, too far "
-                    f"behind the rows' {gen} to catch up; rebuilt it from the rows"
-                )
-                self._rebuild_lexical(gen)
-                return
-            self._note_repair(
-                f"the lexical index reflects generation {lexical.generation}, the rows {gen} "
-                "(a writer stopped in between); replayed the rows' changes into it"
-            )
-            for batch in self.rows.iter_rows(_LEXICAL_COLUMNS, since=lexical.generation):
-                lexical.delete([r[0] for r in batch])
-                lexical.add(LexicalDoc(r[0], r[1], *_meta(r[2:])) for r in batch)
-            lexical.delete(self.rows.deleted_since(lexical.generation))
-            lexical.commit(gen)
-        if (held := lexical.num_docs()) != (rows := self.rows.count()):
-            self._note_repair(
-                f"the lexical index held {held} of {rows} rows; rebuilt it from the rows"
-            )
-            self._rebuild_lexical(gen)
-
-    def _rebuild_lexical(self, gen: int) -> None:
-        self.lexical.wipe()
-        for batch in self.rows.iter_rows(_LEXICAL_COLUMNS):
-            self.lexical.add(LexicalDoc(r[0], r[1], *_meta(r[2:])) for r in batch)
-        self.lexical.commit(gen)
+        reset = self.rows_manifest().reset_generation
+        repair_lexical(self.rows, self.lexical, reset, self._note_repair)
 
     @contextmanager
     def _released_tantivy(self) -> Iterator[None]:
@@ -376,40 +269,14 @@ class EmbeddedCollection:
         if view.generation > gen:  # a snapshot from rows that were replaced since
             view = VectorView.empty(self.schema.dim, self.settings.ann)
         self._vectors = view
-        added = self._revive_from_rows(view, view.generation)
+        added = revive_from_rows(self.rows, view, view.generation, self.settings.fresh_max)
         self._seen = gen
         self._unsaved = added + int(self.vectors.compact_if_needed())
 
-    def _revive_from_rows(self, vectors: VectorView, snapshot: int) -> int:
-        """Bring `vectors` (a snapshot at generation `snapshot`, or empty) to the rows: every
-        row of the snapshot is revived, newer rows are added (to the fresh buffer when they
-        are few, else to the graph), rows that are gone are dropped. Returns how many vectors
-        the graph gained."""
-        stale: list[int] = []
-        if snapshot >= 0:
-            for batch in self.rows.iter_rows(f"rid, gen, {_META_COLUMNS}"):
-                old = [row for row in batch if row[1] <= snapshot]
-                stale.extend(row[0] for row in batch if row[1] > snapshot)
-                found = vectors.revive([r[0] for r in old], [_meta(r[2:]) for r in old])
-                stale.extend(r[0] for r, ok in zip(old, found, strict=True) if not ok)
-            stage = len(stale) <= self._fresh_limit()
-            for start in range(0, len(stale), 10_000):
-                part = self.rows.rows_by_rid(
-                    stale[start : start + 10_000], f"rid, vector, {_META_COLUMNS}"
-                )
-                self._add_vectors(part, stage=stage)  # an unchanged vector keeps its slot
-            vectors.drop_unrevived()
-            return 0 if stage else len(stale)
-        for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}"):
-            self._add_vectors(batch, stage=False)
-            stale.extend(r[0] for r in batch)
-        vectors.drop_unrevived()
-        return len(stale)
-
     def _fresh_limit(self) -> int:
-        return max(self.settings.fresh_max, self.vectors.graph.alive_count // 10)
+        return fresh_limit(self.settings.fresh_max, self.vectors)
 
-    def _follow(self) -> None:
+    def follow(self) -> None:
         """Bring this process's view up to what every process committed (cheap when nothing
         changed: one read of the generation)."""
         gen = self.rows.generation()
@@ -422,10 +289,12 @@ class EmbeddedCollection:
                 self._reload(manifest)
             elif self.rows.pruned_through() > self._seen or gen < self._seen:
                 self.vectors.mark_all_dead()  # revived below from the rows that remain
-                self._unsaved += self._revive_from_rows(self.vectors, self._seen)
+                self._unsaved += revive_from_rows(
+                    self.rows, self.vectors, self._seen, self.settings.fresh_max
+                )
             else:
-                for batch in self.rows.iter_rows(f"rid, vector, {_META_COLUMNS}", since=self._seen):
-                    self._add_vectors(batch, stage=True)
+                for batch in self.rows.iter_rows(f"rid, vector, {META_COLUMNS}", since=self._seen):
+                    add_vectors(self.vectors, batch, stage=True)
                 gone = self.rows.deleted_since(self._seen)
                 self.vectors.remove(gone)
                 self._unsaved += len(gone) + int(self.vectors.compact_if_needed())
@@ -455,14 +324,6 @@ class EmbeddedCollection:
         self._open_lexical()
         self._open_vectors()
 
-    def _add_vectors(self, rows: Sequence[Sequence[Any]], *, stage: bool) -> None:
-        if not rows:
-            return
-        dim = self.vectors.dim
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
-        add = self.vectors.stage if stage else self.vectors.upsert
-        add([r[0] for r in rows], matrix, [_meta(r[2:]) for r in rows])
-
     def _snapshot_threshold(self) -> int:
         return max(self.settings.snapshot_min_changes, self.vectors.alive_count // 20)
 
@@ -478,7 +339,7 @@ class EmbeddedCollection:
         """The writer's turn: this process's view and the shared lexical index are brought to
         the rows' generation first; tantivy's writer and the turn are let go at the end."""
         with self.writer.turn(), self._released_tantivy():
-            self._follow()
+            self.follow()
             if self._lexical_behind():
                 self._repair_lexical()
             self._wrote = True
@@ -510,8 +371,8 @@ class EmbeddedCollection:
             try:
                 if not isinstance(chunk.uuid, str) or not chunk.uuid:
                     raise ValueError("uuid must be a non-empty string")
-                vector = check_vector(chunk.vector, dim)
-            except ValueError as exc:
+                vector = np.asarray(check_unit_vector(chunk.vector, dim), dtype=np.float32)
+            except (ValueError, InvalidVectorError) as exc:
                 errors.append(ObjectError(str(chunk.uuid), str(exc)))
                 continue
             valid.pop(chunk.uuid, None)  # the last occurrence of a uuid wins
@@ -581,28 +442,6 @@ class EmbeddedCollection:
 
     # --- reads ---------------------------------------------------------------------------
 
-    def existing(self, uuids: Collection[str]) -> set[str]:
-        with self.mutex:
-            return self.rows.existing(list(uuids))  # the rows are always current
-
-    def fetch(self, uuids: Collection[str]) -> list[ChunkRecord]:
-        with self.mutex:
-            return self.rows.records(list(uuids))
-
-    def count(self) -> int:
-        with self.mutex:
-            return self.rows.count()
-
-    def stats(self) -> CollectionStats:
-        with self.mutex:
-            return CollectionStats(
-                self.name,
-                self.rows.count(),
-                self.schema.dim,
-                self.schema.model_id,
-                self.rows.documents(),
-            )
-
     def verify(self) -> StoreCheck:
         """What is wrong with this collection's files, and what was repaired since the last
         call. A lexical segment file or a vector snapshot failing its checksum is rebuilt
@@ -622,7 +461,7 @@ class EmbeddedCollection:
                 )
             elif lexical.num_docs() != rows:
                 problems.append(f"the lexical index holds {lexical.num_docs()} of {rows} rows")
-            self._follow()
+            self.follow()
             damage = VectorIndex.check(self.root)
             if damage is not None and not self._replace_damaged_snapshot(damage):
                 problems.append(f"the vector snapshot cannot be used: {damage}")
@@ -641,7 +480,7 @@ class EmbeddedCollection:
                 f"lexical index files fail their checksums ({'; '.join(damaged)}); "
                 "rebuilt the lexical index from the rows"
             )
-            self._rebuild_lexical(self.rows.generation())
+            rebuild_lexical(self.rows, self.lexical, self.rows.generation())
 
     def _replace_damaged_snapshot(self, damage: str) -> bool:
         """Under the mutex: save this process's vector index over a snapshot that fails its
@@ -656,115 +495,3 @@ class EmbeddedCollection:
                 f"replaced it by a snapshot of the vector index at generation {self._seen}"
             )
             return True
-
-    def index_counts(self) -> dict[str, int]:
-        with self.mutex:
-            self._follow()
-            return {
-                "rows": self.rows.count(),
-                "lexical": self.lexical.num_docs(),
-                "vectors": self.vectors.alive_count,
-                "generation": self.rows.generation(),
-                "lexical_generation": self.lexical.generation,
-                "vectors_snapshot_generation": self.vectors.generation,
-                "vectors_fresh": self.vectors.fresh_count,
-            }
-
-    def search(
-        self,
-        text: str,
-        vector: Sequence[float] | None,
-        limit: int,
-        alpha: float,
-        fusion: Fusion,
-        filters: SearchFilters | None,
-    ) -> list[VectorHit]:
-        """Hybrid search. Each arm takes max(limit * 5, 100) candidates after filtering; the
-        arm whose weight is 0 (alpha = 0: vector, alpha = 1: BM25) is not run. `sim` is exact
-        for every hit when a query vector is given (a BM25-only hit's cosine is computed from
-        its stored vector); `bm25` is None for a hit the BM25 arm did not return."""
-        if not 0.0 <= alpha <= 1.0 or math.isnan(alpha):
-            raise VectorStoreError(f"alpha must be within [0, 1], got {alpha}")
-        query: np.ndarray | None = None
-        if vector is not None:
-            try:
-                query = check_vector(vector, self.schema.dim)
-            except ValueError as exc:
-                raise InvalidVectorError(f"query {exc}") from None
-        if limit <= 0:
-            return []
-        settings = self.settings
-        k = candidate_count(
-            limit, factor=settings.candidates_factor, minimum=settings.candidates_min
-        )
-        weight = 0.0 if query is None else alpha
-        with self.mutex:
-            self._follow()
-            rids: frozenset[int] | None = None
-            if filters is not None and filters.facets:
-                rids = self._facet_rows(filters.facets)
-                filters = replace(filters, facets=None)
-                if rids is not None and not rids:
-                    return []
-            lexical: list[tuple[int, float]] = []
-            if weight < 1.0:
-                terms = query_terms(self.lexical.analyzer, text)
-                lexical = self.lexical.search(terms, k, filters, rids=rids)
-            dense = (
-                self.vectors.search(query, k, filters, rids=rids)
-                if query is not None and weight > 0
-                else []
-            )
-            candidates = sorted({r for r, _ in lexical} | {r for r, _ in dense})
-            uuid_of = self.rows.uuids_by_rid(candidates)
-            bm25 = {uuid_of[rid]: score for rid, score in lexical if rid in uuid_of}
-            sims = {uuid_of[rid]: sim for rid, sim in dense if rid in uuid_of}
-            fuse = relative_score_fusion if fusion is Fusion.RELATIVE_SCORE else ranked_fusion
-            fused = fuse(list(sims.items()), list(bm25.items()), weight)[:limit]
-            rid_of = {u: rid for rid, u in uuid_of.items()}
-            top = [rid_of[u] for u, _ in fused]
-            rows = {r[1]: r for r in self.rows.rows_by_rid(top, HIT_COLUMNS)}
-            if query is not None:
-                missing = [rid_of[u] for u, _ in fused if u not in sims]
-                exact = self.vectors.similarities(missing, query)
-                sims.update((uuid_of[rid], sim) for rid, sim in exact.items())
-        return [self._hit(rows[u], score, bm25.get(u), sims.get(u)) for u, score in fused]
-
-    def _facet_rows(self, facets: tuple[tuple[str, frozenset[str]], ...]) -> frozenset[int] | None:
-        """The rows a facet filter lets through; None when it lets every row through (a
-        project's own id in its collection), so the searches run unrestricted. Remembered
-        until the rows this process follows change."""
-        key = (self._seen, facets)
-        if key in self._facet_memo:
-            return self._facet_memo[key]
-        matched, everything = self.rows.rids_with_facets(facets)
-        found = None if everything else frozenset(matched)
-        if len(self._facet_memo) >= 64 or any(k[0] != self._seen for k in self._facet_memo):
-            self._facet_memo.clear()
-        self._facet_memo[key] = found
-        return found
-
-    def sample(self, n: int) -> list[VectorHit]:
-        with self.mutex:
-            return [self._hit(row, 0.0, None, None) for row in self.rows.sample(n, HIT_COLUMNS)]
-
-    @staticmethod
-    def _hit(row: Sequence[Any], score: float, bm25: float | None, sim: float | None) -> VectorHit:
-        (_, uuid, doc_id, chunk_id, text, section, evidence, quality, year, journal) = row[:10]
-        has_numbers, metadata = row[10], row[11]
-        return VectorHit(
-            uuid=uuid,
-            doc_id=doc_id,
-            chunk_id=chunk_id,
-            score=score,
-            bm25=bm25,
-            sim=sim,
-            text=text,
-            section=section,
-            evidence_type=evidence,
-            quality_total=quality,
-            year=year,
-            journal=journal,
-            has_numbers=None if has_numbers is None else bool(has_numbers),
-            metadata=json.loads(metadata),
-        )

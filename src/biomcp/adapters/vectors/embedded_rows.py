@@ -1,108 +1,40 @@
 """The row store of one embedded collection: SQLite, the durable source of truth.
 
-One file `rows.sqlite` (WAL, `synchronous=FULL`) per collection holds:
-
-* `manifest`: one row (model_id, dim, created, `generation`, `reset_generation`).
-* `chunks`: every field of a `ChunkRecord`, the vector as little-endian float32 bytes, and the
-  `gen` of the write that last touched the row. `rid` is an AUTOINCREMENT key, never reused,
-  so the derived indexes can key on it.
-* `deleted`: (rid, gen) of deleted rows (tombstones), kept until the shared lexical index has
-  caught up and for `TOMBSTONE_WINDOW` generations besides, so that other processes can follow
-  deletions incrementally; `counters.tombstones_pruned_through` says how far they were pruned
-  (a process that saw less than that re-reads the rows instead).
-
-Every mutating transaction bumps `generation` by one. A derived index records the generation
-it reflects; anything newer (rows with `gen` above it, `deleted` rows above it) is replayed
-into it at the next open. `reset_generation` marks a wholesale drop (model change): an index
-older than it is rebuilt from scratch.
+The file's layout is in `embedded_schema`. Every mutating transaction bumps `generation` by
+one. A derived index records the generation it reflects; anything newer (rows with `gen`
+above it, `deleted` rows above it) is replayed into it at the next open. `reset_generation`
+marks a wholesale drop (model change): an index older than it is rebuilt from scratch.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 
-from biomcp.adapters.sqlite_errors import is_write_failure
+from biomcp.adapters.vectors.embedded_schema import (
+    FACETS_SCHEMA,
+    FORMAT,
+    RECORD_COLUMNS,
+    SCHEMA,
+    UPSERT,
+    record_from_row,
+    row_from_record,
+)
+from biomcp.adapters.vectors.embedded_sqlite import Transaction, batches, connect, placeholders
 from biomcp.ports.vectors import ChunkRecord
 
-__all__ = ["ChunkRow", "Manifest", "RowStore", "row_from_record"]
+__all__ = ["HIT_COLUMNS", "ChunkRow", "Manifest", "RowStore"]
 
-_log = logging.getLogger("biomcp.vectors")
-
-FORMAT = 1
 #: Generations of tombstones kept for processes following the rows incrementally.
 TOMBSTONE_WINDOW = 1000
 _PRUNED = "tombstones_pruned_through"
-_BATCH = 900  # stays under SQLite's bound-parameter limit with room to spare
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS manifest (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    format INTEGER NOT NULL,
-    model_id TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    created TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    reset_generation INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rid INTEGER PRIMARY KEY AUTOINCREMENT,
-    uuid TEXT NOT NULL UNIQUE,
-    doc_id TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    text TEXT NOT NULL,
-    section TEXT,
-    year INTEGER,
-    evidence_type TEXT,
-    quality_total REAL,
-    journal TEXT,
-    pub_types TEXT NOT NULL,
-    edat TEXT,
-    lr TEXT,
-    source_url TEXT,
-    has_numbers INTEGER,
-    metadata TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    gen INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
-CREATE INDEX IF NOT EXISTS chunks_gen ON chunks (gen);
-CREATE INDEX IF NOT EXISTS chunks_rid_uuid ON chunks (rid, uuid);
-CREATE TABLE IF NOT EXISTS deleted (rid INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS deleted_gen ON deleted (gen);
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-"""
-# Keyword facets of each row (tags, citekey, source...): what a facet filter matches. Created
-# with the first write of a file made before facets existed; a reader treats it as absent.
-_FACETS_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS facets (key TEXT NOT NULL, value TEXT NOT NULL, "
-    "rid INTEGER NOT NULL, PRIMARY KEY (key, value, rid)) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS facets_rid ON facets (rid)",
-)
-
-_UPSERT = """
-INSERT INTO chunks (
-    uuid, doc_id, chunk_id, text, section, year, evidence_type, quality_total, journal,
-    pub_types, edat, lr, source_url, has_numbers, metadata, vector, gen
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (uuid) DO UPDATE SET
-    doc_id = excluded.doc_id, chunk_id = excluded.chunk_id, text = excluded.text,
-    section = excluded.section, year = excluded.year, evidence_type = excluded.evidence_type,
-    quality_total = excluded.quality_total, journal = excluded.journal,
-    pub_types = excluded.pub_types, edat = excluded.edat, lr = excluded.lr,
-    source_url = excluded.source_url, has_numbers = excluded.has_numbers,
-    metadata = excluded.metadata, vector = excluded.vector, gen = excluded.gen
-RETURNING rid
-"""
 # What the derived indexes need of a row (no text for the vector index, no vector for BM25).
 INDEX_COLUMNS = "rid, doc_id, year, evidence_type, quality_total, journal"
 HIT_COLUMNS = (
@@ -128,76 +60,12 @@ class ChunkRow:
     vector: np.ndarray
 
 
-def row_from_record(record: ChunkRecord, vector: np.ndarray, gen: int) -> tuple[Any, ...]:
-    return (
-        record.uuid,
-        record.doc_id,
-        record.chunk_id,
-        record.text,
-        record.section,
-        record.year,
-        record.evidence_type,
-        record.quality_total,
-        record.journal,
-        json.dumps(list(record.pub_types)),
-        record.edat,
-        record.lr,
-        record.source_url,
-        None if record.has_numbers is None else int(record.has_numbers),
-        json.dumps(dict(record.metadata), sort_keys=True),
-        vector.astype("<f4").tobytes(),
-        gen,
-    )
-
-
-def _chunks(items: Sequence[Any], size: int = _BATCH) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _open_read_write(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute("PRAGMA journal_mode = WAL")
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """`path` opened read-write in WAL mode; read-only when that fails on a full disk or in a
-    read-only folder, so searches go on (writes then fail as SQLite's "readonly database").
-
-    As for the metadata database: `readonly_shm=1` maps an existing `-shm` read-only (SQLite
-    rebuilds the index in private memory when no other process has the file open), and only a
-    file with no `-shm` that cannot get one, which no process can have open, is `immutable`."""
-    try:
-        return _open_read_write(path)
-    except sqlite3.OperationalError as exc:
-        if not is_write_failure(exc):
-            raise
-        if not path.is_file():
-            raise
-        for params in ("mode=ro&readonly_shm=1", "immutable=1"):
-            uri = f"file:{quote(str(path))}?{params}"
-            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            try:
-                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.Error:
-                db.close()
-                continue
-            _log.warning("%s opened read-only (%s): searches work, writes do not", path, exc)
-            return db
-        raise
-
-
 class RowStore:
     """SQLite access for one collection. Not thread-safe: the collection serializes calls."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = _connect(path)
+        self._db = connect(path)
         self._db.execute("PRAGMA synchronous = FULL")
         self._db.execute("PRAGMA busy_timeout = 5000")
         #: The file's inode when opened (a file replaced since is another collection).
@@ -228,7 +96,7 @@ class RowStore:
     def create(self, model_id: str, dim: int) -> Manifest:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._transaction():
-            for statement in [*_SCHEMA.split(";"), *_FACETS_SCHEMA]:
+            for statement in [*SCHEMA.split(";"), *FACETS_SCHEMA]:
                 if statement.strip():
                     self._db.execute(statement)
             self._db.execute(
@@ -261,7 +129,7 @@ class RowStore:
         with self._transaction():
             gen = self._next_generation()
             rids = [
-                self._db.execute(_UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
+                self._db.execute(UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
                 for r in rows
             ]
             self._ensure_facets()
@@ -280,7 +148,7 @@ class RowStore:
 
     def _ensure_facets(self) -> None:
         """Within a write transaction: the facets table of a file made before it existed."""
-        for statement in _FACETS_SCHEMA:
+        for statement in FACETS_SCHEMA:
             self._db.execute(statement)
 
     def _facets_ready(self) -> bool:
@@ -290,8 +158,8 @@ class RowStore:
         return self._has_facets
 
     def _delete_facets(self, rids: Sequence[int]) -> None:
-        for part in _chunks(rids):
-            marks = ",".join("?" * len(part))
+        for part in batches(rids):
+            marks = placeholders(len(part))
             self._db.execute(f"DELETE FROM facets WHERE rid IN ({marks})", part)  # noqa: S608
 
     def delete_doc(
@@ -310,8 +178,8 @@ class RowStore:
         """Delete every chunk of `doc_ids`; returns (generation, deleted rids)."""
         with self._transaction():
             rids: list[int] = []
-            for part in _chunks(list(doc_ids)):
-                marks = ",".join("?" * len(part))
+            for part in batches(list(doc_ids)):
+                marks = placeholders(len(part))
                 rids.extend(
                     rid
                     for (rid,) in self._db.execute(
@@ -326,8 +194,8 @@ class RowStore:
         if not rids:
             return self.generation(), []
         gen = self._next_generation()
-        for part in _chunks(rids):
-            marks = ",".join("?" * len(part))
+        for part in batches(rids):
+            marks = placeholders(len(part))
             self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
         self._ensure_facets()
         self._delete_facets(rids)
@@ -358,7 +226,7 @@ class RowStore:
             total = self.count()
             if len(facets) == 1:  # counted through the index first: often every row passes
                 key, values = facets[0]
-                marks = ",".join("?" * len(values))
+                marks = placeholders(len(values))
                 sql = (
                     "SELECT count(DISTINCT rid) FROM facets "  # noqa: S608
                     f"WHERE key = ? AND value IN ({marks})"
@@ -368,7 +236,7 @@ class RowStore:
                     return set(), total > 0
             found: set[int] | None = None
             for key, values in facets:
-                marks = ",".join("?" * len(values))
+                marks = placeholders(len(values))
                 sql = f"SELECT rid FROM facets WHERE key = ? AND value IN ({marks})"  # noqa: S608
                 rids = {rid for (rid,) in self._db.execute(sql, [key, *sorted(values)])}
                 found = rids if found is None else found & rids
@@ -389,55 +257,49 @@ class RowStore:
 
     def existing(self, uuids: Sequence[str]) -> set[str]:
         found: set[str] = set()
-        for part in _chunks(uuids):
-            marks = ",".join("?" * len(part))
+        for part in batches(uuids):
+            marks = placeholders(len(part))
             sql = f"SELECT uuid FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
             found.update(u for (u,) in self._db.execute(sql, part))
         return found
 
     def records(self, uuids: Sequence[str]) -> list[ChunkRecord]:
         """The stored rows of `uuids` as the records they were written from."""
-        columns = (
-            "rid, uuid, doc_id, chunk_id, text, section, year, evidence_type, quality_total, "
-            "journal, pub_types, edat, lr, source_url, has_numbers, metadata, vector"
-        )
         rows: list[tuple[Any, ...]] = []
-        for part in _chunks(uuids):
-            marks = ",".join("?" * len(part))
-            sql = f"SELECT {columns} FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
+        for part in batches(uuids):
+            marks = placeholders(len(part))
+            sql = f"SELECT {RECORD_COLUMNS} FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
             rows.extend(self._db.execute(sql, part))
         facets: dict[int, dict[str, list[str]]] = {}
         if rows and self._facets_ready():
-            for part in _chunks([r[0] for r in rows]):
-                marks = ",".join("?" * len(part))
+            for part in batches([r[0] for r in rows]):
+                marks = placeholders(len(part))
                 sql = f"SELECT rid, key, value FROM facets WHERE rid IN ({marks})"  # noqa: S608
                 for rid, key, value in self._db.execute(sql, part):
                     facets.setdefault(rid, {}).setdefault(key, []).append(value)
-        return [
-            ChunkRecord(
-                uuid=r[1], doc_id=r[2], chunk_id=r[3], text=r[4], section=r[5], year=r[6],
-                evidence_type=r[7], quality_total=r[8], journal=r[9],
-                pub_types=tuple(json.loads(r[10])), edat=r[11], lr=r[12], source_url=r[13],
-                has_numbers=None if r[14] is None else bool(r[14]), metadata=json.loads(r[15]),
-                vector=np.frombuffer(r[16], dtype="<f4").tolist(),
-                facets={k: tuple(v) for k, v in facets.get(r[0], {}).items()},
-            )
-            for r in rows
-        ]  # fmt: skip
+        return [record_from_row(r, facets.get(r[0], {})) for r in rows]
 
     def uuids_by_rid(self, rids: Sequence[int]) -> dict[int, str]:
         """rid -> uuid through a covering index (the rows themselves are large)."""
         out: dict[int, str] = {}
-        for part in _chunks(rids):
-            marks = ",".join("?" * len(part))
+        for part in batches(rids):
+            marks = placeholders(len(part))
             sql = f"SELECT rid, uuid FROM chunks INDEXED BY chunks_rid_uuid WHERE rid IN ({marks})"  # noqa: S608
             out.update(self._db.execute(sql, part))
         return out
 
+    def rows_by_uuid(self, uuids: Sequence[str], columns: str) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for part in batches(uuids):
+            marks = placeholders(len(part))
+            sql = f"SELECT {columns} FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
+            out.extend(self._db.execute(sql, part))
+        return out
+
     def rows_by_rid(self, rids: Sequence[int], columns: str) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
-        for part in _chunks(rids):
-            marks = ",".join("?" * len(part))
+        for part in batches(rids):
+            marks = placeholders(len(part))
             sql = f"SELECT {columns} FROM chunks WHERE rid IN ({marks})"  # noqa: S608
             out.extend(self._db.execute(sql, part))
         return out
@@ -505,19 +367,5 @@ class RowStore:
         self._db.execute("UPDATE manifest SET generation = generation + 1")
         return self.generation()
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self._db.execute("COMMIT")
-        else:
-            self._db.execute("ROLLBACK")
+    def _transaction(self) -> Transaction:
+        return Transaction(self._db)

@@ -1,1 +1,2 @@
-"""The `biomcp` command line: one module per command family, helpers in `common`."""
+"""The `biomcp` command line: the root app in `main`, one module (or package) per command family
+in `commands`, what the families share in `common`."""

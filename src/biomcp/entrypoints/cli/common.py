@@ -1,5 +1,6 @@
 """What every `biomcp` command shares: settings at the edge, one use case per event loop, the
-error line (or envelope) and exit codes, and terminal helpers.
+error line (or envelope) and exit codes, the search filters `search` and `export` take, and
+terminal helpers.
 
 A failure is one line on stderr, `error [CODE]: message`, with spec 01's codes (see
 `errors.classify`), and exit status 2 for `VALIDATION`, 1 for everything else (130 when
@@ -28,13 +29,20 @@ if TYPE_CHECKING:
     from typer._click import Command, Context  # typer >= 0.29 carries its own click
 
     from biomcp.entrypoints.services import Services
+    from biomcp.ports.vectors import SearchFilters
 
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_INTERRUPTED",
     "EXIT_VALIDATION",
     "CommandGroup",
+    "DesignOption",
+    "EvidenceTypeOption",
+    "JournalOption",
     "JsonOption",
+    "MinQualityOption",
+    "YearMaxOption",
+    "YearMinOption",
     "cli_settings",
     "clip",
     "describe",
@@ -42,8 +50,12 @@ __all__ = [
     "execute",
     "execute_and_show",
     "fail",
+    "group_app",
     "iso",
+    "search_filters",
+    "stop_on_sigterm",
     "terminal_width",
+    "text_table",
 ]
 
 
@@ -168,6 +180,58 @@ def execute_and_show(
         typer.echo(view(answer))
 
 
+# --- search's filters, shared by the commands that take them ------------------------------------
+
+EvidenceTypeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--evidence-type",
+        "-e",
+        help="Keep only this evidence type (repeatable): clinical, preclinical, basic, other.",
+    ),
+]
+YearMinOption = Annotated[int | None, typer.Option("--year-min", help="Earliest publication year.")]
+YearMaxOption = Annotated[int | None, typer.Option("--year-max", help="Latest publication year.")]
+MinQualityOption = Annotated[
+    float | None, typer.Option("--min-quality", help="Lowest quality total (0-10).")
+]
+JournalOption = Annotated[
+    list[str] | None,
+    typer.Option("--journal", help="Keep only this journal title (repeatable)."),
+]
+#: The values of `StudyDesign`, written out so the command line starts without the domain.
+DesignOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--design",
+        "-d",
+        help="Keep only this study design (repeatable): rct, nonrandomized_trial, "
+        "observational, case_report, systematic_review, narrative_review, guideline, animal, "
+        "in_vitro, computational, other.",
+    ),
+]
+
+
+def search_filters(
+    evidence_type: list[str] | None,
+    year_min: int | None,
+    year_max: int | None,
+    min_quality: float | None,
+    journal: list[str] | None,
+) -> SearchFilters:
+    """The options above as the vector store's filters (evidence types lower-cased)."""
+    from biomcp.ports.vectors import SearchFilters
+
+    types = [t.strip().casefold() for t in evidence_type or [] if t.strip()]
+    return SearchFilters(
+        evidence_types=frozenset(types) or None,
+        year_min=year_min,
+        year_max=year_max,
+        min_quality=min_quality,
+        journals=frozenset(journal) if journal else None,
+    )
+
+
 def terminal_width() -> int:
     return max(60, shutil.get_terminal_size((120, 24)).columns)
 
@@ -202,8 +266,6 @@ def text_table(headers: list[str], rows: list[list[str]], *, right: frozenset[in
     return "\n".join([line(headers), *(line(row) for row in rows)])
 
 
-def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:
-    """A group of commands `biomcp NAME ...`, added to `app` (its bare name prints its help)."""
-    group = typer.Typer(cls=CommandGroup, name=name, help=help, no_args_is_help=True)
-    app.add_typer(group)
-    return group
+def group_app(name: str, help: str) -> typer.Typer:
+    """A group of commands `biomcp NAME ...` (its bare name prints its help)."""
+    return typer.Typer(cls=CommandGroup, name=name, help=help, no_args_is_help=True)

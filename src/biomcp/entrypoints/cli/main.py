@@ -1,4 +1,5 @@
-"""The `biomcp` command line."""
+"""The `biomcp` command line: the root app, and each command family of `cli.commands` added
+to it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 import typer
 
 from biomcp import __version__
-from biomcp.entrypoints.cli import (
+from biomcp.entrypoints.cli.commands import (
     checkpoints,
     clients,
     corpus,
@@ -22,7 +23,7 @@ from biomcp.entrypoints.cli import (
     skill,
     sync,
 )
-from biomcp.entrypoints.cli import eval as evaluation
+from biomcp.entrypoints.cli.commands import eval as evaluation
 from biomcp.entrypoints.cli.common import CommandGroup
 
 app = typer.Typer(
@@ -49,20 +50,24 @@ def _root(
     """bio-mcp command line."""
 
 
-fakes.register(app)
-db.register(app)
-serve.register(app)
-sync.register(app)
-corpus.register(app)
-checkpoints.register(app)
-export.register(app)
-project.register(app)
-index.register(app)
-pubmed.register(app)
-evaluation.register(app)
-skill.register(app)
-doctor.register(app)
-clients.register(app)
+# Top-level commands are listed first, then the groups, each in the order added here.
+app.command("fake-eutils")(fakes.fake_eutils)
+app.add_typer(db.app)
+app.command("serve")(serve.serve)
+app.command("mcp")(serve.mcp)
+app.command("serve-http")(serve.serve_http)
+app.add_typer(sync.app)
+app.command("search")(corpus.search)
+app.command("get")(corpus.get)
+app.add_typer(checkpoints.app)
+app.command("export")(export.export)
+app.add_typer(project.app)
+app.add_typer(index.app)
+app.add_typer(pubmed.app)
+app.add_typer(evaluation.app)
+app.add_typer(skill.app)
+app.command("doctor")(doctor.doctor)
+app.command("client-config")(clients.client_config)
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import anyio
@@ -64,6 +64,74 @@ async def _index_status(services: Services) -> str:
         return f"{type(exc).__name__}: {exc}"
 
 
+async def _readiness(
+    services: Services, watch: LoopWatch | None, secrets: Iterable[str]
+) -> tuple[bool, dict[str, str]]:
+    """(ready, each check's answer, redacted): the event loop first, then the stores."""
+    stalled = watch.check() if watch is not None else "ok"
+    if stalled != "ok":  # the stores would wait for the same stalled threads: answer now
+        checks = {"event_loop": stalled}
+    else:
+        try:
+            with anyio.fail_after(READINESS_TIMEOUT_S):
+                checks = await services.readiness()
+        except TimeoutError:
+            checks = {"stores": f"no answer within {READINESS_TIMEOUT_S:g}s"}
+        if watch is not None:
+            checks["event_loop"] = "ok"
+    checks = {name: _redact(value, secrets) for name, value in checks.items()}
+    ready = bool(checks) and all(value == "ok" for value in checks.values())
+    return ready, checks
+
+
+def _auth_description(mode: str) -> dict[str, object]:
+    """How a client authenticates in auth `mode` (`none`, `hs256` or `oauth`)."""
+    auth_on = mode != "none"
+    return {
+        "enabled": auth_on,
+        "scheme": "bearer" if auth_on else None,
+        "mode": mode,
+        "algorithm": {"hs256": "HS256", "oauth": "RS256/ES256"}.get(mode),
+        "read_scope": READ_SCOPE if mode == "oauth" else None,
+        "write_scope": WRITE_SCOPE if auth_on else None,
+    }
+
+
+async def _description(server: BioMcpServer, settings: Settings, mcp_path: str) -> dict[str, Any]:
+    """The index: the server, its endpoints, tools, resources and auth."""
+    tools = await server.list_tools()
+    specs = server.tool_specs
+    resources = await server.list_resources()
+    templates = await server.list_resource_templates()
+    return {
+        "name": "bio-mcp",
+        "title": server.title,
+        "version": __version__,
+        "contract_version": settings.biomcp_contract,
+        "transports": ["stdio", "streamable-http"],
+        "endpoints": {
+            "mcp": mcp_path,
+            "health": "/health",
+            "readyz": "/readyz",
+            "index": "/",
+        },
+        "tools": [
+            {
+                "name": tool.name,
+                "title": tool.title,
+                "writes": specs[tool.name].writes
+                if tool.name in specs
+                else not (tool.annotations and tool.annotations.read_only_hint),
+            }
+            for tool in tools
+        ],
+        "resources": [{"uri": str(r.uri), "name": r.name, "title": r.title} for r in resources]
+        + [{"uri_template": t.uri_template, "name": t.name, "title": t.title} for t in templates],
+        "read_only": settings.biomcp_read_only,
+        "auth": _auth_description(settings.auth_mode),
+    }
+
+
 def probe_routes(
     server: BioMcpServer,
     services: Services,
@@ -75,26 +143,12 @@ def probe_routes(
     """The routes of `/health`, `/readyz` and `/`. With a `watch`, readiness also fails while
     the event loop or its worker threads are stalled."""
     secrets = _secrets(settings)
-    mode = settings.auth_mode
-    auth_on = mode != "none"
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "name": "bio-mcp", "version": __version__})
 
     async def readyz(request: Request) -> Response:
-        stalled = watch.check() if watch is not None else "ok"
-        if stalled != "ok":  # the stores would wait for the same stalled threads: answer now
-            checks = {"event_loop": stalled}
-        else:
-            try:
-                with anyio.fail_after(READINESS_TIMEOUT_S):
-                    checks = await services.readiness()
-            except TimeoutError:
-                checks = {"stores": f"no answer within {READINESS_TIMEOUT_S:g}s"}
-            if watch is not None:
-                checks["event_loop"] = "ok"
-        checks = {name: _redact(value, secrets) for name, value in checks.items()}
-        ready = bool(checks) and all(value == "ok" for value in checks.values())
+        ready, checks = await _readiness(services, watch, secrets)
         if not ready:
             _log.warning("not ready: %s", json.dumps(checks))
         body: dict[str, object] = {"status": "ready" if ready else "unavailable", "checks": checks}
@@ -105,48 +159,7 @@ def probe_routes(
         return JSONResponse(body, status_code=200 if ready else 503)
 
     async def index(request: Request) -> Response:
-        tools = await server.list_tools()
-        specs = server.tool_specs
-        resources = await server.list_resources()
-        templates = await server.list_resource_templates()
-        body = {
-            "name": "bio-mcp",
-            "title": server.title,
-            "version": __version__,
-            "contract_version": settings.biomcp_contract,
-            "transports": ["stdio", "streamable-http"],
-            "endpoints": {
-                "mcp": mcp_path,
-                "health": "/health",
-                "readyz": "/readyz",
-                "index": "/",
-            },
-            "tools": [
-                {
-                    "name": tool.name,
-                    "title": tool.title,
-                    "writes": specs[tool.name].writes
-                    if tool.name in specs
-                    else not (tool.annotations and tool.annotations.read_only_hint),
-                }
-                for tool in tools
-            ],
-            "resources": [{"uri": str(r.uri), "name": r.name, "title": r.title} for r in resources]
-            + [
-                {"uri_template": t.uri_template, "name": t.name, "title": t.title}
-                for t in templates
-            ],
-            "read_only": settings.biomcp_read_only,
-            "auth": {
-                "enabled": auth_on,
-                "scheme": "bearer" if auth_on else None,
-                "mode": mode,
-                "algorithm": {"hs256": "HS256", "oauth": "RS256/ES256"}.get(mode),
-                "read_scope": READ_SCOPE if mode == "oauth" else None,
-                "write_scope": WRITE_SCOPE if auth_on else None,
-            },
-        }
-        return JSONResponse(body)
+        return JSONResponse(await _description(server, settings, mcp_path))
 
     return [
         Route("/health", health, methods=["GET"]),

@@ -27,8 +27,8 @@ from typing import Any
 
 from biomcp import __version__
 from biomcp.domain.pico import TIERS
-from biomcp.entrypoints.mcp.schemas import CONTRACT_VERSION
-from biomcp.entrypoints.mcp.tools import ToolSpec
+from biomcp.entrypoints.mcp.contract import CONTRACT_VERSION
+from biomcp.entrypoints.mcp.toolspec import ToolSpec
 
 __all__ = [
     "HELP_URI",

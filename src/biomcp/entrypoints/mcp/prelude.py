@@ -17,10 +17,9 @@ contents), replays them at once:
   everything once the SDK serves, goes to the SDK, in order.
 * The first message the prelude cannot answer ends the early answers (so no answer overtakes an
   earlier request's).
-* Answers the SDK gives to those three methods are recorded for the next start, with a
-  checksum of the record. A book of another version of this code or the SDK, or of other
-  settings, is ignored and rewritten; so is a damaged one (unreadable, oversized, or failing its
-  checksum), with a warning.
+* The SDK's answers to those three methods are recorded, with a checksum, for the next start.
+  A book of other code, SDK or settings is ignored and rewritten; so is a damaged one
+  (unreadable, oversized, or failing its checksum), with a warning.
 * A checked answer that differs from the early one is logged and rewrites the book. For a list,
   the client is told the list changed (`listChanged`, advertised over stdio), so it lists again.
 

@@ -71,7 +71,16 @@ def _checked(name: str, value: str | None) -> str | None:
 
 def register_prompts(server: MCPServer[Any], guide: Guide) -> None:
     """Add the three prompts and their argument completion to `server`."""
+    _register_research_plan(server, guide)
+    _register_pico_search(server, guide)
+    _register_evidence_review(server, guide)
 
+    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK's is untyped
+    async def completion(ref: Any, argument: CompletionArgument, _context: Any) -> Any:
+        return complete(argument, ref)
+
+
+def _register_research_plan(server: MCPServer[Any], guide: Guide) -> None:
     @server.prompt(
         name="research_plan",
         title="Plan a biomedical research question",
@@ -84,6 +93,8 @@ def register_prompts(server: MCPServer[Any], guide: Guide) -> None:
         _checked("question", question)
         return guide.render(_RESEARCH_PLAN).format(question=question)
 
+
+def _register_pico_search(server: MCPServer[Any], guide: Guide) -> None:
     @server.prompt(
         name="pico_search",
         title="PubMed query from a PICO question",
@@ -122,6 +133,8 @@ def register_prompts(server: MCPServer[Any], guide: Guide) -> None:
             term=built.term, tier=built.tier, key=built.query_key, unused=unused
         )
 
+
+def _register_evidence_review(server: MCPServer[Any], guide: Guide) -> None:
     @server.prompt(
         name="evidence_review",
         title="Review the evidence",
@@ -160,10 +173,6 @@ def register_prompts(server: MCPServer[Any], guide: Guide) -> None:
             design=design,
             uri=skill.uri if skill else "biomcp://help",
         )
-
-    @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK's is untyped
-    async def completion(ref: Any, argument: CompletionArgument, _context: Any) -> Any:
-        return complete(argument, ref)
 
 
 _RESEARCH_PLAN = """Plan how to answer this biomedical question with the bio-mcp tools, then

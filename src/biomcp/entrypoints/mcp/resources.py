@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import LATEST_PROTOCOL_VERSION
 
 from biomcp.entrypoints.errors import envelope
+from biomcp.entrypoints.mcp.contract import contract_payload
 from biomcp.entrypoints.mcp.guide import (
     HELP_URI,
     INFO_URI,
@@ -24,7 +25,6 @@ from biomcp.entrypoints.mcp.guide import (
     STATS_URI,
     Guide,
 )
-from biomcp.entrypoints.mcp.schemas import contract_payload
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
@@ -59,8 +59,13 @@ def not_found(uri: str, guide: Guide, reason: str | None = None) -> MCPError:
 
 def register_resources(server: MCPServer[Any], services: Services, *, guide: Guide) -> None:
     """Add the resources to `server`; the help guide and the skills are `guide`'s texts."""
-    settings = services.settings
+    _register_pubmed_connect(server, services)
+    _register_paper(server, services, guide)
+    _register_guide(server, guide)
 
+
+def _register_pubmed_connect(server: MCPServer[Any], services: Services) -> None:
+    """Spec 04's `pubmed-connect://info` and `pubmed-connect://stats/pubmed`."""
     backend = services.settings.biomcp_vector_backend
 
     @server.resource(
@@ -94,6 +99,10 @@ def register_resources(server: MCPServer[Any], services: Services, *, guide: Gui
             raise MCPError(-32603, f"{STATS_URI}: {body['error']['message']}", body) from None
         return json.dumps(stats, ensure_ascii=False)
 
+
+def _register_paper(server: MCPServer[Any], services: Services, guide: Guide) -> None:
+    """The corpus document template: `rag_get`'s answer, in the configured contract."""
+    settings = services.settings
     same_as = f" (as {guide.name('rag_get')})" if guide.has("rag_get") else ""
 
     @server.resource(
@@ -120,6 +129,9 @@ def register_resources(server: MCPServer[Any], services: Services, *, guide: Gui
         payload = contract_payload("rag.get", payload, settings.biomcp_contract)
         return json.dumps(payload, ensure_ascii=False)
 
+
+def _register_guide(server: MCPServer[Any], guide: Guide) -> None:
+    """The help guide and one markdown resource per skill."""
     help_text = guide.help_text()
 
     @server.resource(

@@ -1,13 +1,13 @@
 """The MCP server: the tool families and resources on the official SDK's `MCPServer`.
 
-Tools come from their families (`corpus_tools`, `live_tools`) as `ToolSpec`s, declared by the
-specs' exact JSON Schemas (`schemas`, `live_schemas`) rather than derived from Python
-signatures: arguments are validated against the input schema (JSON Schema 2020-12), and every
-answer is structured content matching the declared output schema. Failures come back as tool
-results with `isError` and spec 01's error envelope as JSON text, so one bad call never stops
-the server. Tool names are portable (`rag_search`) unless the spec-names setting asks for the
-specs' dotted names (`rag.search`). Writing tools are hidden in read-only mode and, over
-authenticated HTTP, need the write scope (`policy`).
+Tools come from their families (`FAMILIES`, the modules of `tools`) as `ToolSpec`s, declared
+by the specs' exact JSON Schemas rather than derived from Python signatures: arguments are
+validated against the input schema (JSON Schema 2020-12), and every answer is structured
+content matching the declared output schema. Failures come back as tool results with `isError`
+and spec 01's error envelope as JSON text, so one bad call never stops the server. Tool names
+are portable (`rag_search`) unless the spec-names setting asks for the specs' dotted names
+(`rag.search`). Writing tools are hidden in read-only mode and, over authenticated HTTP, need
+the write scope (`policy`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,14 @@ from mcp_types import Tool as MCPTool
 
 from biomcp import __version__
 from biomcp.entrypoints.errors import ToolCallError, envelope
-from biomcp.entrypoints.mcp.corpus_tools import corpus_tool_specs
+from biomcp.entrypoints.mcp.arguments import (
+    ArgumentValidator,
+    checked_arguments,
+    preview,
+    with_defaults,
+)
 from biomcp.entrypoints.mcp.guide import Guide
-from biomcp.entrypoints.mcp.live_tools import live_tool_specs
 from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
-from biomcp.entrypoints.mcp.project_tools import project_tool_specs
 from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
 from biomcp.entrypoints.mcp.resources import not_found, register_resources
 from biomcp.entrypoints.mcp.sdk import (
@@ -48,17 +51,23 @@ from biomcp.entrypoints.mcp.sdk import (
     set_instructions,
     tool_registered,
 )
-from biomcp.entrypoints.mcp.search_fetch_tools import search_fetch_specs
 from biomcp.entrypoints.mcp.tools import (
-    ArgumentValidator,
-    ToolSpec,
-    checked_arguments,
-    preview,
-    with_defaults,
+    citations,
+    corpus,
+    fulltext,
+    live,
+    lookups,
+    mesh,
+    projects,
+    search_fetch,
 )
+from biomcp.entrypoints.mcp.toolspec import ToolSpec
 from biomcp.entrypoints.services import Services
 
-__all__ = ["BioMcpServer", "build_server"]
+__all__ = ["FAMILIES", "BioMcpServer", "build_server"]
+
+#: The tool families, in the order `tools/list` shows their tools.
+FAMILIES = (corpus, live, mesh, lookups, citations, fulltext, projects, search_fetch)
 
 _log = logging.getLogger("biomcp.server")
 
@@ -204,16 +213,16 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
         read_only=settings.biomcp_read_only,
         require_write_scope=require_write_scope,
     )
-    families = [corpus_tool_specs, live_tool_specs, project_tool_specs, search_fetch_specs]
-    for spec in [tool for family in families for tool in family(services)]:
-        server.register(spec)
+    for family in FAMILIES:
+        for spec in family.specs(services):
+            server.register(spec)
     # the words of this mode's tools, in descriptions and parameter descriptions alike
     guide = Guide.from_specs(server.tool_specs, contract=settings.biomcp_contract)
     for name, spec in server.tool_specs.items():
         server._tools[name] = replace(
             spec,
             description=guide.render(spec.description),
-            input_override=guide.render_schema(spec.input_schema),
+            input_schema=guide.render_schema(spec.input_schema),
         )
     set_instructions(server, guide.instructions())
     server.guide = guide

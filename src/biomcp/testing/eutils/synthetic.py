@@ -125,6 +125,7 @@ def generate_articles(
 
 
 def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int | None) -> str:
+    # The draws run in a fixed order: a given seed gives the same articles.
     condition, cond_mesh, cond_ui = rng.choice(_CONDITIONS)
     intervention, int_mesh, int_ui = rng.choice(_INTERVENTIONS)
     outcome = rng.choice(_OUTCOMES)
@@ -140,62 +141,20 @@ def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int 
         revised = edat + timedelta(days=revised_after_days)
     doi = f"10.5555/fake.{pmid}"
     subjects = f"{n_patients} patients" if human else f"{rng.randint(8, 80)} mice"
-
-    if rng.random() < 0.5:
-        abstract = (
-            f'<AbstractText Label="BACKGROUND" NlmCategory="BACKGROUND">The effect of '
-            f"{escape(intervention)} on {outcome} in {escape(condition)} is uncertain."
-            f"</AbstractText>"
-            f'<AbstractText Label="RESULTS" NlmCategory="RESULTS">In {subjects}, '
-            f"{escape(intervention)} changed {outcome} by {rng.randint(1, 40)}% "
-            f"(95% CI {rng.randint(1, 9)} to {rng.randint(10, 50)}).</AbstractText>"
-        )
-    else:
-        abstract = (
-            f"<AbstractText>We studied {escape(intervention)} in {subjects} with "
-            f"{escape(condition)} and measured {outcome}.</AbstractText>"
-        )
-
-    authors = []
-    for _ in range(rng.randint(1, 3)):
-        last, fore = rng.choice(_LAST_NAMES), rng.choice(_FORE_NAMES)
-        authors.append(
-            f'<Author ValidYN="Y"><LastName>{last}</LastName><ForeName>{fore}</ForeName>'
-            f"<Initials>{fore[0]}</Initials><AffiliationInfo><Affiliation>Department of "
-            f"Medicine, {rng.choice(_CITIES)}.</Affiliation></AffiliationInfo></Author>"
-        )
-
+    abstract = _abstract(rng, intervention, outcome, condition, subjects)
+    authors = _authors(rng)
     types = ['<PublicationType UI="D016428">Journal Article</PublicationType>']
     if pub_type is not None:
         types.append(f'<PublicationType UI="{pt_ui}">{pub_type}</PublicationType>')
-
-    mesh = [
-        _heading(cond_mesh, cond_ui, major=True),
-        _heading(int_mesh, int_ui, major=False),
-        _heading("Humans", "D006801") if human else _heading("Animals", "D000818"),
-    ]
-    if not human:
-        mesh.append(_heading("Mice", "D051379"))
-    mesh.sort(key=lambda item: item[0])
-
-    issns = "".join(
-        f'<ISSN IssnType="{kind}">{value}</ISSN>'
-        for kind, value in (("Print", issn), ("Electronic", eissn))
-        if value and (kind == "Print" or issn is None)
-    )
-    history = (
-        f'<PubMedPubDate PubStatus="entrez"><Year>{edat.year}</Year><Month>{edat.month}</Month>'
-        f"<Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute></PubMedPubDate>"
-        f'<PubMedPubDate PubStatus="pubmed"><Year>{edat.year}</Year><Month>{edat.month}'
-        f"</Month><Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute>"
-        f"</PubMedPubDate>"
+    mesh = _mesh(
+        _heading(cond_mesh, cond_ui, major=True), _heading(int_mesh, int_ui, major=False), human
     )
     return (
         f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM">'
         f'<PMID Version="1">{pmid}</PMID>'
         f"<DateRevised><Year>{revised.year}</Year><Month>{revised.month:02d}</Month>"
         f"<Day>{revised.day:02d}</Day></DateRevised>"
-        f'<Article PubModel="Print-Electronic"><Journal>{issns}'
+        f'<Article PubModel="Print-Electronic"><Journal>{_issns(issn, eissn)}'
         f'<JournalIssue CitedMedium="Internet"><Volume>{rng.randint(1, 400)}</Volume>'
         f"<Issue>{rng.randint(1, 12)}</Issue><PubDate><Year>{pub.year}</Year>"
         f"<Month>{_MONTHS[pub.month - 1]}</Month></PubDate></JournalIssue>"
@@ -204,15 +163,81 @@ def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int 
         f"<Pagination><MedlinePgn>{rng.randint(1, 900)}</MedlinePgn></Pagination>"
         f'<ELocationID EIdType="doi" ValidYN="Y">{doi}</ELocationID>'
         f"<Abstract>{abstract}</Abstract>"
-        f'<AuthorList CompleteYN="Y">{"".join(authors)}</AuthorList>'
+        f'<AuthorList CompleteYN="Y">{authors}</AuthorList>'
         f"<Language>eng</Language><PublicationTypeList>{''.join(types)}</PublicationTypeList>"
         f"</Article><MedlineJournalInfo><Country>United States</Country>"
         f"<MedlineTA>{abbrev}</MedlineTA><NlmUniqueID>{9000000 + len(abbrev)}</NlmUniqueID>"
-        f"</MedlineJournalInfo><MeshHeadingList>{''.join(m[1] for m in mesh)}"
-        f"</MeshHeadingList></MedlineCitation><PubmedData><History>{history}</History>"
-        f"<PublicationStatus>ppublish</PublicationStatus><ArticleIdList>"
+        f"</MedlineJournalInfo><MeshHeadingList>{mesh}"
+        f"</MeshHeadingList></MedlineCitation><PubmedData><History>{_history(edat, hour, minute)}"
+        f"</History><PublicationStatus>ppublish</PublicationStatus><ArticleIdList>"
         f'<ArticleId IdType="pubmed">{pmid}</ArticleId><ArticleId IdType="doi">{doi}'
         f"</ArticleId></ArticleIdList></PubmedData></PubmedArticle>"
+    )
+
+
+def _abstract(
+    rng: random.Random, intervention: str, outcome: str, condition: str, subjects: str
+) -> str:
+    """A structured abstract (background, results with an effect size) or a one-line one."""
+    if rng.random() < 0.5:
+        return (
+            f'<AbstractText Label="BACKGROUND" NlmCategory="BACKGROUND">The effect of '
+            f"{escape(intervention)} on {outcome} in {escape(condition)} is uncertain."
+            f"</AbstractText>"
+            f'<AbstractText Label="RESULTS" NlmCategory="RESULTS">In {subjects}, '
+            f"{escape(intervention)} changed {outcome} by {rng.randint(1, 40)}% "
+            f"(95% CI {rng.randint(1, 9)} to {rng.randint(10, 50)}).</AbstractText>"
+        )
+    return (
+        f"<AbstractText>We studied {escape(intervention)} in {subjects} with "
+        f"{escape(condition)} and measured {outcome}.</AbstractText>"
+    )
+
+
+def _authors(rng: random.Random) -> str:
+    """One to three `Author` elements, each with an affiliation."""
+    authors = []
+    for _ in range(rng.randint(1, 3)):
+        last, fore = rng.choice(_LAST_NAMES), rng.choice(_FORE_NAMES)
+        authors.append(
+            f'<Author ValidYN="Y"><LastName>{last}</LastName><ForeName>{fore}</ForeName>'
+            f"<Initials>{fore[0]}</Initials><AffiliationInfo><Affiliation>Department of "
+            f"Medicine, {rng.choice(_CITIES)}.</Affiliation></AffiliationInfo></Author>"
+        )
+    return "".join(authors)
+
+
+def _mesh(condition: tuple[str, str], intervention: tuple[str, str], human: bool) -> str:
+    """The `MeshHeading` elements in descriptor order: the condition, the intervention, and
+    Humans, or Animals and Mice."""
+    mesh = [
+        condition,
+        intervention,
+        _heading("Humans", "D006801") if human else _heading("Animals", "D000818"),
+    ]
+    if not human:
+        mesh.append(_heading("Mice", "D051379"))
+    mesh.sort(key=lambda item: item[0])
+    return "".join(m[1] for m in mesh)
+
+
+def _issns(issn: str | None, eissn: str | None) -> str:
+    """The print ISSN, or the electronic one when there is no print ISSN."""
+    return "".join(
+        f'<ISSN IssnType="{kind}">{value}</ISSN>'
+        for kind, value in (("Print", issn), ("Electronic", eissn))
+        if value and (kind == "Print" or issn is None)
+    )
+
+
+def _history(edat: date, hour: int, minute: int) -> str:
+    """The `entrez` and `pubmed` history dates, both at `edat` `hour`:`minute`."""
+    return (
+        f'<PubMedPubDate PubStatus="entrez"><Year>{edat.year}</Year><Month>{edat.month}</Month>'
+        f"<Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute></PubMedPubDate>"
+        f'<PubMedPubDate PubStatus="pubmed"><Year>{edat.year}</Year><Month>{edat.month}'
+        f"</Month><Day>{edat.day}</Day><Hour>{hour}</Hour><Minute>{minute}</Minute>"
+        f"</PubMedPubDate>"
     )
 
 

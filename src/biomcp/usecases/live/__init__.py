@@ -1,21 +1,17 @@
 """The live PubMed use cases (spec 04 and issue 18): PubMed itself, asked now.
 
-`LivePubMed` (service.py: article details, relationships, one citation) is what the tools, the
-CLI and the library call. It is composed of one mixin per job: `search` (with `paging` and
-ESpell), `fulltext` (PMC JATS), `identifiers` (the ID converter), `citematch` (references to
-PMIDs), `citations` (many at once), `mesh`, and `resources` (server information, database
-statistics). What they share is in `common` (configuration, deadline, URLs, argument checks);
-answer shapes in `shapes`, raw record forms in `documents`.
+`LivePubMed` (service.py) is what the tools, the CLI and the library call: a facade over one
+job per concern, all sharing one `LiveContext` (common.py: the Entrez client, configuration,
+clock, last call, deadline, URLs, argument checks): `search` (with `paging` and ESpell),
+`articles` (details, relationships, one citation), `fulltext` (PMC JATS), `identifiers` (the
+ID converter), `citematch` (references to PMIDs), `citations` (many at once), `mesh`, and
+`resources` (server information, database statistics). Answer shapes are in `shapes`.
 """
 
-from biomcp.usecases.live.common import ClientStatus, LiveBase, LiveConfig
-from biomcp.usecases.live.service import (
-    CITATION_STYLES,
-    DETAIL_LEVELS,
-    RELATIONSHIP_TYPES,
-    SORT_ORDERS,
-    LivePubMed,
-)
+from biomcp.usecases.live.articles import CITATION_STYLES, DETAIL_LEVELS, RELATIONSHIP_TYPES
+from biomcp.usecases.live.common import ClientStatus, LiveConfig, LiveContext
+from biomcp.usecases.live.search import SORT_ORDERS
+from biomcp.usecases.live.service import LivePubMed
 
 __all__ = [
     "CITATION_STYLES",
@@ -23,7 +19,7 @@ __all__ = [
     "RELATIONSHIP_TYPES",
     "SORT_ORDERS",
     "ClientStatus",
-    "LiveBase",
     "LiveConfig",
+    "LiveContext",
     "LivePubMed",
 ]

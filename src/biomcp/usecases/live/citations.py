@@ -14,9 +14,9 @@ from typing import Any
 from biomcp.domain.citations import CitationStyle, format_citation
 from biomcp.domain.sanitize import parse_pmids
 from biomcp.usecases.errors import NotFoundError
-from biomcp.usecases.live.common import LiveBase, _choice, _within_deadline
+from biomcp.usecases.live.common import LiveContext, check_choice, within_deadline
 
-__all__ = ["MAX_CITATION_PMIDS", "STYLE_KEYS", "CitationsMixin"]
+__all__ = ["MAX_CITATION_PMIDS", "STYLE_KEYS", "CitationFormatter"]
 
 #: PMIDs per call (one EFetch: well under its batch and POST thresholds).
 MAX_CITATION_PMIDS = 50
@@ -30,10 +30,13 @@ STYLE_KEYS: dict[str, CitationStyle] = {
 }
 
 
-class CitationsMixin(LiveBase):
+class CitationFormatter:
     """Citation strings for up to 50 PMIDs in one call."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    @within_deadline
     async def format_citations(
         self, pmids: Sequence[str], *, styles: Sequence[str] = ("ris",)
     ) -> dict[str, Any]:
@@ -47,9 +50,9 @@ class CitationsMixin(LiveBase):
             EntrezError: NCBI failed.
         """
         wanted = parse_pmids(pmids, limit=MAX_CITATION_PMIDS)
-        chosen = [_choice("citationStyles", s, tuple(STYLE_KEYS)) for s in styles]
+        chosen = [check_choice("citationStyles", s, tuple(STYLE_KEYS)) for s in styles]
         chosen = list(dict.fromkeys(chosen)) or ["ris"]
-        fetched = await self._call(self._entrez.efetch(wanted))
+        fetched = await self.context.call(self.context.entrez.efetch(wanted))
         by_pmid = {r.pmid: r for r in fetched.records}
         books = [p for p in wanted if p in set(fetched.book_pmids)]
         missing = [p for p in wanted if p not in by_pmid and p not in books]
@@ -78,6 +81,6 @@ class CitationsMixin(LiveBase):
             "articles": citations,
             "notFoundPmids": missing,
             "bookPmids": books,
-            "eFetchUrl": self._url("efetch", [("id", ",".join(wanted)), ("retmode", "xml")]),
+            "eFetchUrl": self.context.url("efetch", [("id", ",".join(wanted)), ("retmode", "xml")]),
             "warnings": warnings,
         }

@@ -36,9 +36,9 @@ from biomcp.domain.citematch import (
 )
 from biomcp.ports.entrez import DocSummary, EntrezRequestError
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.live.common import LiveBase, _within_deadline
+from biomcp.usecases.live.common import LiveContext, within_deadline
 
-__all__ = ["MAX_CANDIDATES", "MAX_FALLBACK_SEARCHES", "MAX_REFERENCES", "CitationLookupMixin"]
+__all__ = ["MAX_CANDIDATES", "MAX_FALLBACK_SEARCHES", "MAX_REFERENCES", "CitationLookup"]
 
 MAX_REFERENCES = 50
 #: Candidates shown per reference, best first.
@@ -59,10 +59,13 @@ _KEY_CHARS = 100
 _YEAR = re.compile(r"(1[6-9]|20|21)[0-9]{2}")
 
 
-class CitationLookupMixin(LiveBase):
+class CitationLookup:
     """Citation matching: ECitMatch, then a fielded ESearch."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    @within_deadline
     async def lookup_citations(self, references: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The status and ranked candidates of each of `references`.
 
@@ -110,13 +113,15 @@ class CitationLookupMixin(LiveBase):
         usable = [ref for ref in references if ref.citmatch_usable]
         if not usable:
             return {}
-        answers = await self._call(self._entrez.ecitmatch([citmatch_line(r) for r in usable]))
+        answers = await self.context.call(
+            self.context.entrez.ecitmatch([citmatch_line(r) for r in usable])
+        )
         return {answer.key: answer for answer in answers}
 
     async def _facts(self, pmids: set[str]) -> dict[str, Candidate]:
         if not pmids:
             return {}
-        docs = await self._call(self._entrez.esummary(sorted(pmids, key=int)))
+        docs = await self.context.call(self.context.entrez.esummary(sorted(pmids, key=int)))
         return {doc.pmid: _candidate(doc) for doc in docs if doc.error is None}
 
     async def _fallback(
@@ -146,7 +151,9 @@ class CitationLookupMixin(LiveBase):
 
     async def _search(self, query: str) -> tuple[list[str], str | None]:
         try:
-            result = await self._call(self._entrez.esearch(query, retmax=_SEARCH_RETMAX))
+            result = await self.context.call(
+                self.context.entrez.esearch(query, retmax=_SEARCH_RETMAX)
+            )
         except EntrezRequestError as exc:
             return [], str(exc)
         return list(result.pmids), None

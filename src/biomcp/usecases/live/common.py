@@ -1,7 +1,9 @@
-"""What every live PubMed use case shares: its configuration, the client status it reports,
-the overall deadline of one call, the E-utility URLs it shows, argument checks.
+"""What every live PubMed job shares: its configuration, the client status it reports, the
+context it runs in (`LiveContext`: the Entrez client, the clock, the last call's outcome), the
+overall deadline of one call, the E-utility URLs it shows, argument checks.
 
-The live use cases are mixins of `LiveBase`; `LivePubMed` (service.py) combines them.
+Each job (search, articles, full text...) is a class built over one `LiveContext`;
+`LivePubMed` (service.py) builds them and forwards to them.
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from urllib.parse import urlencode
 
 from biomcp.domain.sanitize import DateWindow
@@ -25,29 +27,6 @@ from biomcp.ports.entrez import (
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 
 _T = TypeVar("_T")
-_P = ParamSpec("_P")
-_L = TypeVar("_L", bound="LiveBase")
-
-
-def _within_deadline(
-    method: Callable[Concatenate[_L, _P], Coroutine[Any, Any, _T]],
-) -> Callable[Concatenate[_L, _P], Coroutine[Any, Any, _T]]:
-    """Run `method` under the overall deadline of one live call (`LiveConfig.deadline_s`)."""
-
-    @functools.wraps(method)
-    async def bounded(self: _L, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        limit = self.config.deadline_s
-        try:
-            async with asyncio.timeout(limit):
-                return await method(self, *args, **kwargs)
-        except TimeoutError:
-            self._last_call = (datetime.now(UTC), "overall deadline exceeded")
-            raise EntrezTimeoutError(
-                f"PubMed gave no complete answer within the overall deadline of {limit:g} s "
-                "(NCBI_TOTAL_DEADLINE_MS), retries included"
-            ) from None
-
-    return bounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,25 +70,32 @@ class ClientStatus:
     queue_length: int = 0
 
 
-class LiveBase:
-    """The E-utilities client, the configuration, and the last call's outcome (for
-    `server_info`), shared by the live use cases."""
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
-    _entrez: EntrezClient
-    config: LiveConfig
-    _last_call: tuple[datetime, str | None] | None
 
-    async def _call(self, pending: Awaitable[_T]) -> _T:
+@dataclass(slots=True)
+class LiveContext:
+    """The E-utilities client, the configuration, the clock, and the last call's outcome (for
+    `server_info`), shared by the live jobs of one `LivePubMed`."""
+
+    entrez: EntrezClient
+    config: LiveConfig = field(default_factory=LiveConfig)
+    clock: Callable[[], datetime] = _utc_now
+    #: When the last E-utility call ended, and its error (None: it succeeded).
+    last_call: tuple[datetime, str | None] | None = None
+
+    async def call(self, pending: Awaitable[_T]) -> _T:
         """Await one E-utility call, remembering when it last succeeded or failed."""
         try:
             value = await pending
         except EntrezError as exc:
-            self._last_call = (datetime.now(UTC), f"{type(exc).__name__}: {exc}")
+            self.last_call = (self.clock(), f"{type(exc).__name__}: {exc}")
             raise
-        self._last_call = (datetime.now(UTC), None)
+        self.last_call = (self.clock(), None)
         return value
 
-    def _url(self, endpoint: str, params: Iterable[tuple[str, str]], *, db: str = "pubmed") -> str:
+    def url(self, endpoint: str, params: Iterable[tuple[str, str]], *, db: str = "pubmed") -> str:
         """The E-utility URL of a call, as the client sends it minus the API key."""
         query = [("db", db), *params, ("tool", self.config.tool)]
         if self.config.email:
@@ -118,10 +104,43 @@ class LiveBase:
         return f"{base}/{endpoint}.fcgi?{urlencode(query)}"
 
 
+class LiveJob(Protocol):
+    """A live job: anything holding the `LiveContext` it runs in."""
+
+    context: LiveContext
+
+
+_P = ParamSpec("_P")
+_J = TypeVar("_J", bound=LiveJob)
+
+
+def within_deadline(
+    method: Callable[Concatenate[_J, _P], Coroutine[Any, Any, _T]],
+) -> Callable[Concatenate[_J, _P], Coroutine[Any, Any, _T]]:
+    """Run a job's `method` under the overall deadline of one live call
+    (`LiveConfig.deadline_s`)."""
+
+    @functools.wraps(method)
+    async def limited(self: _J, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        context = self.context
+        limit = context.config.deadline_s
+        try:
+            async with asyncio.timeout(limit):
+                return await method(self, *args, **kwargs)
+        except TimeoutError:
+            context.last_call = (context.clock(), "overall deadline exceeded")
+            raise EntrezTimeoutError(
+                f"PubMed gave no complete answer within the overall deadline of {limit:g} s "
+                "(NCBI_TOTAL_DEADLINE_MS), retries included"
+            ) from None
+
+    return limited
+
+
 # --- arguments -----------------------------------------------------------------------------
 
 
-def _bounded(name: str, value: int, low: int, high: int) -> None:
+def check_range(name: str, value: int, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidRequestError(
             f"{name} must be an integer from {low} to {high}, got {value!r}",
@@ -129,7 +148,7 @@ def _bounded(name: str, value: int, low: int, high: int) -> None:
         )
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise InvalidRequestError(
             f"{name} {value!r} is not one of {', '.join(allowed)}",
@@ -138,7 +157,7 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _window(date_range: Mapping[str, Any] | None) -> DateWindow | None:
+def date_window(date_range: Mapping[str, Any] | None) -> DateWindow | None:
     if not date_range:
         return None
     unknown = set(date_range) - {"minDate", "maxDate", "dateType"}
@@ -149,23 +168,23 @@ def _window(date_range: Mapping[str, Any] | None) -> DateWindow | None:
     )
 
 
-def _warning_text(warnings: Iterable[EntrezWarning]) -> str:
+def warning_text(warnings: Iterable[EntrezWarning]) -> str:
     return "; ".join(f"{w.kind} {w.message}" for w in warnings)
 
 
 # --- shapes --------------------------------------------------------------------------------
 
 
-def _pubmed_url(pmid: str) -> str:
+def pubmed_url(pmid: str) -> str:
     return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 
 
-def _not_found(pmid: str) -> NotFoundError:
+def not_found(pmid: str) -> NotFoundError:
     return NotFoundError(
         f"PMID {pmid} is not in PubMed: check the number (a PubMed search finds PMIDs)",
         details={"pmid": pmid},
     )
 
 
-def _missing(doc: DocSummary | None) -> bool:
+def missing(doc: DocSummary | None) -> bool:
     return doc is None or doc.error is not None

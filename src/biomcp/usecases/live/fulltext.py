@@ -33,9 +33,9 @@ from biomcp.domain.fulltext import (
 )
 from biomcp.ports.entrez import EntrezError
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.live.common import LiveBase, _bounded, _within_deadline
+from biomcp.usecases.live.common import LiveContext, check_range, within_deadline
 
-__all__ = ["MAX_FULLTEXT_IDS", "FullTextMixin"]
+__all__ = ["MAX_FULLTEXT_IDS", "FullText"]
 
 MAX_FULLTEXT_IDS = 10
 MAX_CHARS = 100_000
@@ -61,10 +61,13 @@ class _Wanted:
     error: EntrezError | None = None
 
 
-class FullTextMixin(LiveBase):
+class FullText:
     """`fetch_fulltext`: PMC open-access full text (JATS) for PMIDs and PMCIDs."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    @within_deadline
     async def fetch_fulltext(
         self,
         ids: Sequence[str],
@@ -84,8 +87,8 @@ class FullTextMixin(LiveBase):
             EntrezError: every id failed upstream (the first failure is raised).
         """
         wanted = _parse_ids(ids)
-        _bounded("maxChars", max_chars, MIN_CHARS, MAX_CHARS)
-        _bounded("maxSectionChars", max_section_chars, MIN_SECTION_CHARS, MAX_SECTION_CHARS)
+        check_range("maxChars", max_chars, MIN_CHARS, MAX_CHARS)
+        check_range("maxSectionChars", max_section_chars, MIN_SECTION_CHARS, MAX_SECTION_CHARS)
         filters = _parse_filters(sections)
         urls: list[str] = []
         await self._map_pmids(wanted, urls)
@@ -120,9 +123,9 @@ class FullTextMixin(LiveBase):
         if not pmids:
             return
         params = [("dbfrom", "pubmed"), ("cmd", "neighbor"), ("linkname", "pubmed_pmc")]
-        urls.append(self._url("elink", params + [("id", p) for p in pmids], db="pmc"))
+        urls.append(self.context.url("elink", params + [("id", p) for p in pmids], db="pmc"))
         try:
-            link_sets = await self._call(self._entrez.elink_pmc(pmids))
+            link_sets = await self.context.call(self.context.entrez.elink_pmc(pmids))
         except EntrezError as exc:
             for item in wanted:
                 if item.pmcid is None:
@@ -148,9 +151,9 @@ class FullTextMixin(LiveBase):
         if not pmcids:
             return
         numeric = ",".join(p.removeprefix("PMC") for p in pmcids)
-        urls.append(self._url("efetch", [("id", numeric), ("retmode", "xml")], db="pmc"))
+        urls.append(self.context.url("efetch", [("id", numeric), ("retmode", "xml")], db="pmc"))
         try:
-            answer = await self._call(self._entrez.efetch_pmc(pmcids))
+            answer = await self.context.call(self.context.entrez.efetch_pmc(pmcids))
         except EntrezError as exc:
             for item in wanted:
                 if item.status is None:

@@ -24,9 +24,9 @@ from biomcp.domain.identifiers import (
     parse_article_ids,
 )
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.live.common import LiveBase, _within_deadline
+from biomcp.usecases.live.common import LiveContext, within_deadline
 
-__all__ = ["MAX_CONVERT_IDS", "IdentifiersMixin"]
+__all__ = ["MAX_CONVERT_IDS", "IdConverter"]
 
 #: The most ids one call converts (the converter's own per-request limit).
 MAX_CONVERT_IDS = 200
@@ -34,10 +34,13 @@ _SHOWN_INVALID = 20
 _NO_RECORD = "the ID converter returned no record for this id"
 
 
-class IdentifiersMixin(LiveBase):
+class IdConverter:
     """PMID / PMCID / DOI conversion."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    @within_deadline
     async def convert_ids(self, ids: Sequence[str]) -> dict[str, Any]:
         """Each of `ids` (PMIDs, PMCIDs with or without version, DOIs, mixed) with the
         article's PMID, PMCID and DOI, or the reason there is no match.
@@ -71,7 +74,7 @@ class IdentifiersMixin(LiveBase):
         self, kind: IdKind, members: list[ArticleId]
     ) -> tuple[IdConversion, ...]:
         sent = list(dict.fromkeys(m.value for m in members))
-        return await self._call(self._entrez.idconv(sent, idtype=kind))
+        return await self.context.call(self.context.entrez.idconv(sent, idtype=kind))
 
 
 def _checked(ids: Sequence[str]) -> list[ArticleId]:

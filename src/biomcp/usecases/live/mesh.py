@@ -24,9 +24,9 @@ from biomcp.domain.mesh import (
     ui_to_uid,
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
-from biomcp.usecases.live.common import LiveBase, _bounded, _within_deadline
+from biomcp.usecases.live.common import LiveContext, check_range, within_deadline
 
-__all__ = ["MAX_MESH_RESULTS", "MAX_MESH_TERM_CHARS", "MeshMixin"]
+__all__ = ["MAX_MESH_RESULTS", "MAX_MESH_TERM_CHARS", "MeshLookup"]
 
 MAX_MESH_RESULTS = 20
 MAX_MESH_TERM_CHARS = 200
@@ -38,10 +38,13 @@ _MAX_SCOPE_NOTE = 1500
 _MESH_PAGE = "https://www.ncbi.nlm.nih.gov/mesh/"
 
 
-class MeshMixin(LiveBase):
+class MeshLookup:
     """`lookup_mesh`, the MeSH lookup of the live tools."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    @within_deadline
     async def lookup_mesh(self, term: str, *, max_results: int = 5) -> dict[str, Any]:
         """The MeSH records `term` names (a MeSH UI, or words NCBI maps to descriptors).
 
@@ -50,7 +53,7 @@ class MeshMixin(LiveBase):
             NotFoundError: no MeSH record matches.
             EntrezError: NCBI failed.
         """
-        _bounded("maxResults", max_results, 1, MAX_MESH_RESULTS)
+        check_range("maxResults", max_results, 1, MAX_MESH_RESULTS)
         text = " ".join(str(term).split())
         if not text or len(text) > MAX_MESH_TERM_CHARS:
             raise InvalidRequestError(
@@ -63,21 +66,23 @@ class MeshMixin(LiveBase):
             uids = [ui_to_uid(ui)]
             answer.update(totalFound=None, queryTranslation=None, eSearchUrl=None)
         else:
-            found = await self._call(self._entrez.mesh_search(text, retmax=_CANDIDATES))
+            found = await self.context.call(
+                self.context.entrez.mesh_search(text, retmax=_CANDIDATES)
+            )
             uids = list(found.pmids[:_CANDIDATES])
             search_params = [("term", text), ("retstart", "0"), ("retmax", str(_CANDIDATES))]
             answer.update(
                 totalFound=found.count,
                 queryTranslation=found.query_translation,
-                eSearchUrl=self._url("esearch", search_params, db="mesh"),
+                eSearchUrl=self.context.url("esearch", search_params, db="mesh"),
             )
-        records = await self._call(self._entrez.mesh_summaries(uids)) if uids else ()
+        records = await self.context.call(self.context.entrez.mesh_summaries(uids)) if uids else ()
         if ui is not None:
             records = tuple(r for r in records if r.ui == ui)
         if not records:
             raise _nothing(text, ui)
         ranked = sorted(records, key=lambda r: not r.matches(text))[:max_results]
-        answer["eSummaryUrl"] = self._url(
+        answer["eSummaryUrl"] = self.context.url(
             "esummary", [("version", "2.0"), ("id", ",".join(uids))], db="mesh"
         )
         answer["descriptors"] = [_shape(record) for record in ranked]

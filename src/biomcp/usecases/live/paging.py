@@ -30,15 +30,15 @@ from typing import Any
 
 from biomcp.ports.entrez import ESEARCH_ID_CAP, SearchResult
 from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.live.common import LiveBase
+from biomcp.usecases.live.common import LiveContext
 
 __all__ = [
     "EDAT_FLOOR",
     "MAX_CURSOR_CHARS",
     "MAX_OFFSET",
     "Cursor",
+    "DateSlicePager",
     "DeepPage",
-    "PagingMixin",
     "Slice",
     "corrected_for_cursor",
     "decode_cursor",
@@ -242,14 +242,17 @@ def _ncbi(day: date) -> str:
 # --- the date-slice walk ---------------------------------------------------------------------
 
 
-class PagingMixin(LiveBase):
+class DateSlicePager:
     """The date-slice pages of a search (see the module docstring)."""
 
-    async def _deep_page(self, term: str, sort: str, cursor: Cursor, wanted: int) -> DeepPage:
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+
+    async def page(self, term: str, sort: str, cursor: Cursor, wanted: int) -> DeepPage:
         """Up to `wanted` PMIDs of `term` from `cursor` on, skipping the first 9,999 results
         (in `sort`), and the cursor after them."""
-        top = await self._call(
-            self._entrez.esearch(term, retstart=0, retmax=ESEARCH_ID_CAP, sort=sort)
+        top = await self.context.call(
+            self.context.entrez.esearch(term, retstart=0, retmax=ESEARCH_ID_CAP, sort=sort)
         )
         seen = set(top.pmids)
         requests = 1
@@ -265,8 +268,8 @@ class PagingMixin(LiveBase):
             retmax = min(_CHUNK, ESEARCH_ID_CAP - window.done)
             params = _slice_params(term, window, retmax, sort)
             values = dict(params)
-            result = await self._call(
-                self._entrez.esearch(
+            result = await self.context.call(
+                self.context.entrez.esearch(
                     values["term"],
                     datetype="edat",
                     mindate=values["mindate"],
@@ -295,8 +298,8 @@ class PagingMixin(LiveBase):
 
     async def _count(self, term: str, lo: date, hi: date, uids: tuple[int, int] | None) -> int:
         query = term if uids is None else _uid_term(term, *uids)
-        result: SearchResult = await self._call(
-            self._entrez.esearch(
+        result: SearchResult = await self.context.call(
+            self.context.entrez.esearch(
                 query, datetype="edat", mindate=_ncbi(lo), maxdate=_ncbi(hi), retmax=0
             )
         )
@@ -375,8 +378,8 @@ class PagingMixin(LiveBase):
         lo_bad, lo_good, good = 1, top + 1, 0
         # First guesses from a sample of the day's PMIDs: [the k-th largest, top] holds at
         # least k records, so the median usually gives a half-full window at once.
-        sample = await self._call(
-            self._entrez.esearch(
+        sample = await self.context.call(
+            self.context.entrez.esearch(
                 _uid_term(term, 1, top),
                 datetype="edat",
                 mindate=_ncbi(day),

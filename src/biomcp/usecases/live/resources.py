@@ -8,43 +8,52 @@ from typing import Any
 
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.live.common import (
-    ClientStatus,
-    LiveBase,
-    _within_deadline,
-)
-from biomcp.usecases.live.shapes import (
-    _ncbi_timestamp,
-    _query_summary,
-)
+from biomcp.usecases.live.common import ClientStatus, LiveContext, within_deadline
+from biomcp.usecases.live.shapes import ncbi_timestamp, query_summary
 from biomcp.usecases.maintenance import IndexStatus
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.saved_queries import saved_queries
+
+__all__ = ["ServerResources"]
 
 _USAGE_POLICY = "https://www.ncbi.nlm.nih.gov/books/NBK25497/"
 _EUTILITIES = ("ESearch", "EFetch", "ESummary", "ELink", "EInfo", "ESpell", "ECitMatch")
 
 
-class ResourcesMixin(LiveBase):
-    """`server_info` and `database_stats`."""
+class ServerResources:
+    """`server_info` and `database_stats`.
 
-    _metadata: MetadataStore | None
-    _vectors: VectorStore | None
-    _status: Callable[[], ClientStatus]
+    `metadata` and `vectors` are only read for the corpus summary of `server_info`; `status`
+    reports the client's figures.
+    """
+
+    def __init__(
+        self,
+        context: LiveContext,
+        *,
+        metadata: MetadataStore | None = None,
+        vectors: VectorStore | None = None,
+        status: Callable[[], ClientStatus] = ClientStatus,
+    ) -> None:
+        self.context = context
+        self._metadata = metadata
+        self._vectors = vectors
+        self._status = status
 
     async def server_info(self, *, mcp_spec_version: str) -> dict[str, Any]:
         """`pubmed-connect://info`: identity, NCBI compliance, operational status, the corpus
         summary and the response cache. Never raises for a store that cannot answer: its
         section says why instead."""
-        config = self.config
+        config = self.context.config
         status = self._status()
         rate = config.target_rate
         last_success = status.last_success_at
-        if self._last_call is not None and self._last_call[1] is None:
-            own = self._last_call[0]
+        last_call = self.context.last_call
+        if last_call is not None and last_call[1] is None:
+            own = last_call[0]
             last_success = own if last_success is None or own > last_success else last_success
-        if self._last_call is not None and self._last_call[1] is not None:
-            ncbi_status = f"Degraded: the last live call failed ({self._last_call[1]})"
+        if last_call is not None and last_call[1] is not None:
+            ncbi_status = f"Degraded: the last live call failed ({last_call[1]})"
         elif last_success is not None:
             ncbi_status = "Nominal"
         elif status.requests:
@@ -103,7 +112,7 @@ class ResourcesMixin(LiveBase):
                 problems.append(f"metadata: {type(exc).__name__}: {exc}")
             else:
                 summary["queries"] = [
-                    _query_summary(
+                    query_summary(
                         q.query_key, q.checkpoint, q.last_job, n, held.get(q.query_key, 0)
                     )
                     for q, n in zip(saved, pending, strict=True)
@@ -111,7 +120,7 @@ class ResourcesMixin(LiveBase):
         if self._vectors is not None:
             try:
                 names = await self._vectors.collections()
-                collection = self.config.collection
+                collection = self.context.config.collection
                 summary["chunks"] = (
                     await self._vectors.count(collection) if collection in names else 0
                 )
@@ -127,7 +136,7 @@ class ResourcesMixin(LiveBase):
             summary["problems"] = problems
         return summary
 
-    @_within_deadline
+    @within_deadline
     async def database_stats(self, db: str = "pubmed") -> dict[str, Any]:
         """`pubmed-connect://stats/pubmed`: EInfo for `db` (record count, last update, search
         fields, link names).
@@ -135,13 +144,13 @@ class ResourcesMixin(LiveBase):
         Raises:
             EntrezError: NCBI failed.
         """
-        info = await self._call(self._entrez.einfo(db))
+        info = await self.context.call(self.context.entrez.einfo(db))
         return {
             "databaseName": info.menu_name or info.db_name,
             "menuName": info.menu_name,
             "description": info.description,
             "totalRecordCount": info.count,
-            "lastUpdate": _ncbi_timestamp(info.last_update),
+            "lastUpdate": ncbi_timestamp(info.last_update),
             "dbBuild": info.build,
             "availableSearchFields": [
                 {
@@ -163,5 +172,5 @@ class ResourcesMixin(LiveBase):
                 }
                 for link in info.links
             ],
-            "eInfoUrl": self._url("einfo", [], db=db),
+            "eInfoUrl": self.context.url("einfo", [], db=db),
         }

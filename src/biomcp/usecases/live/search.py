@@ -4,7 +4,7 @@ offset and cursor paging (`paging`), and ESpell's correction when it differs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from biomcp.domain.errors import InvalidQueryError
@@ -19,25 +19,24 @@ from biomcp.ports.entrez import (
 )
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.live.common import (
-    _bounded,
-    _choice,
-    _warning_text,
-    _window,
-    _within_deadline,
+    LiveContext,
+    check_choice,
+    check_range,
+    date_window,
+    warning_text,
+    within_deadline,
 )
 from biomcp.usecases.live.paging import (
     MAX_OFFSET,
     Cursor,
-    PagingMixin,
+    DateSlicePager,
     corrected_for_cursor,
     decode_cursor,
     encode_cursor,
     first_deep_cursor,
     query_fingerprint,
 )
-from biomcp.usecases.live.shapes import (
-    _brief,
-)
+from biomcp.usecases.live.shapes import brief_summary
 
 SortBy = Literal["relevance", "pub_date", "author", "journal_name"]
 
@@ -55,10 +54,43 @@ _MAX_RESULTS = 1000
 _MAX_SUMMARIES = 100
 
 
-class SearchMixin(PagingMixin):
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A search request, its arguments checked."""
+
+    query_term: str
+    max_results: int
+    sort: str
+    ncbi_sort: str
+    window: DateWindow | None
+    types: list[str]
+    term: str
+    brief_summaries: int
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """One page of PMIDs, how it was asked for, and what follows it."""
+
+    searched: str
+    result: SearchResult
+    count: int
+    start: int | None
+    params: list[tuple[str, str]]
+    next_cursor: str | None
+    spelling: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class LiveSearch:
     """`search`: the live PubMed search."""
 
-    @_within_deadline
+    def __init__(self, context: LiveContext) -> None:
+        self.context = context
+        self._pager = DateSlicePager(context)
+
+    @within_deadline
     async def search(
         self,
         query_term: str,
@@ -90,119 +122,113 @@ class SearchMixin(PagingMixin):
                 (its ErrorList says which).
             EntrezError: NCBI failed.
         """
-        _bounded("maxResults", max_results, 1, _MAX_RESULTS)
-        _bounded("fetchBriefSummaries", brief_summaries, 0, _MAX_SUMMARIES)
-        if offset is not None:
-            _bounded("offset", offset, 0, MAX_OFFSET)
-        sort = _choice("sortBy", sort_by, SORT_ORDERS)
-        window = _window(date_range)
-        types = list(publication_types or [])
-        term = effective_term(query_term, window=window, publication_types=types)
-        if len(" ".join(query_term.split())) < _MIN_QUERY:
-            raise InvalidRequestError("queryTerm must be at least 3 characters")
-        if cursor is not None and offset:
-            raise InvalidRequestError(
-                "give offset or cursor, not both: a cursor carries its own position",
-                details={"field": "cursor"},
-            )
-        ncbi_sort = _NCBI_SORT[sort]
-        fingerprint = query_fingerprint(term, sort)
-        position = decode_cursor(cursor, fingerprint) if cursor is not None else None
-        corrected = position.corrected if position is not None else None
-        searched = (
-            effective_term(corrected, window=window, publication_types=types) if corrected else term
+        request = _checked(
+            query_term,
+            max_results=max_results,
+            sort_by=sort_by,
+            date_range=date_range,
+            publication_types=publication_types,
+            brief_summaries=brief_summaries,
+            offset=offset,
+            cursor=cursor,
         )
-        spelling: dict[str, Any] | None = None
-        warnings: list[str] = []
+        position = decode_cursor(cursor, request.fingerprint) if cursor is not None else None
+        corrected = position.corrected if position is not None else None
+        searched = request.term
+        if corrected:
+            searched = effective_term(
+                corrected, window=request.window, publication_types=request.types
+            )
         if position is not None and position.deep:
-            page = await self._deep_page(searched, ncbi_sort, position, max_results)
-            pmids = list(page.pmids)
-            result = SearchResult(count=0, retstart=0, retmax=max_results, pmids=page.pmids)
-            next_cursor = encode_cursor(page.next) if page.next is not None else None
-            search_params = page.last_params or [("term", searched)]
-            start: int | None = None
-            warnings.append(
-                f"past PubMed's first {ESEARCH_ID_CAP} results, pages follow Entrez-date "
-                f"windows newest first ({page.requests} ESearch requests for this page)"
-            )
-            count = await self._total(searched)
+            page = await self._date_slice_page(request, searched, position)
         else:
-            start = position.offset if position is not None else (offset or 0)
-            retmax = min(max_results, ESEARCH_ID_CAP - start)
-            history = brief_summaries > 0 and start == 0
-            result = await self._call(
-                self._entrez.esearch(
-                    searched, retstart=start, retmax=retmax, sort=ncbi_sort, usehistory=history
-                )
-            )
-            errors = [w for w in result.warnings if w.source == "ErrorList"]
-            if position is None and start == 0:
-                spelling, result = await self._spelling(
-                    query_term, result, [w.kind for w in errors], window, types, retmax, ncbi_sort
-                )
-                if spelling is not None and spelling["searchedWith"] == "corrected":
-                    corrected = corrected_for_cursor(spelling["corrected"])
-                    searched = effective_term(
-                        spelling["corrected"], window=window, publication_types=types
-                    )
-                    errors = [w for w in result.warnings if w.source == "ErrorList"]
-            warnings += _unread_types(types, result.warnings)
-            if result.count == 0 and errors:
-                hint = (
-                    f" (ESpell suggests {spelling['corrected']!r})" if spelling is not None else ""
-                )
-                raise EntrezRequestError(
-                    f"PubMed could not use the query {searched!r}: {_warning_text(errors)}"
-                    f"{hint}. Check the spelling and field tags, or search with other words"
-                )
-            pmids = list(result.pmids)
-            count = result.count
-            search_params = [
-                ("term", searched),
-                ("retstart", str(start)),
-                ("retmax", str(retmax)),
-                ("sort", ncbi_sort),
-            ]
-            if history:
-                search_params.append(("usehistory", "y"))
-            next_cursor = self._next_cursor(
-                fingerprint, corrected, start + retmax, len(pmids), count
-            )
-        summaries, summary_url = await self._briefs(result, min(brief_summaries, len(pmids)))
-        parameters: dict[str, Any] = {
-            "queryTerm": query_term,
-            "maxResults": max_results,
-            "sortBy": sort,
-            "fetchBriefSummaries": brief_summaries,
-        }
-        if window is not None:
-            echoed = (
-                ("minDate", window.min_date),
-                ("maxDate", window.max_date),
-                ("dateType", window.date_type),
-            )
-            parameters["dateRange"] = {k: v for k, v in echoed if v is not None}
-        if publication_types is not None:
-            parameters["filterByPublicationTypes"] = types
-        if offset is not None:
-            parameters["offset"] = offset
+            page = await self._offset_page(request, searched, position, offset, corrected)
+        pmids = list(page.result.pmids)
+        summaries, summary_url = await self._briefs(page.result, min(brief_summaries, len(pmids)))
         answer: dict[str, Any] = {
-            "searchParameters": parameters,
-            "effectiveESearchTerm": searched,
-            "totalFound": count,
+            "searchParameters": _echoed(request, publication_types, offset),
+            "effectiveESearchTerm": page.searched,
+            "totalFound": page.count,
             "retrievedPmidCount": len(pmids),
             "pmids": pmids,
             "briefSummaries": summaries,
-            "eSearchUrl": self._url("esearch", search_params),
+            "eSearchUrl": self.context.url("esearch", page.params),
             "eSummaryUrl": summary_url,
-            "queryTranslation": result.query_translation,
-            "warnings": [str(w) for w in result.warnings] + warnings,
-            "offset": start,
-            "nextCursor": next_cursor,
+            "queryTranslation": page.result.query_translation,
+            "warnings": [str(w) for w in page.result.warnings] + page.warnings,
+            "offset": page.start,
+            "nextCursor": page.next_cursor,
         }
-        if spelling is not None:
-            answer["spelling"] = spelling
+        if page.spelling is not None:
+            answer["spelling"] = page.spelling
         return answer
+
+    async def _date_slice_page(self, request: _Request, searched: str, position: Cursor) -> _Page:
+        """A page past the first 9,999 results (see `paging`)."""
+        wanted = request.max_results
+        page = await self._pager.page(searched, request.ncbi_sort, position, wanted)
+        warning = (
+            f"past PubMed's first {ESEARCH_ID_CAP} results, pages follow Entrez-date "
+            f"windows newest first ({page.requests} ESearch requests for this page)"
+        )
+        return _Page(
+            searched=searched,
+            result=SearchResult(count=0, retstart=0, retmax=wanted, pmids=page.pmids),
+            count=await self._total(searched),
+            start=None,
+            params=page.last_params or [("term", searched)],
+            next_cursor=encode_cursor(page.next) if page.next is not None else None,
+            warnings=[warning],
+        )
+
+    async def _offset_page(
+        self,
+        request: _Request,
+        searched: str,
+        position: Cursor | None,
+        offset: int | None,
+        corrected: str | None,
+    ) -> _Page:
+        """A page within the first 9,999 results; a first page may follow ESpell's correction."""
+        start = position.offset if position is not None else (offset or 0)
+        retmax = min(request.max_results, ESEARCH_ID_CAP - start)
+        history = request.brief_summaries > 0 and start == 0
+        result = await self.context.call(
+            self.context.entrez.esearch(
+                searched, retstart=start, retmax=retmax, sort=request.ncbi_sort, usehistory=history
+            )
+        )
+        errors = _error_list(result)
+        spelling: dict[str, Any] | None = None
+        if position is None and start == 0:
+            kinds = [w.kind for w in errors]
+            spelling, result = await self._spelling(request, result, kinds, retmax)
+            if spelling is not None and spelling["searchedWith"] == "corrected":
+                corrected = corrected_for_cursor(spelling["corrected"])
+                searched = effective_term(
+                    spelling["corrected"], window=request.window, publication_types=request.types
+                )
+                errors = _error_list(result)
+        warnings = _unread_types(request.types, result.warnings)
+        if result.count == 0 and errors:
+            hint = f" (ESpell suggests {spelling['corrected']!r})" if spelling is not None else ""
+            raise EntrezRequestError(
+                f"PubMed could not use the query {searched!r}: {warning_text(errors)}"
+                f"{hint}. Check the spelling and field tags, or search with other words"
+            )
+        params = [
+            ("term", searched),
+            ("retstart", str(start)),
+            ("retmax", str(retmax)),
+            ("sort", request.ncbi_sort),
+        ]
+        if history:
+            params.append(("usehistory", "y"))
+        end = start + retmax
+        following = self._next_cursor(
+            request.fingerprint, corrected, end, len(result.pmids), result.count
+        )
+        return _Page(searched, result, result.count, start, params, following, spelling, warnings)
 
     def _next_cursor(
         self, fingerprint: str, corrected: str | None, end: int, got: int, count: int
@@ -216,26 +242,20 @@ class SearchMixin(PagingMixin):
 
     async def _total(self, term: str) -> int:
         """The query's whole count (a date-slice page reports it as the first page does)."""
-        result = await self._call(self._entrez.esearch(term, retmax=0))
+        result = await self.context.call(self.context.entrez.esearch(term, retmax=0))
         return result.count
 
     async def _spelling(
-        self,
-        query_term: str,
-        result: SearchResult,
-        error_kinds: Sequence[str],
-        window: DateWindow | None,
-        types: Sequence[str],
-        retmax: int,
-        sort: str,
+        self, request: _Request, result: SearchResult, error_kinds: Sequence[str], retmax: int
     ) -> tuple[dict[str, Any] | None, SearchResult]:
-        """ESpell's suggestion for `query_term` when the search looks misspelled (see
+        """ESpell's suggestion for the query term when the search looks misspelled (see
         `domain.spelling`), and the result to show: the correction's, when the term as
         written found nothing and the correction finds something."""
+        query_term, sort = request.query_term, request.ncbi_sort
         if not worth_spell_check(query_term, result.count, error_kinds):
             return None, result
         try:
-            suggestion = await self._call(self._entrez.espell(query_term))
+            suggestion = await self.context.call(self.context.entrez.espell(query_term))
         except EntrezError as exc:  # a failed spelling check never fails the search
             note = EntrezWarning("ESpell", f"no spelling check: {exc}", source="client")
             return None, replace(result, warnings=(*result.warnings, note))
@@ -245,11 +265,15 @@ class SearchMixin(PagingMixin):
         if result.count > 0:
             return spelling, result
         try:
-            term = effective_term(suggestion, window=window, publication_types=types)
+            term = effective_term(
+                suggestion, window=request.window, publication_types=request.types
+            )
         except InvalidQueryError:
             return spelling, result
-        retry = await self._call(
-            self._entrez.esearch(term, retstart=0, retmax=retmax, sort=sort, usehistory=False)
+        retry = await self.context.call(
+            self.context.entrez.esearch(
+                term, retstart=0, retmax=retmax, sort=sort, usehistory=False
+            )
         )
         if retry.count == 0:
             return spelling, result
@@ -264,8 +288,8 @@ class SearchMixin(PagingMixin):
         if wanted <= 0:
             return [], None
         if result.webenv and result.query_key:
-            docs = await self._call(
-                self._entrez.esummary(
+            docs = await self.context.call(
+                self.context.entrez.esummary(
                     webenv=result.webenv, query_key=result.query_key, retmax=wanted
                 )
             )
@@ -278,9 +302,9 @@ class SearchMixin(PagingMixin):
             ]
         else:  # a client without the history server: ask by id
             ids = list(result.pmids[:wanted])
-            docs = await self._call(self._entrez.esummary(ids))
+            docs = await self.context.call(self.context.entrez.esummary(ids))
             params = [("version", "2.0"), ("id", ",".join(ids))]
-        return [_brief(doc) for doc in docs[:wanted]], self._url("esummary", params)
+        return [brief_summary(doc) for doc in docs[:wanted]], self.context.url("esummary", params)
 
 
 def _unread_types(types: Sequence[str], warnings: Sequence[EntrezWarning]) -> list[str]:
@@ -307,3 +331,78 @@ def _unread_types(types: Sequence[str], warnings: Sequence[EntrezWarning]) -> li
             details={"field": "filterByPublicationTypes", "unknown": unknown},
         )
     return [f"PubMed has no publication type {names}; the other types filter the search"]
+
+
+def _checked(
+    query_term: str,
+    *,
+    max_results: int,
+    sort_by: str,
+    date_range: Mapping[str, Any] | None,
+    publication_types: Sequence[str] | None,
+    brief_summaries: int,
+    offset: int | None,
+    cursor: str | None,
+) -> _Request:
+    """The search's arguments, checked, with its effective term and fingerprint.
+
+    Raises:
+        InvalidRequestError, InvalidQueryError: a bad argument.
+    """
+    check_range("maxResults", max_results, 1, _MAX_RESULTS)
+    check_range("fetchBriefSummaries", brief_summaries, 0, _MAX_SUMMARIES)
+    if offset is not None:
+        check_range("offset", offset, 0, MAX_OFFSET)
+    sort = check_choice("sortBy", sort_by, SORT_ORDERS)
+    window = date_window(date_range)
+    types = list(publication_types or [])
+    term = effective_term(query_term, window=window, publication_types=types)
+    if len(" ".join(query_term.split())) < _MIN_QUERY:
+        raise InvalidRequestError("queryTerm must be at least 3 characters")
+    if cursor is not None and offset:
+        raise InvalidRequestError(
+            "give offset or cursor, not both: a cursor carries its own position",
+            details={"field": "cursor"},
+        )
+    ncbi_sort = _NCBI_SORT[sort]
+    return _Request(
+        query_term=query_term,
+        max_results=max_results,
+        sort=sort,
+        ncbi_sort=ncbi_sort,
+        window=window,
+        types=types,
+        term=term,
+        brief_summaries=brief_summaries,
+        fingerprint=query_fingerprint(term, sort),
+    )
+
+
+def _echoed(
+    request: _Request, publication_types: Sequence[str] | None, offset: int | None
+) -> dict[str, Any]:
+    """The answer's `searchParameters`: the arguments as given (defaults included)."""
+    parameters: dict[str, Any] = {
+        "queryTerm": request.query_term,
+        "maxResults": request.max_results,
+        "sortBy": request.sort,
+        "fetchBriefSummaries": request.brief_summaries,
+    }
+    window = request.window
+    if window is not None:
+        echoed = (
+            ("minDate", window.min_date),
+            ("maxDate", window.max_date),
+            ("dateType", window.date_type),
+        )
+        parameters["dateRange"] = {k: v for k, v in echoed if v is not None}
+    if publication_types is not None:
+        parameters["filterByPublicationTypes"] = request.types
+    if offset is not None:
+        parameters["offset"] = offset
+    return parameters
+
+
+def _error_list(result: SearchResult) -> list[EntrezWarning]:
+    """The warnings of `result` that come from ESearch's ErrorList."""
+    return [w for w in result.warnings if w.source == "ErrorList"]

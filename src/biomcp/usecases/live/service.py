@@ -17,94 +17,33 @@ fields the spec does not print are additive). Failures are never disguised as em
 The E-utility URLs in answers are rebuilt from the configuration, never from the client, so
 the API key cannot appear in them.
 
+`LivePubMed` is a facade: one job object per concern (`LiveSearch`, `ArticleDetails`,
+`FullText`, `IdConverter`, `CitationLookup`, `CitationFormatter`, `MeshLookup`,
+`ServerResources`), all over one `LiveContext`, each public method forwarding to one of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from biomcp.domain.citations import CitationStyle, format_citation
-from biomcp.domain.sanitize import parse_pmid, parse_pmids
-from biomcp.ports.entrez import (
-    EntrezClient,
-    EntrezRequestError,
-)
+from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import VectorStore
-from biomcp.usecases.errors import InvalidRequestError
-from biomcp.usecases.live.citations import CitationsMixin
-from biomcp.usecases.live.citematch import CitationLookupMixin
-from biomcp.usecases.live.common import (
-    ClientStatus,
-    LiveBase,
-    LiveConfig,
-    _bounded,
-    _choice,
-    _missing,
-    _not_found,
-    _pubmed_url,
-    _within_deadline,
-)
-from biomcp.usecases.live.documents import _split_article_xml, _split_medline
-from biomcp.usecases.live.fulltext import FullTextMixin
-from biomcp.usecases.live.identifiers import IdentifiersMixin
-from biomcp.usecases.live.mesh import MeshMixin
-from biomcp.usecases.live.resources import ResourcesMixin
-from biomcp.usecases.live.search import SORT_ORDERS, SearchMixin
-from biomcp.usecases.live.shapes import (
-    _abstract_plus,
-    _author_string,
-    _citation_data,
-    _links,
-)
+from biomcp.usecases.live.articles import CITATION_STYLES, ArticleDetails
+from biomcp.usecases.live.citations import CitationFormatter
+from biomcp.usecases.live.citematch import CitationLookup
+from biomcp.usecases.live.common import ClientStatus, LiveConfig, LiveContext
+from biomcp.usecases.live.fulltext import FullText
+from biomcp.usecases.live.identifiers import IdConverter
+from biomcp.usecases.live.mesh import MeshLookup
+from biomcp.usecases.live.resources import ServerResources
+from biomcp.usecases.live.search import LiveSearch
 
-__all__ = [
-    "CITATION_STYLES",
-    "DETAIL_LEVELS",
-    "RELATIONSHIP_TYPES",
-    "SORT_ORDERS",
-    "ClientStatus",
-    "LiveConfig",
-    "LivePubMed",
-]
-
-DetailLevel = Literal["abstract_plus", "full_xml", "medline_text", "citation_data"]
-RelationshipType = Literal[
-    "pubmed_similar_articles", "pubmed_citedin", "pubmed_references", "citation_formats"
-]
-CitationKey = Literal["ris", "bibtex", "apa_string", "mla_string", "vancouver_string"]
-
-DETAIL_LEVELS: tuple[str, ...] = get_args(DetailLevel)
-RELATIONSHIP_TYPES: tuple[str, ...] = get_args(RelationshipType)
-CITATION_STYLES: tuple[str, ...] = get_args(CitationKey)
-
-_LINK_NAMES = {
-    "pubmed_similar_articles": "pubmed_pubmed",
-    "pubmed_citedin": "pubmed_pubmed_citedin",
-    "pubmed_references": "pubmed_pubmed_refs",
-}
-_CITATION_STYLES = {
-    "ris": CitationStyle.RIS,
-    "bibtex": CitationStyle.BIBTEX,
-    "apa_string": CitationStyle.APA,
-    "mla_string": CitationStyle.MLA,
-    "vancouver_string": CitationStyle.VANCOUVER,
-}
-_MAX_RELATED = 50
+__all__ = ["LivePubMed"]
 
 
-class LivePubMed(
-    FullTextMixin,
-    IdentifiersMixin,
-    CitationLookupMixin,
-    CitationsMixin,
-    SearchMixin,
-    MeshMixin,
-    ResourcesMixin,
-    LiveBase,
-):
+class LivePubMed:
     """The live PubMed tools over an `EntrezClient`.
 
     `metadata` and `vectors` are only read for the corpus summary of `server_info` (leave them
@@ -120,16 +59,43 @@ class LivePubMed(
         vectors: VectorStore | None = None,
         status: Callable[[], ClientStatus] | None = None,
     ) -> None:
-        self._entrez = entrez
-        self.config = config or LiveConfig()
-        self._metadata = metadata
-        self._vectors = vectors
-        self._status = status or ClientStatus
-        self._last_call: tuple[datetime, str | None] | None = None
+        self.context = LiveContext(entrez, config or LiveConfig())
+        self.config = self.context.config
+        self._search = LiveSearch(self.context)
+        self._articles = ArticleDetails(self.context)
+        self._fulltext = FullText(self.context)
+        self._identifiers = IdConverter(self.context)
+        self._citematch = CitationLookup(self.context)
+        self._citations = CitationFormatter(self.context)
+        self._mesh = MeshLookup(self.context)
+        self._resources = ServerResources(
+            self.context, metadata=metadata, vectors=vectors, status=status or ClientStatus
+        )
 
-    # --- fetchArticleDetails ---------------------------------------------------------------
+    async def search(
+        self,
+        query_term: str,
+        *,
+        max_results: int = 20,
+        sort_by: str = "relevance",
+        date_range: Mapping[str, Any] | None = None,
+        publication_types: Sequence[str] | None = None,
+        brief_summaries: int = 0,
+        offset: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """`searchPubMedArticles`: see `LiveSearch.search`."""
+        return await self._search.search(
+            query_term,
+            max_results=max_results,
+            sort_by=sort_by,
+            date_range=date_range,
+            publication_types=publication_types,
+            brief_summaries=brief_summaries,
+            offset=offset,
+            cursor=cursor,
+        )
 
-    @_within_deadline
     async def fetch(
         self,
         pmids: Sequence[str],
@@ -138,65 +104,14 @@ class LivePubMed(
         include_mesh: bool = True,
         include_grants: bool = False,
     ) -> dict[str, Any]:
-        """EFetch `pmids` (at most 200) at `detail_level`: parsed (`abstract_plus`,
-        `citation_data`), the raw PubmedArticle XML (`full_xml`) or MEDLINE text
-        (`medline_text`). PMIDs PubMed does not return are listed in `notFoundPmids`.
+        """`fetchArticleDetails`: see `ArticleDetails.fetch`."""
+        return await self._articles.fetch(
+            pmids,
+            detail_level=detail_level,
+            include_mesh=include_mesh,
+            include_grants=include_grants,
+        )
 
-        Raises:
-            InvalidRecordError, InvalidRequestError: a malformed PMID, none or more than 200,
-                an unknown detail level.
-            EntrezError: NCBI failed.
-        """
-        level = _choice("detailLevel", detail_level, DETAIL_LEVELS)
-        wanted = parse_pmids(pmids)
-        params: list[tuple[str, str]] = [("id", ",".join(wanted))]
-        warnings: list[str] = []
-        articles: list[dict[str, Any]]
-        if level in ("abstract_plus", "citation_data"):
-            params.append(("retmode", "xml"))
-            fetched = await self._call(self._entrez.efetch(wanted))
-            by_pmid = {r.pmid: r for r in fetched.records}
-            shape = _abstract_plus if level == "abstract_plus" else _citation_data
-            articles = [
-                shape(by_pmid[p], include_mesh=include_mesh, include_grants=include_grants)
-                for p in wanted
-                if p in by_pmid
-            ]
-            found = set(by_pmid)
-            warnings += [
-                f"PMID {p} is a book record (PubmedBookArticle), which is not parsed: ask for "
-                "detailLevel full_xml or medline_text to read it"
-                for p in fetched.book_pmids
-            ]
-            warnings += [f"PMID {p} was deleted from PubMed" for p in fetched.deleted_pmids]
-            warnings += list(fetched.problems)
-        elif level == "full_xml":
-            params.append(("retmode", "xml"))
-            xml = await self._call(self._entrez.efetch_xml(wanted))
-            pieces = _split_article_xml(xml)
-            articles = [{"pmid": p, "fullXml": pieces[p]} for p in wanted if p in pieces]
-            found = set(pieces)
-        else:
-            params += [("rettype", "medline"), ("retmode", "text")]
-            text = await self._call(self._entrez.efetch_medline(wanted))
-            records = _split_medline(text)
-            articles = [{"pmid": p, "medlineText": records[p]} for p in wanted if p in records]
-            found = set(records)
-        return {
-            "requestedPmids": list(wanted),
-            "articles": articles,
-            "notFoundPmids": [p for p in wanted if p not in found],
-            "eFetchDetails": {
-                "urls": [self._url("efetch", params)],
-                "requestMethod": "POST" if len(wanted) > self.config.post_threshold else "GET",
-            },
-            "detailLevel": level,
-            "warnings": warnings,
-        }
-
-    # --- getArticleRelationships -----------------------------------------------------------
-
-    @_within_deadline
     async def relationships(
         self,
         source_pmid: str,
@@ -205,102 +120,62 @@ class LivePubMed(
         max_results: int = 5,
         citation_styles: Sequence[str] = ("ris",),
     ) -> dict[str, Any]:
-        """Articles linked to `source_pmid` (similar, citing, cited: ELink, then ESummary for
-        titles and authors), or its citation in `citation_styles` (EFetch).
-
-        An article without links gives an empty `relatedArticles`; an unknown PMID raises.
-
-        Raises:
-            InvalidRecordError, InvalidRequestError: a malformed PMID or argument.
-            NotFoundError: PubMed has no article `source_pmid`.
-            EntrezError: NCBI failed.
-        """
-        kind = _choice("relationshipType", relationship_type, RELATIONSHIP_TYPES)
-        _bounded("maxRelatedResults", max_results, 1, _MAX_RELATED)
-        source = parse_pmid(source_pmid)
-        if kind == "citation_formats":
-            styles = [_choice("citationStyles", s, CITATION_STYLES) for s in citation_styles]
-            return await self._citations(source, list(dict.fromkeys(styles)) or ["ris"])
-        linkname = _LINK_NAMES[kind]
-        scored = kind == "pubmed_similar_articles"
-        try:
-            linksets = await self._call(
-                self._entrez.elink([source], linkname=linkname, with_scores=scored)
-            )
-        except EntrezRequestError:
-            await self._require(source)  # PubMed's error may mean "no such PMID"
-            raise
-        links = _links(linksets, source, linkname)
-        top = links[:max_results]
-        docs = await self._call(self._entrez.esummary([source, *(link.pmid for link in top)]))
-        by_pmid = {doc.pmid: doc for doc in docs}
-        if _missing(by_pmid.get(source)):
-            raise _not_found(source)
-        related = []
-        for link in top:
-            doc = by_pmid.get(link.pmid)
-            summary = None if _missing(doc) else doc  # linked, but without a summary
-            related.append(
-                {
-                    "pmid": link.pmid,
-                    "title": summary.title if summary else None,
-                    "authors": _author_string(summary.authors) if summary else None,
-                    "score": link.score,
-                    "linkUrl": _pubmed_url(link.pmid),
-                }
-            )
-        cmd = "neighbor_score" if scored else "neighbor"
-        return {
-            "sourcePmid": source,
-            "relationshipType": kind,
-            "relatedArticles": related,
-            "citations": {},
-            "retrievedCount": len(related),
-            "eLinkUrl": self._url(
-                "elink",
-                [("dbfrom", "pubmed"), ("cmd", cmd), ("linkname", linkname), ("id", source)],
-            ),
-            "totalLinked": len(links),
-            "eSummaryUrl": self._url(
-                "esummary",
-                [("version", "2.0"), ("id", ",".join([source, *(x.pmid for x in top)]))],
-            ),
-        }
-
-    async def _citations(self, source: str, styles: list[str]) -> dict[str, Any]:
-        fetched = await self._call(self._entrez.efetch([source]))
-        record = next((r for r in fetched.records if r.pmid == source), None)
-        if record is None:
-            if source in fetched.book_pmids:
-                raise InvalidRequestError(
-                    f"PMID {source} is a book record; citations are generated for journal "
-                    "articles only",
-                    details={"pmid": source},
-                )
-            raise _not_found(source)
-        return {
-            "sourcePmid": source,
-            "relationshipType": "citation_formats",
-            "relatedArticles": [],
-            "citations": {s: format_citation(record, _CITATION_STYLES[s]) for s in styles},
-            "retrievedCount": 0,
-            "eLinkUrl": None,
-            "eFetchUrl": self._url("efetch", [("id", source), ("retmode", "xml")]),
-        }
-
-    async def _require(self, pmid: str) -> None:
-        docs = await self._call(self._entrez.esummary([pmid]))
-        if _missing(next((d for d in docs if d.pmid == pmid), None)):
-            raise _not_found(pmid)
-
-    @_within_deadline
-    async def cite(self, pmid: str, styles: Sequence[str] = CITATION_STYLES) -> dict[str, str]:
-        """The citation strings of `pmid` in `styles` (every style by default).
-
-        Raises:
-            as `relationships` with `citation_formats`.
-        """
-        answer = await self.relationships(
-            pmid, relationship_type="citation_formats", citation_styles=styles
+        """`getArticleRelationships`: see `ArticleDetails.relationships`."""
+        return await self._articles.relationships(
+            source_pmid,
+            relationship_type=relationship_type,
+            max_results=max_results,
+            citation_styles=citation_styles,
         )
-        return dict(answer["citations"])
+
+    async def cite(self, pmid: str, styles: Sequence[str] = CITATION_STYLES) -> dict[str, str]:
+        """The citation strings of `pmid`: see `ArticleDetails.cite`."""
+        return await self._articles.cite(pmid, styles)
+
+    async def format_citations(
+        self, pmids: Sequence[str], *, styles: Sequence[str] = ("ris",)
+    ) -> dict[str, Any]:
+        """`pubmed_format_citations`: see `CitationFormatter.format_citations`."""
+        return await self._citations.format_citations(pmids, styles=styles)
+
+    async def lookup_citations(self, references: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """`pubmed_lookup_citation`: see `CitationLookup.lookup_citations`."""
+        return await self._citematch.lookup_citations(references)
+
+    async def fetch_fulltext(
+        self,
+        ids: Sequence[str],
+        *,
+        sections: Sequence[str] = (),
+        max_chars: int = 20_000,
+        max_section_chars: int = 6_000,
+        outline: bool = False,
+        include_references: bool = False,
+        include_captions: bool = True,
+    ) -> dict[str, Any]:
+        """`pubmed_fetch_fulltext`: see `FullText.fetch_fulltext`."""
+        return await self._fulltext.fetch_fulltext(
+            ids,
+            sections=sections,
+            max_chars=max_chars,
+            max_section_chars=max_section_chars,
+            outline=outline,
+            include_references=include_references,
+            include_captions=include_captions,
+        )
+
+    async def convert_ids(self, ids: Sequence[str]) -> dict[str, Any]:
+        """`pubmed_convert_ids`: see `IdConverter.convert_ids`."""
+        return await self._identifiers.convert_ids(ids)
+
+    async def lookup_mesh(self, term: str, *, max_results: int = 5) -> dict[str, Any]:
+        """`pubmed_lookup_mesh`: see `MeshLookup.lookup_mesh`."""
+        return await self._mesh.lookup_mesh(term, max_results=max_results)
+
+    async def server_info(self, *, mcp_spec_version: str) -> dict[str, Any]:
+        """`pubmed-connect://info`: see `ServerResources.server_info`."""
+        return await self._resources.server_info(mcp_spec_version=mcp_spec_version)
+
+    async def database_stats(self, db: str = "pubmed") -> dict[str, Any]:
+        """`pubmed-connect://stats/pubmed`: see `ServerResources.database_stats`."""
+        return await self._resources.database_stats(db)

@@ -13,7 +13,7 @@ from biomcp.ports.entrez import (
     DocSummary,
     Link,
 )
-from biomcp.usecases.live.common import _pubmed_url
+from biomcp.usecases.live.common import pubmed_url
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.retractions import retraction_notice
 
@@ -21,7 +21,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _AUTHORS_SHOWN = 3
 
 
-def _author_string(names: Sequence[str]) -> str | None:
+def author_string(names: Sequence[str]) -> str | None:
     """`Doe J, Smith A, Roe B`, or the first three and `et al.`."""
     if not names:
         return None
@@ -39,21 +39,21 @@ def _standard_date(text: str | None) -> str | None:
         return text.strip()
 
 
-def _brief(doc: DocSummary) -> dict[str, Any]:
+def brief_summary(doc: DocSummary) -> dict[str, Any]:
     source = doc.source
     if source and doc.pdat:
         source = f"{source}. {doc.pdat}"
     return {
         "pmid": doc.pmid,
         "title": doc.title,
-        "authors": _author_string(doc.authors),
+        "authors": author_string(doc.authors),
         "source": source,
         "pubDate": _standard_date(doc.pdat),
         "epubDate": _standard_date(doc.epubdate),
     }
 
 
-def _links(linksets: Sequence[Any], source: str, linkname: str) -> list[Link]:
+def unique_links(linksets: Sequence[Any], source: str, linkname: str) -> list[Link]:
     """The links of `source` under `linkname`, each PMID once, the source itself left out."""
     seen: dict[str, Link] = {}
     for linkset in linksets:
@@ -124,7 +124,7 @@ def _mesh_terms(headings: Iterable[MeshHeading]) -> list[dict[str, Any]]:
     return terms
 
 
-def _abstract_plus(
+def abstract_plus(
     record: PubMedRecord, *, include_mesh: bool, include_grants: bool
 ) -> dict[str, Any]:
     article: dict[str, Any] = {
@@ -153,7 +153,7 @@ def _abstract_plus(
     return article
 
 
-def _citation_data(
+def citation_data(
     record: PubMedRecord, *, include_mesh: bool, include_grants: bool
 ) -> dict[str, Any]:
     article: dict[str, Any] = {
@@ -164,7 +164,7 @@ def _citation_data(
         "publicationTypes": list(record.publication_types),
         "doi": record.doi,
         "pmcid": record.pmcid,
-        "pubmedUrl": _pubmed_url(record.pmid),
+        "pubmedUrl": pubmed_url(record.pmid),
     }
     if include_mesh:
         article["meshTerms"] = _mesh_terms(record.mesh)
@@ -187,7 +187,7 @@ def _retraction(record: PubMedRecord) -> dict[str, Any]:
     }
 
 
-def _query_summary(
+def query_summary(
     key: str, checkpoint: Any, job: Any, pending: int = 0, records: int = 0
 ) -> dict[str, Any]:
     """One saved query in the info resource: its last sync carries the term (what
@@ -219,7 +219,7 @@ def _query_summary(
     }
 
 
-def _ncbi_timestamp(text: str | None) -> str | None:
+def ncbi_timestamp(text: str | None) -> str | None:
     """EInfo's `2025/05/23 10:00` as `2025-05-23T10:00:00` (NCBI's local time, as given)."""
     if not text:
         return None

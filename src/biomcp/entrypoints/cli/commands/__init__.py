@@ -1,0 +1,2 @@
+"""The command families of `biomcp`: one module (or package) each, independent of each other,
+assembled by `cli.main`."""

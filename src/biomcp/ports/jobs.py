@@ -1,0 +1,60 @@
+"""The JobLog port: the report of every sync run, and the lock a sync of a key holds.
+
+Every method raises only `MetadataStoreError`s; the lock raises `LockTimeoutError`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+__all__ = ["RECENT_JOBS", "JobLog", "SyncJob"]
+
+
+#: How many of a key's latest sync jobs are read for one still marked running: a sync marks
+#: the orphans among them interrupted, an export starts its next one from a running one.
+RECENT_JOBS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SyncJob:
+    """The report of one sync run, kept for audit.
+
+    `status` is `queued`, `running`, `succeeded`, `failed` or `interrupted`. `owner` names the
+    process whose queue runs the job; None for a sync run directly (under its key's lock)."""
+
+    job_id: str
+    query_key: str
+    term: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    inserted: int = 0
+    updated: int = 0
+    skipped: int = 0
+    pmids_processed: int = 0
+    max_edat_seen: datetime | None = None
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+    owner: str | None = None
+
+
+class JobLog(Protocol):
+    """Sync jobs by id and key, and the per-key lock across processes."""
+
+    def query_lock(
+        self, query_key: str, *, timeout_s: float = 0.0
+    ) -> AbstractAsyncContextManager[None]:
+        """Hold the lock of `query_key` across processes for the block; raise LockTimeoutError
+        when another holder keeps it past `timeout_s`."""
+        ...
+
+    async def record_job(self, job: SyncJob) -> None:
+        """Insert or replace the job by id."""
+        ...
+
+    async def get_job(self, job_id: str) -> SyncJob | None: ...
+
+    async def list_jobs(self, query_key: str | None = None, limit: int = 50) -> list[SyncJob]: ...
