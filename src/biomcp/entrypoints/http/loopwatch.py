@@ -35,6 +35,8 @@ class LoopWatch:
         self.stall_s = stall_s
         self.window_s = window_s
         self._lags: deque[tuple[float, float]] = deque()
+        #: How many times the watch has beaten since it started.
+        self.beats = 0
         self._probe_since: float | None = None
         self._last_beat: float | None = None
         self._task: asyncio.Task[None] | None = None
@@ -59,6 +61,7 @@ class LoopWatch:
             now = loop.time()
             self._last_beat = now
             self._lags.append((now, max(0.0, now - before - self.interval_s)))
+            self.beats += 1
             while self._lags and self._lags[0][0] < now - self.window_s:
                 self._lags.popleft()
             self._probe_since = now
