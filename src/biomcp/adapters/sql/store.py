@@ -16,20 +16,8 @@ __all__ = ["SqlMetadataStore"]
 
 
 class SqlMetadataStore(SqlDocumentStore, SqlSavedQueryStore, SqlJobLog, SqlProjectRegistry):
-    """The metadata store on SQLite or PostgreSQL.
+    """The metadata store on SQLite or PostgreSQL: every role, on one engine.
 
-    Args:
-        url: a SQLAlchemy URL (`sqlite:///path`, `postgresql+psycopg://...`; `postgresql://`
-            means psycopg 3). None: the SQLite file `biomcp.sqlite3` under `data_dir`.
-        data_dir: the folder of the default SQLite file (default: the user data directory of
-            `bio-mcp`); created on first use.
-        auto_migrate: migrate the schema to head on first use. Default: on for SQLite (the
-            embedded store upgrades itself), off for PostgreSQL, where first use only checks
-            that the schema is at head and `biomcp db upgrade` migrates.
-        clock: where `last_seen_at` and project creation times come from (default: the system
-            clock in UTC).
-
-    Nothing connects until the first call (or `open()`). Use as `async with` or call
-    `aclose()`. Every method raises only `MetadataStoreError`s; the constructor raises
-    `StoreUnavailableError` on a malformed or unsupported URL (in-memory SQLite included).
+    It takes `SqlDatabase`'s arguments (`url`, `data_dir`, `auto_migrate`, `clock`). Nothing
+    connects until the first call (or `open()`). Every method raises only `MetadataStoreError`s.
     """
