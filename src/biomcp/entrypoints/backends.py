@@ -61,6 +61,7 @@ def entrez_settings(settings: Settings) -> EntrezSettings:
         request_delay_ms=settings.ncbi_request_delay_ms,
         max_retries=settings.ncbi_max_retries,
         max_response_bytes=settings.ncbi_max_response_mb * 1024 * 1024,
+        budget_dir=settings.biomcp_data_dir if settings.biomcp_ncbi_shared_budget else None,
     )
 
 

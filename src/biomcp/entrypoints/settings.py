@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     #: The largest E-utilities answer read, in MiB, as received and once decompressed; a
     #: larger one is refused while it streams (ENTREZ). 64 holds EFetch's largest batches.
     ncbi_max_response_mb: int = Field(64, ge=1, le=4096)
+    #: Share NCBI's rate with every process using the data folder, through a small file in it.
+    biomcp_ncbi_shared_budget: bool = True
     #: One overall deadline per live tool call, retries included (below common 60 s client
     #: timeouts): past it the call answers TIMEOUT.
     ncbi_total_deadline_ms: int = Field(45_000, ge=1_000, le=600_000)

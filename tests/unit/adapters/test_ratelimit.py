@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -15,61 +13,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S, RateLimiter, shared_limiter
+from tests.support.virtual_time import VirtualTime, most_in_span
 
 pytestmark = pytest.mark.unit
 
 SPAN = WINDOW_S + MARGIN_S
 
 
-class VirtualTime:
-    """A clock and an `asyncio.sleep` stand-in on virtual time: `run` lets every runnable task
-    run, then jumps the clock to the earliest sleeper's wake-up, so the limiter's decisions
-    are exact and the test takes no real time."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
-        self._seq = itertools.count()
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._sleepers, (self.now + seconds, next(self._seq), future))
-        await future
-
-    async def settle(self) -> None:
-        for _ in range(20):
-            await asyncio.sleep(0)
-
-    async def run(self, tasks: Sequence[asyncio.Task[object]]) -> None:
-        await self.settle()
-        while not all(task.done() for task in tasks):
-            assert self._sleepers, "every task waits, but nobody sleeps"
-            when = self._sleepers[0][0]
-            self.now = max(self.now, when)
-            while self._sleepers and self._sleepers[0][0] <= self.now:
-                _, _, future = heapq.heappop(self._sleepers)
-                if not future.done():
-                    future.set_result(None)
-            await self.settle()
-
-    def stall(self, seconds: float) -> None:
-        """The event loop blocked: time passes and nobody runs."""
-        self.now += seconds
-
-
-def _limiter(rate: float, clock: VirtualTime, **kwargs: float) -> RateLimiter:
-    return RateLimiter(rate, clock=clock, sleep=clock.sleep, **kwargs)
-
-
-def _most_in_span(starts: Sequence[float], span: float) -> int:
-    """The most starts within any half-open interval [t, t + span)."""
-    ordered = sorted(starts)
-    return max(
-        (sum(1 for u in ordered[i:] if u < t + span) for i, t in enumerate(ordered)), default=0
-    )
+def _limiter(rate: float, clock: VirtualTime, *, min_interval_s: float = 0.0) -> RateLimiter:
+    return RateLimiter(rate, clock=clock, sleep=clock.sleep, min_interval_s=min_interval_s)
 
 
 def _callers(limiter: RateLimiter, count: int, order: list[int]) -> list[Coroutine[Any, Any, None]]:
@@ -97,7 +49,7 @@ def test_a_burst_starts_n_at_once_then_n_per_window_and_margin(rate: int) -> Non
     starts = limiter.history()
     expected = [100.0 + SPAN * (k // rate) for k in range(3 * rate + 1)]
     assert starts == pytest.approx(expected)
-    assert _most_in_span(starts, SPAN) == rate
+    assert most_in_span(starts, SPAN) == rate
     assert order == list(range(3 * rate + 1))  # first come, first served
     assert limiter.queue_length == 0
 
@@ -132,7 +84,7 @@ def test_no_n_plus_one_starts_in_any_window_whatever_the_arrivals_and_stalls(
     assert list(starts) == sorted(starts)
     for first, last in zip(starts, starts[rate:], strict=False):
         assert last - first >= SPAN
-    assert _most_in_span(starts, SPAN) <= rate
+    assert most_in_span(starts, SPAN) <= rate
 
 
 def test_try_start_says_exactly_how_long_to_wait() -> None:

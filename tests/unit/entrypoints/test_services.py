@@ -185,4 +185,4 @@ def test_the_typed_ncbi_settings_reach_the_eutilities_client(settings: Settings)
 
 
 def test_unset_ncbi_settings_give_the_clients_defaults(settings: Settings) -> None:
-    assert entrez_settings(settings) == EntrezSettings()
+    assert entrez_settings(settings) == EntrezSettings(budget_dir=settings.biomcp_data_dir)

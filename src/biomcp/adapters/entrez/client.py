@@ -24,11 +24,13 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 import httpx
 
 from biomcp import __version__
 from biomcp.adapters.entrez.bisection import enumerate_window
+from biomcp.adapters.entrez.budget import budget_file
 from biomcp.adapters.entrez.caller import ClientStats, EutilsCaller
 from biomcp.adapters.entrez.eutils_xml import (
     parse_einfo,
@@ -95,6 +97,8 @@ class EntrezSettings:
     post_threshold: int = 200
     fetch_concurrency: int = 3
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_MB * _MIB
+    #: The folder whose budget file every local process shares (None: this process alone).
+    budget_dir: Path | None = None
 
     def __repr__(self) -> str:
         # Never print the key, even in a traceback's locals.
@@ -130,10 +134,16 @@ class HttpEntrezClient:
     ) -> None:
         self.settings = settings or EntrezSettings()
         self._base = self.settings.base_url.rstrip("/")
+        folder = self.settings.budget_dir
         self._limiter = limiter or shared_limiter(
             self._base,
             has_api_key=bool(self.settings.api_key),
             min_interval_s=self.settings.request_delay_ms / 1000,
+            budget=(
+                budget_file(folder, self._base, self.settings.api_key)
+                if folder is not None
+                else None
+            ),
         )
         self.stats = ClientStats()
         self._caller = EutilsCaller(self.settings, self._limiter, self.stats, transport)

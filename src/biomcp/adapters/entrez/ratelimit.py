@@ -32,7 +32,8 @@ now come sooner: it leaves no trace, as nothing is reserved ahead of a start.
 
 `shared_limiter` returns one limiter per NCBI identity (base URL, with or without a key) for the
 whole process: NCBI counts per client, not per `httpx.AsyncClient`, so two clients created by
-mistake, tool calls and syncs still share one budget.
+mistake, tool calls and syncs still share one budget. With a `FileStartLog`, the first waiter in
+line also asks the log every local process shares (`budget.py`), so processes share it too.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+from biomcp.adapters.entrez.budget import FileStartLog, fallback_share
 
 __all__ = ["MARGIN_S", "WINDOW_S", "RateLimiter", "shared_limiter"]
 
@@ -80,6 +84,8 @@ class RateLimiter:
         margin_s: added to the window for network and scheduling jitter.
         clock: monotonic seconds (tests pass their own, with a matching `sleep`).
         sleep: how a waiter waits (`asyncio.sleep`).
+        shared: the start log other processes share, asked once this process's rule allows a
+            start (None: this process alone).
     """
 
     def __init__(
@@ -91,6 +97,7 @@ class RateLimiter:
         margin_s: float = MARGIN_S,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        shared: FileStartLog | None = None,
     ) -> None:
         if rate_per_s <= 0:
             raise ValueError("rate_per_s must be positive")
@@ -105,6 +112,7 @@ class RateLimiter:
         self._starts: deque[float] = deque(maxlen=self.limit)
         self._history: deque[float] = deque(maxlen=_HISTORY)
         self._tickets: deque[_Ticket] = deque()
+        self._shared = shared
 
     @property
     def queue_length(self) -> int:
@@ -131,6 +139,9 @@ class RateLimiter:
             due = self._earliest(len(self._tickets), now)
             if self._tickets or now < due:
                 return max(due - now, _POLL_S)
+            shared = self._shared_wait()
+            if shared > 0:
+                return max(shared, _POLL_S)
             self._record(now)
             return 0.0
 
@@ -186,12 +197,27 @@ class RateLimiter:
             position = self._tickets.index(ticket)
             due = self._earliest(position, now)
             if position == 0 and now >= due:
+                shared = self._shared_wait()
+                if shared > 0:  # another process started within the window
+                    return max(shared, _POLL_S)
                 self._tickets.popleft()
                 self._record(now)
                 return 0.0
             # Not yet, or callers ahead have not started (they may wake late, or leave):
             # sleep until this turn could come at the soonest, then look again.
             return max(due - now, _POLL_S)
+
+    def _shared_wait(self) -> float:
+        """0 once the shared log recorded this start (or there is none), else how long to wait.
+        A log that failed is left for good, and this process keeps to its own share. Call
+        with `_lock` held."""
+        if self._shared is None:
+            return 0.0
+        wait = self._shared.take(self.limit, self.span, self.interval)
+        if not self._shared.usable:
+            self._shared = None
+            self.limit = fallback_share(self.limit)
+        return wait
 
     def _record(self, now: float) -> None:
         self._starts.append(now)
@@ -211,19 +237,29 @@ class RateLimiter:
         return when
 
 
-_registry: dict[tuple[str, bool], RateLimiter] = {}
+_registry: dict[tuple[str, bool, Path | None], RateLimiter] = {}
 _registry_lock = threading.Lock()
 
 
-def shared_limiter(base_url: str, *, has_api_key: bool, min_interval_s: float = 0.0) -> RateLimiter:
+def shared_limiter(
+    base_url: str,
+    *,
+    has_api_key: bool,
+    min_interval_s: float = 0.0,
+    budget: Path | None = None,
+) -> RateLimiter:
     """The process-wide limiter for one NCBI identity: 10 starts per window with a key, 3
     without, never closer than `min_interval_s` (NCBI_REQUEST_DELAY_MS; when clients of one
-    identity ask for different floors, the largest holds)."""
-    key = (base_url.rstrip("/"), has_api_key)
+    identity ask for different floors, the largest holds). With `budget`, a file every local
+    process shares (`budget.budget_file`), the processes share the rate too."""
+    key = (base_url.rstrip("/"), has_api_key, budget)
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
-            limiter = RateLimiter(10.0 if has_api_key else 3.0, min_interval_s=min_interval_s)
+            shared = FileStartLog(budget) if budget is not None else None
+            limiter = RateLimiter(
+                10.0 if has_api_key else 3.0, min_interval_s=min_interval_s, shared=shared
+            )
             _registry[key] = limiter
         else:
             limiter.slow_down(min_interval_s)

@@ -1,0 +1,79 @@
+"""Processes that share a data folder share NCBI's rate: three of them, each sending a burst,
+never bring more than 3 requests into any one second at the fake E-utilities."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.virtual_time import most_in_span
+
+pytestmark = pytest.mark.integration
+
+_CHILD = """
+import asyncio, json, sys
+from pathlib import Path
+from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
+
+async def main() -> None:
+    folder = Path(sys.argv[2]) if sys.argv[2] != "-" else None
+    client = HttpEntrezClient(EntrezSettings(base_url=sys.argv[1], budget_dir=folder))
+    try:
+        await asyncio.gather(*(client.esearch("asthma", retmax=1) for _ in range(int(sys.argv[3]))))
+    finally:
+        await client.aclose()
+    print(json.dumps(list(client._limiter.history())))
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    corpus = FakeCorpus.from_xml_bytes(
+        generate_articles(20, start=date(2021, 1, 1), end=date(2021, 6, 30), seed=5)
+    )
+    with FakeEutilsServer(corpus) as server:
+        yield server
+
+
+def _run_together(fake: FakeEutilsServer, folder: Path, processes: int, each: int) -> list[float]:
+    """Start `processes` clients at once, each sending `each` requests; their starts."""
+    children = [
+        subprocess.Popen(  # noqa: S603 - our own interpreter and snippet
+            [sys.executable, "-c", _CHILD, fake.base_url, str(folder), str(each)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    starts: list[float] = []
+    for child in children:
+        out, _ = child.communicate(timeout=120)
+        assert child.returncode == 0
+        starts.extend(json.loads(out.strip().splitlines()[-1]))
+    return starts
+
+
+def test_three_processes_on_one_data_folder_keep_to_three_requests_a_second(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    fake.clear_log()
+
+    starts = _run_together(fake, tmp_path, processes=3, each=4)
+
+    arrivals = [entry["mono"] for entry in fake.log if entry["endpoint"] == "esearch"]
+    assert len(arrivals) == len(starts) == 12
+    assert most_in_span(arrivals, WINDOW_S) <= 3  # what NCBI counts
+    # The processes' own starts, against one another: never 4 within the window and most of
+    # the margin (a start is stamped just before the shared file's lock is taken).
+    assert most_in_span(starts, WINDOW_S + MARGIN_S - 0.1) <= 3
+    assert list(tmp_path.glob("ncbi-budget-*.bin"))
