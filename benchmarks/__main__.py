@@ -26,9 +26,11 @@ from benchmarks import (
     multiprocess,
     parse,
     projects,
+    readyz,
     startup,
     sync,
     vectors,
+    weaviate_cluster,
 )
 from benchmarks.machine import describe, loadavg
 
@@ -44,6 +46,8 @@ BENCHMARKS: dict[str, ModuleType] = {
     "projects": projects,
     "multiprocess": multiprocess,
     "maintenance": maintenance,
+    "readyz": readyz,
+    "weaviate_cluster": weaviate_cluster,
 }
 REPO = Path(__file__).resolve().parents[1]
 

@@ -38,7 +38,7 @@ import pytest
 from biomcp.domain.records import PubMedRecord, utc
 from biomcp.domain.versioning import UpsertAction
 from biomcp.ports.documents import DocumentStore, UpsertOutcome
-from biomcp.ports.jobs import JobLog, SyncJob
+from biomcp.ports.jobs import JobLog, JobProgress, SyncJob
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.projects import ProjectInfo, ProjectRegistry
 from biomcp.ports.saved_queries import Checkpoint, ForgottenQuery, PendingPmid
@@ -917,6 +917,57 @@ class JobLogContract(_StoreChecks):
         assert [j.job_id for j in latest] == [f"{key}-4", f"{key}-3"]
         assert everyone[0] == f"{other}-0"
         assert run(store.list_jobs(key, limit=0)) == []
+
+    # -- progress ---------------------------------------------------------------------------
+
+    def test_a_running_jobs_progress_round_trips_and_changes_nothing_else(
+        self, store: JobLog, clock: FakeClock
+    ) -> None:
+        key = _key()
+        running = _job("job-p", key, utc(2025, 8, 17, 16, 2), owner="a" * 32)
+        counted = JobProgress(None, 0, elapsed_s=0.25, recorded_at=clock.now())
+        clock.advance(seconds=2.5)
+        later = JobProgress(40, 15, 9, 4, 2, 61, 2.75, recorded_at=clock.now())
+        run(store.record_job(running))
+
+        assert run(store.record_progress("job-p", counted)) is True
+        assert run(store.get_job("job-p")) == replace(running, progress=counted)
+        assert run(store.record_progress("job-p", later)) is True
+
+        assert run(store.get_job("job-p")) == replace(running, progress=later)
+        assert run(store.list_jobs(key)) == [replace(running, progress=later)]
+
+    def test_progress_is_not_written_to_a_job_that_is_not_running(
+        self, store: JobLog, clock: FakeClock
+    ) -> None:
+        key = _key()
+        progress = JobProgress(40, 15, recorded_at=clock.now())
+        queued = _job("job-q", key, utc(2025, 8, 1), status="queued")
+        ended = _job("job-e", key, utc(2025, 8, 2), status="succeeded", finished_at=utc(2025, 8, 3))
+        for job in (queued, ended):
+            run(store.record_job(job))
+
+        assert run(store.record_progress("job-q", progress)) is False
+        assert run(store.record_progress("job-e", progress)) is False
+        assert run(store.record_progress("no-such-job", progress)) is False
+        assert run(store.get_job("job-q")) == queued
+        assert run(store.get_job("job-e")) == ended
+        assert run(store.get_job("no-such-job")) is None
+
+    def test_a_job_recorded_with_its_last_progress_keeps_it_and_one_without_clears_it(
+        self, store: JobLog, clock: FakeClock
+    ) -> None:
+        key = _key()
+        progress = JobProgress(40, 15, 9, 4, 2, 61, 2.75, recorded_at=clock.now())
+        interrupted = _job(
+            "job-i", key, utc(2025, 8, 1), status="interrupted", finished_at=utc(2025, 8, 1, 1),
+            error="the process stopped", progress=progress,
+        )  # fmt: skip
+        run(store.record_job(interrupted))
+        assert run(store.get_job("job-i")) == interrupted
+
+        run(store.record_job(replace(interrupted, progress=None)))
+        assert run(store.get_job("job-i")) == replace(interrupted, progress=None)
 
     # -- query lock -------------------------------------------------------------------------
 

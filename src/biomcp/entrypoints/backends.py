@@ -19,6 +19,7 @@ from biomcp.ports.entrez import EntrezClient
 from biomcp.ports.vectors import VectorStore
 
 if TYPE_CHECKING:
+    from biomcp.adapters.backup import StoreBackup
     from biomcp.adapters.embeddings import CachingEmbedder
     from biomcp.adapters.entrez.cache import CachingEntrezClient
     from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EvaluationIndex",
     "SchemaState",
+    "build_backup",
     "build_clock",
     "build_embedder",
     "build_embedding_cache",
@@ -52,6 +54,10 @@ def entrez_settings(settings: Settings) -> EntrezSettings:
 
     default = EntrezSettings()
     key = settings.ncbi_api_key
+    shared = settings.biomcp_ncbi_shared_budget
+    # Replicas over PostgreSQL share the budget in it; processes on one machine, a file.
+    database = settings.biomcp_database_url or ""
+    on_postgres = shared and database.lower().startswith(("postgresql", "postgres:"))
     return EntrezSettings(
         base_url=settings.ncbi_eutils_base_url,
         idconv_base_url=settings.ncbi_idconv_base_url,
@@ -61,7 +67,8 @@ def entrez_settings(settings: Settings) -> EntrezSettings:
         request_delay_ms=settings.ncbi_request_delay_ms,
         max_retries=settings.ncbi_max_retries,
         max_response_bytes=settings.ncbi_max_response_mb * 1024 * 1024,
-        budget_dir=settings.biomcp_data_dir if settings.biomcp_ncbi_shared_budget else None,
+        budget_dir=settings.biomcp_data_dir if shared and not on_postgres else None,
+        budget_database_url=database if on_postgres else None,
     )
 
 
@@ -100,6 +107,7 @@ def build_metadata(settings: Settings, clock: Clock) -> SqlMetadataStore:
 def build_vectors(settings: Settings) -> VectorStore:
     """Weaviate when BIOMCP_VECTOR_BACKEND says so, else the embedded store in the data folder."""
     if settings.biomcp_vector_backend == "weaviate":
+        from biomcp.adapters.vectors.weaviate_cluster import ReplicationPolicy
         from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 
         key = settings.weaviate_api_key
@@ -108,6 +116,13 @@ def build_vectors(settings: Settings) -> VectorStore:
             grpc_port=settings.weaviate_grpc_port,
             api_key=key.get_secret_value() if key else None,
             corpus_collection=settings.biomcp_collection,
+            replication=ReplicationPolicy(
+                factor=settings.weaviate_replication_factor,
+                async_replication=settings.weaviate_async_replication,
+                read_consistency=settings.weaviate_read_consistency,
+                write_consistency=settings.weaviate_write_consistency,
+            ),
+            query_timeout_s=settings.weaviate_timeout_s,
         )
     from biomcp.adapters.vectors import EmbeddedVectorStore
 
@@ -153,6 +168,20 @@ def build_embedding_cache(settings: Settings, inner: Embedder) -> CachingEmbedde
     from biomcp.adapters.embeddings import CachingEmbedder
 
     return CachingEmbedder(inner, settings.biomcp_data_dir / "embeddings.sqlite3")
+
+
+def build_backup(settings: Settings) -> StoreBackup:
+    """`biomcp backup|restore`'s copier of the configured metadata and vector stores."""
+    from biomcp import __version__
+    from biomcp.adapters.backup import StoreBackup
+
+    return StoreBackup(
+        database_url=settings.biomcp_database_url,
+        data_dir=settings.biomcp_data_dir,
+        vector_backend=settings.biomcp_vector_backend,
+        corpus_collection=settings.biomcp_collection,
+        version=__version__,
+    )
 
 
 class EvaluationIndex:

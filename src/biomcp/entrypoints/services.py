@@ -173,6 +173,7 @@ class Services:
             lambda: self.vectors,
             lambda: self.entrez,
             collection=self.settings.biomcp_collection,
+            embedder=lambda: self.embedder,
         )
 
     @cached_property
@@ -337,9 +338,9 @@ class Services:
         )
 
     async def readiness(self) -> dict[str, str]:
-        """`ok` or the reason, per store: what `/readyz` reports (after the warm-up)."""
-        await self.ready()
-        return await self.diagnostics.readiness()
+        """`ok` or the reason, per check: what `/readyz` reports. The warm-up is waited for,
+        and each check answers, within a bound (see `Diagnostics.readiness`)."""
+        return await self.diagnostics.readiness(warm_up=self.ready)
 
     async def aclose(self) -> None:
         """Close the adapters built so far (each once, newest first), once the warm-up (if

@@ -69,6 +69,11 @@ class Settings(BaseSettings):
     #: half the server CPU per call, but progress notifications (of a sync) no longer
     #: reach HTTP clients.
     mcp_http_json_response: bool = False
+    #: Serve Streamable HTTP without sessions: each request stands alone, so any replica
+    #: can answer a 2025-11-25 client. Streams are then not resumable.
+    mcp_http_stateless: bool = False
+    #: `GET /metrics` (Prometheus text, no token; labels are tool names and codes only).
+    biomcp_metrics: Literal["on", "off"] = "on"
     #: `biomcp serve` answers the handshake from the answers recorded at an earlier start
     #: (`cache/mcp-stdio-answers.json`) while the SDK loads, then checks them against it.
     biomcp_stdio_prelude: bool = True
@@ -112,9 +117,20 @@ class Settings(BaseSettings):
     )
     biomcp_database_url: str | None = None
     biomcp_vector_backend: Literal["embedded", "weaviate"] = "embedded"
+    #: One Weaviate node, or several comma-separated: a call whose node fails moves to the
+    #: next. A URL may name its own gRPC port (`http://h:8081?grpc_port=50052`).
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = Field(50051, ge=1, le=65535)
     weaviate_api_key: SecretStr | None = None
+    #: Copies of each shard in collections created from now on (at most the node count).
+    weaviate_replication_factor: int = Field(1, ge=1, le=64)
+    #: Async replication repairs a node that missed writes; it runs only above one copy.
+    weaviate_async_replication: bool = True
+    #: How many copies must answer a read, and acknowledge a write.
+    weaviate_read_consistency: Literal["ONE", "QUORUM", "ALL"] = "QUORUM"
+    weaviate_write_consistency: Literal["ONE", "QUORUM", "ALL"] = "QUORUM"
+    #: Seconds a query may take before the node counts as failed (writes get at least 60).
+    weaviate_timeout_s: float = Field(10.0, gt=0, le=600)
     #: The corpus collection's name, in the embedded store and in Weaviate (a Weaviate class
     #: name). Its old name `WEAVIATE_CLASS` is still read; where both are set in one place
     #: (the environment, `.env`), `BIOMCP_COLLECTION` wins.
@@ -190,12 +206,20 @@ class Settings(BaseSettings):
     def projects_file(self) -> Path:
         return self.biomcp_projects_file or self.biomcp_data_dir / "projects.toml"
 
-    @field_validator("ncbi_eutils_base_url", "weaviate_url", "openai_base_url")
+    @field_validator("ncbi_eutils_base_url", "openai_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/") if value else value
+
+    @field_validator("weaviate_url")
+    @classmethod
+    def _http_urls(cls, value: str) -> str:
+        urls = [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
+        if not urls or not all(url.startswith(("http://", "https://")) for url in urls):
+            raise ValueError("must be one or several comma-separated http(s):// URLs")
+        return ",".join(urls)
 
     @field_validator("ncbi_idconv_base_url")
     @classmethod

@@ -5,7 +5,9 @@ seconds. A sync done by then answers with its report, as before; one still runni
 with its counts so far and a warning naming the job, and goes on. Cancelling the request that
 waits (a client's timeout, a user pressing stop) does not stop the job: it finishes and is
 recorded, and `status` tells how it ended. Jobs live in SQL, so any process can read their
-state; one that is running here also has its live progress.
+state. A running job's progress goes to its record too, at most every `PROGRESS_EVERY_S`
+seconds and when its count of records is known or reached: other processes show that, and
+this one its live progress.
 
 One job per query key: a sync of a key whose job is queued or running here, with the same
 term, joins that job and answers with its `job_id`, instead of queueing a second run behind
@@ -30,10 +32,11 @@ import time
 import uuid
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from biomcp.ports.clock import Clock
-from biomcp.ports.jobs import JobLog, SyncJob
+from biomcp.ports.jobs import JobLog, JobProgress, SyncJob
 from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
@@ -41,7 +44,14 @@ from biomcp.usecases.saved_queries import SyncRequest
 from biomcp.usecases.sync import SyncDelta
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
 
-__all__ = ["JOB_STATES", "MAX_RUNNING", "JobOutcome", "SyncJobs", "owner_lock_name"]
+__all__ = [
+    "JOB_STATES",
+    "MAX_RUNNING",
+    "PROGRESS_EVERY_S",
+    "JobOutcome",
+    "SyncJobs",
+    "owner_lock_name",
+]
 
 JOB_STATES = ("queued", "running", "succeeded", "failed", "interrupted")
 #: States of a job that has not ended.
@@ -54,6 +64,9 @@ MAX_RUNNING = 2
 
 #: How long a shutdown waits for its cancelled jobs to record themselves.
 CLOSE_WAIT_S = 10.0
+
+#: The least time between two progress records of one job (a phase change records at once).
+PROGRESS_EVERY_S = 2.0
 
 _log = logging.getLogger("biomcp.jobs")
 
@@ -70,10 +83,16 @@ class _Live:
     job_id: str
     query_key: str
     term: str
+    #: Done once the job is recorded `queued` (or failed to be).
+    admitted: asyncio.Future[None]
     task: asyncio.Task[SyncReport] | None = None
     started: bool = False
     progress: SyncProgress | None = None
     listeners: list[ProgressCallback] = field(default_factory=list)
+    #: The progress last recorded in the job's record, and when (this process's clock).
+    saved: SyncProgress | None = None
+    saved_at: datetime | None = None
+    save_failed: bool = False
 
     async def publish(self, state: SyncProgress) -> None:
         self.progress = state
@@ -177,7 +196,9 @@ class SyncJobs:
         live = self._joinable(request.query_key, request.term)
         joined = live is not None
         if live is None:
-            live = await self._start(request)
+            live = self._start(request)
+        # Shielded: a caller cancelled while the job is recorded leaves the job going.
+        await asyncio.shield(live.admitted)
         if progress is not None:
             live.listeners.append(progress)
         began = time.perf_counter()
@@ -203,36 +224,67 @@ class SyncJobs:
                 return live
         return None
 
-    async def _start(self, request: SyncRequest) -> _Live:
-        query_key, term = request.query_key, request.term
-        await self._hold_owner_lock()
-        queued_at = self._clock.now()
-        job_id = new_job_id(queued_at)
-        await self._metadata.record_job(
-            SyncJob(job_id, query_key, term, queued_at, None, "queued", owner=self.owner)
-        )
-        live = _Live(job_id, query_key, term)
-        live.task = asyncio.get_running_loop().create_task(
-            self._job(live, request), name=f"biomcp-{job_id}"
-        )
+    def _start(self, request: SyncRequest) -> _Live:
+        """The job, known here at once (a retry meanwhile joins it); its task records it."""
+        loop = asyncio.get_running_loop()
+        job_id = new_job_id(self._clock.now())
+        live = _Live(job_id, request.query_key, request.term, admitted=loop.create_future())
+        live.task = loop.create_task(self._job(live, request), name=f"biomcp-{job_id}")
         self._live[job_id] = live
         live.task.add_done_callback(lambda task: self._forget(job_id, task))
         return live
+
+    async def _admit(self, live: _Live) -> None:
+        """Hold this process's lock and record the job `queued`; `live.admitted` tells how
+        that went."""
+        try:
+            await self._hold_owner_lock()
+            job = SyncJob(
+                live.job_id, live.query_key, live.term, self._clock.now(), None, "queued",
+                owner=self.owner,
+            )  # fmt: skip
+            await self._metadata.record_job(job)
+        except asyncio.CancelledError:
+            live.admitted.cancel()
+            raise
+        except BaseException as exc:
+            live.admitted.set_exception(exc)
+            raise
+        live.admitted.set_result(None)
 
     async def _job(self, live: _Live, request: SyncRequest) -> SyncReport:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_running)
         try:
+            await self._admit(live)
             async with self._slots:
                 live.started = True
                 return await self._sync.run_request(
-                    request, job_id=live.job_id, progress=live.publish, owner=self.owner
+                    request,
+                    job_id=live.job_id,
+                    progress=lambda state: self._publish(live, state),
+                    owner=self.owner,
                 )
         except BaseException as exc:
             # A job that ended before the sync recorded it (cancelled in the queue, or out of
             # patience for its key's lock) is recorded here.
             await asyncio.shield(self._record_end(live, exc))
             raise
+
+    async def _publish(self, live: _Live, state: SyncProgress) -> None:
+        """Tell the job's listeners, and record the progress when it is due (`_due`)."""
+        await live.publish(state)
+        now = self._clock.now()
+        if not _due(live, state, now):
+            return
+        live.saved, live.saved_at = state, now
+        try:
+            await self._metadata.record_progress(live.job_id, _recorded(state, now))
+        except MetadataStoreError as exc:
+            # Progress is advisory: the sync goes on, and its final record is what counts.
+            if not live.save_failed:
+                _log.warning("could not record the progress of job %s: %s", live.job_id, exc)
+            live.save_failed = True
 
     async def _record_end(self, live: _Live, exc: BaseException) -> None:
         with contextlib.suppress(Exception):  # the original failure is what the caller sees
@@ -255,9 +307,11 @@ class SyncJobs:
             )
 
     def _forget(self, job_id: str, task: asyncio.Task[SyncReport]) -> None:
-        self._live.pop(job_id, None)
+        live = self._live.pop(job_id, None)
         if not task.cancelled():
             task.exception()  # retrieved: the job record keeps the failure
+        if live is not None and live.admitted.done() and not live.admitted.cancelled():
+            live.admitted.exception()  # retrieved: the callers that waited raised it
 
     async def _hold_owner_lock(self) -> None:
         """Hold this process's own lock while it has jobs, so that others can tell it lives."""
@@ -346,9 +400,41 @@ class SyncJobs:
                 await lock.__aexit__(None, None, None)
 
 
+def _due(live: _Live, state: SyncProgress, now: datetime) -> bool:
+    """Record `state`? At a phase change (the first progress, a new total, the last record
+    processed), else when `PROGRESS_EVERY_S` passed since the last record."""
+    saved = live.saved
+    if saved is None or live.saved_at is None or saved.total != state.total:
+        return True
+    if state.processed >= state.total and saved.processed < state.total:
+        return True
+    return (now - live.saved_at).total_seconds() >= PROGRESS_EVERY_S
+
+
+def _recorded(state: SyncProgress, at: datetime | None = None) -> JobProgress:
+    """`state` as the job record keeps it."""
+    return JobProgress(
+        total=state.total,
+        processed=state.processed,
+        inserted=state.inserted,
+        updated=state.updated,
+        skipped=state.skipped,
+        chunks_embedded=state.chunks_embedded,
+        elapsed_s=round(state.elapsed_s, 3),
+        recorded_at=at,
+    )
+
+
 def _status_payload(job_id: str, record: SyncJob | None, live: _Live | None) -> dict[str, Any]:
-    state = live.progress if live is not None else None
-    status = record.status if record is not None else "running"
+    # A job running here shows its live progress; one running elsewhere, its recorded one.
+    state = (
+        _recorded(live.progress)
+        if live is not None and live.progress is not None
+        else record.progress
+        if record is not None
+        else None
+    )
+    status = record.status if record is not None else "queued"
     if status not in JOB_STATES:
         status = "failed"
     report = None
@@ -371,7 +457,7 @@ def _status_payload(job_id: str, record: SyncJob | None, live: _Live | None) -> 
             "updated": state.updated if state else 0,
             "skipped": state.skipped if state else 0,
             "chunks_embedded": state.chunks_embedded if state else 0,
-            "elapsed_s": round(state.elapsed_s, 3) if state else None,
+            "elapsed_s": state.elapsed_s if state else None,
             "here": live is not None,
         }
     return {

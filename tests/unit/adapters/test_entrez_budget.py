@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from biomcp.adapters.entrez.budget import FileStartLog, budget_file, fallback_share
+from biomcp.adapters.entrez.budget import (
+    FileStartLog,
+    budget_file,
+    budget_identity,
+    fallback_share,
+)
+from biomcp.adapters.entrez.budget_sql import SqlBudget, SqlStartLog
+from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S, RateLimiter
+from biomcp.entrypoints.backends import entrez_settings
+from biomcp.entrypoints.settings import Settings
 from tests.support.virtual_time import VirtualTime, most_in_span
 
 pytestmark = pytest.mark.unit
@@ -76,3 +87,115 @@ def test_an_unusable_file_warns_once_and_leaves_the_process_its_own_share(
     assert limiter.limit == fallback_share(10) == 3
     assert first[:3] == [0.0, 0.0, 0.0]
     assert first[3] > 0
+
+
+class ThreadRecordingLog:
+    """A blocking start log in memory that lets `allowed` starts through, then asks to wait;
+    it notes the thread of each `take`."""
+
+    blocking = True
+
+    def __init__(self, allowed: int) -> None:
+        self.usable = True
+        self.allowed = allowed
+        self.threads: list[int] = []
+
+    def take(self, limit: int, span: float, interval: float) -> float:
+        self.threads.append(threading.get_ident())
+        if self.allowed <= 0:
+            return 0.05
+        self.allowed -= 1
+        return 0.0
+
+
+def test_a_blocking_log_is_asked_from_a_worker_thread_never_on_the_event_loop() -> None:
+    log = ThreadRecordingLog(allowed=3)
+    limiter = RateLimiter(3, shared=log)
+
+    async def scenario() -> int:
+        await asyncio.gather(*(limiter.acquire() for _ in range(3)))
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(scenario())
+    assert len(limiter.history()) == 3
+    assert len(log.threads) == 3
+    assert loop_thread not in log.threads
+
+
+def test_while_a_blocking_log_says_wait_no_caller_of_the_process_starts() -> None:
+    log = ThreadRecordingLog(allowed=1)
+    limiter = RateLimiter(3, shared=log)
+
+    async def scenario() -> tuple[int, int, int]:
+        tasks = [asyncio.create_task(limiter.acquire()) for _ in range(3)]
+        while len(log.threads) < 3:  # the second caller has been told to wait, twice
+            await asyncio.sleep(0.01)
+        started, queued, sync_start = len(limiter.history()), limiter.queue_length, 0
+        if limiter.try_start() == 0.0:
+            sync_start = 1
+        log.allowed = 2
+        await asyncio.gather(*tasks)
+        return started, queued, sync_start
+
+    assert asyncio.run(scenario()) == (1, 2, 0)
+    assert len(limiter.history()) == 3
+
+
+def test_a_blocking_log_that_fails_leaves_the_process_its_own_share() -> None:
+    class FailingLog(ThreadRecordingLog):
+        def take(self, limit: int, span: float, interval: float) -> float:
+            self.usable = False
+            return 0.0
+
+    limiter = RateLimiter(10, shared=FailingLog(allowed=0))
+
+    async def scenario() -> None:
+        await asyncio.gather(*(limiter.acquire() for _ in range(3)))
+
+    asyncio.run(scenario())
+    assert limiter.limit == fallback_share(10)
+    assert len(limiter.history()) == 3
+    assert limiter.try_start() > 0  # a fourth start waits: the process keeps to 3
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    """Settings from no bio-mcp variable and no `.env`."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(("NCBI_", "BIOMCP_")):
+            monkeypatch.delenv(name)
+    return Settings(biomcp_data_dir=tmp_path / "data")
+
+
+def test_on_postgresql_the_budget_goes_to_the_database_and_its_password_stays_hidden(
+    settings: Settings,
+) -> None:
+    url = "postgresql+psycopg://bio:s3cret@db.example:5432/biomcp"
+    on_postgres = settings.model_copy(update={"biomcp_database_url": url})
+
+    given = entrez_settings(on_postgres)
+
+    assert (given.budget_database_url, given.budget_dir) == (url, None)
+    assert entrez_settings(settings).budget_dir == settings.biomcp_data_dir
+    assert entrez_settings(settings).budget_database_url is None
+    off = on_postgres.model_copy(update={"biomcp_ncbi_shared_budget": False})
+    assert (entrez_settings(off).budget_database_url, entrez_settings(off).budget_dir) == (
+        None,
+        None,
+    )
+    client = HttpEntrezClient(given)  # connects to nothing until a request
+    shared = client._limiter._shared
+    assert isinstance(shared, SqlStartLog)
+    assert "s3cret" not in repr(given) + repr(shared) + repr(SqlBudget(url, "x"))
+
+
+def test_the_database_budget_names_the_identity_as_the_file_does(tmp_path: Path) -> None:
+    keyed = EntrezSettings(
+        base_url="http://x/", api_key="k3y", budget_database_url="postgresql://h/d"
+    )
+    identity = budget_identity("http://x", "k3y")
+
+    assert HttpEntrezClient(keyed)._budget() == SqlBudget("postgresql://h/d", identity)
+    assert budget_file(tmp_path, "http://y", "k3y").name == f"ncbi-budget-{identity}.bin"
+    assert "k3y" not in identity

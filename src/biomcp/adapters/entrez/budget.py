@@ -3,8 +3,10 @@
 NCBI counts the requests of an IP (3 per second) or of an API key (10 per second), whatever
 process sends them. A `RateLimiter` alone keeps its start log in memory, so two processes
 (a cron `biomcp sync --all` and a desktop client's server) would each spend the whole budget.
-`FileStartLog` keeps the last starts of one NCBI identity in a small file beside the database;
-a start is checked and recorded under an exclusive `flock`, held for a read and a write only.
+A `StartLog` is the log they share. `FileStartLog` keeps the last starts of one NCBI identity
+in a small file beside the database; a start is checked and recorded under an exclusive
+`flock`, held for a read and a write only. Replicas on several machines share one in
+PostgreSQL instead (`budget_sql.SqlStartLog`).
 
 Start times are wall-clock seconds, the one clock processes share. A start recorded in the
 future (the clock was set back) counts as now, so it delays the next start by one span at most.
@@ -23,8 +25,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["FileStartLog", "budget_file", "fallback_share"]
+__all__ = ["FileStartLog", "StartLog", "budget_file", "budget_identity", "fallback_share"]
 
 _log = logging.getLogger("biomcp.entrez")
 
@@ -32,12 +35,32 @@ _log = logging.getLogger("biomcp.entrez")
 _START = struct.Struct("<d")
 
 
-def budget_file(folder: Path, base_url: str, api_key: str | None) -> Path:
-    """The file of one NCBI identity in `folder`: the API key when there is one, else the
-    service address. The key is hashed: the file never holds it."""
+class StartLog(Protocol):
+    """The request starts of one NCBI identity, shared by every process that sends for it.
+
+    `take` records a start now and returns 0 when fewer than `limit` starts fall within the
+    last `span` seconds and the last is at least `interval` ago; else it returns the seconds
+    until one could. It raises nothing: a failure sets `usable` false and returns 0, and the
+    caller then limits itself (`fallback_share`). A log whose `take` may wait on the network
+    says so with `blocking`, and is asked from a worker thread, never on an event loop.
+    """
+
+    usable: bool
+    blocking: bool
+
+    def take(self, limit: int, span: float, interval: float) -> float: ...
+
+
+def budget_identity(base_url: str, api_key: str | None) -> str:
+    """A short hash naming one NCBI identity: the API key when there is one, else the
+    service address. It never reveals the key."""
     identity = f"key:{api_key}" if api_key else f"url:{base_url.rstrip('/')}"
-    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
-    return folder / f"ncbi-budget-{digest}.bin"
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
+
+
+def budget_file(folder: Path, base_url: str, api_key: str | None) -> Path:
+    """The file of one NCBI identity in `folder` (named by `budget_identity`)."""
+    return folder / f"ncbi-budget-{budget_identity(base_url, api_key)}.bin"
 
 
 def fallback_share(limit: int) -> int:
@@ -53,6 +76,9 @@ class FileStartLog:
     when the rule allows one, or returns how long to wait. `usable` turns false after the first
     failure, and the caller then limits itself (`fallback_share`).
     """
+
+    #: A read and a write of a local file, under a lock held for those only.
+    blocking = False
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.path = path

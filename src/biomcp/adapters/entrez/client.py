@@ -30,7 +30,8 @@ import httpx
 
 from biomcp import __version__
 from biomcp.adapters.entrez.bisection import enumerate_window
-from biomcp.adapters.entrez.budget import budget_file
+from biomcp.adapters.entrez.budget import budget_file, budget_identity
+from biomcp.adapters.entrez.budget_sql import SqlBudget
 from biomcp.adapters.entrez.caller import ClientStats, EutilsCaller
 from biomcp.adapters.entrez.eutils_xml import (
     parse_einfo,
@@ -99,6 +100,9 @@ class EntrezSettings:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_MB * _MIB
     #: The folder whose budget file every local process shares (None: this process alone).
     budget_dir: Path | None = None
+    #: A PostgreSQL database whose budget table every replica shares; used instead of
+    #: `budget_dir` when set (never shown: the URL may hold a password).
+    budget_database_url: str | None = None
 
     def __repr__(self) -> str:
         # Never print the key, even in a traceback's locals.
@@ -134,16 +138,11 @@ class HttpEntrezClient:
     ) -> None:
         self.settings = settings or EntrezSettings()
         self._base = self.settings.base_url.rstrip("/")
-        folder = self.settings.budget_dir
         self._limiter = limiter or shared_limiter(
             self._base,
             has_api_key=bool(self.settings.api_key),
             min_interval_s=self.settings.request_delay_ms / 1000,
-            budget=(
-                budget_file(folder, self._base, self.settings.api_key)
-                if folder is not None
-                else None
-            ),
+            budget=self._budget(),
         )
         self.stats = ClientStats()
         self._caller = EutilsCaller(self.settings, self._limiter, self.stats, transport)
@@ -151,6 +150,15 @@ class HttpEntrezClient:
             install_redaction([self.settings.api_key])
 
     # --- plumbing ------------------------------------------------------------------------
+
+    def _budget(self) -> Path | SqlBudget | None:
+        """Where this identity's budget is shared: the database, else the folder, else nowhere."""
+        key = self.settings.api_key
+        if self.settings.budget_database_url:
+            return SqlBudget(self.settings.budget_database_url, budget_identity(self._base, key))
+        if self.settings.budget_dir is not None:
+            return budget_file(self.settings.budget_dir, self._base, key)
+        return None
 
     @property
     def queue_length(self) -> int:

@@ -32,8 +32,11 @@ now come sooner: it leaves no trace, as nothing is reserved ahead of a start.
 
 `shared_limiter` returns one limiter per NCBI identity (base URL, with or without a key) for the
 whole process: NCBI counts per client, not per `httpx.AsyncClient`, so two clients created by
-mistake, tool calls and syncs still share one budget. With a `FileStartLog`, the first waiter in
-line also asks the log every local process shares (`budget.py`), so processes share it too.
+mistake, tool calls and syncs still share one budget. With a shared `StartLog` (a file in the
+data folder, or a PostgreSQL table for replicas on several machines), the first waiter in line
+also asks the log, so processes share the budget too. A log that waits on the network
+(`blocking`) is asked from a worker thread while the waiter keeps its place at the head of the
+line, so the event loop never waits on it and no other caller of the process starts meanwhile.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from biomcp.adapters.entrez.budget import FileStartLog, fallback_share
+from biomcp.adapters.entrez.budget import FileStartLog, StartLog, fallback_share
+from biomcp.adapters.entrez.budget_sql import SqlBudget, SqlStartLog
 
 __all__ = ["MARGIN_S", "WINDOW_S", "RateLimiter", "shared_limiter"]
 
@@ -62,6 +66,8 @@ _HISTORY = 4096
 #: The shortest sleep of a waiter that may not start yet: waiters behind one that wakes late
 #: look again at this pace, not in a busy loop.
 _POLL_S = 0.005
+#: What `_turn` returns when only the shared, blocking log stands between a caller and its start.
+_ASK_SHARED = -1.0
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -85,7 +91,7 @@ class RateLimiter:
         clock: monotonic seconds (tests pass their own, with a matching `sleep`).
         sleep: how a waiter waits (`asyncio.sleep`).
         shared: the start log other processes share, asked once this process's rule allows a
-            start (None: this process alone).
+            start (None: this process alone); a `blocking` one from a worker thread.
     """
 
     def __init__(
@@ -97,7 +103,7 @@ class RateLimiter:
         margin_s: float = MARGIN_S,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        shared: FileStartLog | None = None,
+        shared: StartLog | None = None,
     ) -> None:
         if rate_per_s <= 0:
             raise ValueError("rate_per_s must be positive")
@@ -133,7 +139,7 @@ class RateLimiter:
     def try_start(self) -> float:
         """Record a start now and return 0 when the window allows one and no caller is
         queued in `acquire`; otherwise record nothing and return the seconds until a start
-        might be allowed."""
+        might be allowed. The shared log is asked in the calling thread, even a blocking one."""
         with self._lock:
             now = self._clock()
             due = self._earliest(len(self._tickets), now)
@@ -156,6 +162,8 @@ class RateLimiter:
             while True:
                 ticket.moved.clear()
                 wait = self._turn(ticket)
+                if wait == _ASK_SHARED:
+                    wait = await self._ask_shared(ticket)
                 if wait <= 0:
                     started = True
                     return
@@ -197,6 +205,8 @@ class RateLimiter:
             position = self._tickets.index(ticket)
             due = self._earliest(position, now)
             if position == 0 and now >= due:
+                if self._shared is not None and self._shared.blocking:
+                    return _ASK_SHARED
                 shared = self._shared_wait()
                 if shared > 0:  # another process started within the window
                     return max(shared, _POLL_S)
@@ -207,17 +217,47 @@ class RateLimiter:
             # sleep until this turn could come at the soonest, then look again.
             return max(due - now, _POLL_S)
 
+    async def _ask_shared(self, ticket: _Ticket) -> float:
+        """Ask the blocking shared log from a worker thread, `ticket` first in line all the
+        while; start it (0) if the log recorded a start, else how long to sleep."""
+        shared = self._shared
+        if shared is None:  # another thread found the log unusable meanwhile
+            return 0.0 if self._start_first(ticket) else _POLL_S
+        wait = await asyncio.to_thread(shared.take, self.limit, self.span, self.interval)
+        with self._lock:
+            self._leave_if_unusable(shared)
+        if wait > 0:
+            return max(wait, _POLL_S)
+        # Nobody else of this process started: only the first in line may, and it is ours
+        # (the window changes only when the log failed and this process took its own share).
+        return 0.0 if self._start_first(ticket) else _POLL_S
+
+    def _start_first(self, ticket: _Ticket) -> bool:
+        """Record the start of `ticket`, first in line, if the window still allows it."""
+        with self._lock:
+            now = self._clock()
+            if self._tickets[0] is not ticket or now < self._earliest(0, now):
+                return False
+            self._tickets.popleft()
+            self._record(now)
+            return True
+
     def _shared_wait(self) -> float:
         """0 once the shared log recorded this start (or there is none), else how long to wait.
-        A log that failed is left for good, and this process keeps to its own share. Call
-        with `_lock` held."""
-        if self._shared is None:
+        Call with `_lock` held."""
+        shared = self._shared
+        if shared is None:
             return 0.0
-        wait = self._shared.take(self.limit, self.span, self.interval)
-        if not self._shared.usable:
+        wait = shared.take(self.limit, self.span, self.interval)
+        self._leave_if_unusable(shared)
+        return wait
+
+    def _leave_if_unusable(self, shared: StartLog) -> None:
+        """A log that failed is left for good, and this process keeps to its own share. Call
+        with `_lock` held."""
+        if not shared.usable and self._shared is shared:
             self._shared = None
             self.limit = fallback_share(self.limit)
-        return wait
 
     def _record(self, now: float) -> None:
         self._starts.append(now)
@@ -237,7 +277,7 @@ class RateLimiter:
         return when
 
 
-_registry: dict[tuple[str, bool, Path | None], RateLimiter] = {}
+_registry: dict[tuple[str, bool, Path | SqlBudget | None], RateLimiter] = {}
 _registry_lock = threading.Lock()
 
 
@@ -246,17 +286,22 @@ def shared_limiter(
     *,
     has_api_key: bool,
     min_interval_s: float = 0.0,
-    budget: Path | None = None,
+    budget: Path | SqlBudget | None = None,
 ) -> RateLimiter:
     """The process-wide limiter for one NCBI identity: 10 starts per window with a key, 3
     without, never closer than `min_interval_s` (NCBI_REQUEST_DELAY_MS; when clients of one
     identity ask for different floors, the largest holds). With `budget`, a file every local
-    process shares (`budget.budget_file`), the processes share the rate too."""
+    process shares (`budget.budget_file`) or a PostgreSQL database every replica shares, the
+    processes share the rate too."""
     key = (base_url.rstrip("/"), has_api_key, budget)
     with _registry_lock:
         limiter = _registry.get(key)
         if limiter is None:
-            shared = FileStartLog(budget) if budget is not None else None
+            shared: StartLog | None = None
+            if isinstance(budget, Path):
+                shared = FileStartLog(budget)
+            elif budget is not None:
+                shared = SqlStartLog(budget)
             limiter = RateLimiter(
                 10.0 if has_api_key else 3.0, min_interval_s=min_interval_s, shared=shared
             )

@@ -4,6 +4,9 @@ Only SQLite (the embedded default) and PostgreSQL (psycopg 3) are supported. SQL
 mode with a busy timeout and foreign keys on; SQLAlchemy, not the sqlite3 module, emits BEGIN,
 so a writer can take SQLite's write lock up front (`WRITE_OPTIONS`, `BEGIN IMMEDIATE`) and
 read-decide-write sequences cannot interleave.
+
+PostgreSQL sessions notice a dead peer within seconds (`pg_keepalives`): a session holding a
+process's advisory locks then ends, so other processes see that process's jobs as stopped.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ __all__ = [
     "dialect_insert",
     "make_engine",
     "parse_url",
+    "pg_keepalives",
     "redact",
     "resolve_url",
     "sqlite_path",
@@ -46,6 +50,13 @@ DATABASE_URL_ENV = "BIOMCP_DATABASE_URL"
 WRITE_OPTIONS: dict[str, Any] = {"biomcp_sqlite_begin": "IMMEDIATE"}
 BUSY_TIMEOUT_MS = 30_000
 PG_CONNECT_TIMEOUT_S = 10
+#: TCP keepalives on both ends of a PostgreSQL session: the first probe after this many idle
+#: seconds, then one every interval; a peer silent for all of them is dead (about 10 s).
+PG_KEEPALIVE_IDLE_S = 4
+PG_KEEPALIVE_INTERVAL_S = 2
+PG_KEEPALIVE_COUNT = 3
+#: How often the server checks, during a long query, that its client is still connected.
+PG_CLIENT_CHECK_MS = 2_000
 #: Bound parameters per IN list: far below SQLite's and PostgreSQL's limits.
 IN_CHUNK = 500
 
@@ -119,6 +130,34 @@ def _journal_in_wal(cursor: Any) -> None:
             time.sleep(0.02)
 
 
+def pg_keepalives(query: Mapping[str, Any]) -> dict[str, Any]:
+    """libpq connection arguments that make both ends of a session drop a vanished peer
+    within seconds: a killed process's connection closes at once, but a host that is gone
+    sends nothing and would keep its advisory locks for hours. Arguments in the URL's query
+    (`query`) win; its `options` come after ours, so its `-c` settings win too; its
+    `keepalives=0` turns all of this off. Needs PostgreSQL 14 or newer."""
+    if str(query.get("keepalives", "")) == "0":
+        return {}
+    server = (
+        f"-c tcp_keepalives_idle={PG_KEEPALIVE_IDLE_S}"
+        f" -c tcp_keepalives_interval={PG_KEEPALIVE_INTERVAL_S}"
+        f" -c tcp_keepalives_count={PG_KEEPALIVE_COUNT}"
+        f" -c client_connection_check_interval={PG_CLIENT_CHECK_MS}"
+    )
+    client: dict[str, Any] = {
+        "keepalives": 1,
+        "keepalives_idle": PG_KEEPALIVE_IDLE_S,
+        "keepalives_interval": PG_KEEPALIVE_INTERVAL_S,
+        "keepalives_count": PG_KEEPALIVE_COUNT,
+    }
+    arguments = {name: value for name, value in client.items() if name not in query}
+    given = query.get("options")
+    if isinstance(given, tuple):  # a parameter given twice: libpq would take the last
+        given = given[-1]
+    arguments["options"] = f"{server} {given}" if given else server
+    return arguments
+
+
 def _setup_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -156,7 +195,7 @@ def make_engine(url: str | URL) -> Engine:
         engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
         _setup_sqlite(engine)
         return engine
-    connect_args: dict[str, Any] = {}
+    connect_args = pg_keepalives(parsed.query)
     if "connect_timeout" not in parsed.query:
         connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
     try:

@@ -9,6 +9,7 @@ from contextlib import AbstractAsyncContextManager
 from sqlalchemy import (
     Engine,
     select,
+    update,
 )
 
 from biomcp.adapters.sql.database import SqlDatabase
@@ -22,8 +23,9 @@ from biomcp.adapters.sql.rows import (
     JOBS,
     job_from_row,
     job_values,
+    progress_values,
 )
-from biomcp.ports.jobs import SyncJob
+from biomcp.ports.jobs import JobProgress, SyncJob
 
 __all__ = ["SqlJobLog"]
 
@@ -55,6 +57,21 @@ class SqlJobLog(SqlDatabase):
                 replace_row(connection, JOBS, values, "job_id")
 
         await self._run("recording a sync job", work)
+
+    async def record_progress(self, job_id: str, progress: JobProgress) -> bool:
+        """Set the progress of job `job_id` if it is running (one conditional UPDATE, so an
+        ended job is never revived); False when nothing was written."""
+        statement = (
+            update(JOBS)
+            .where(JOBS.c.job_id == job_id, JOBS.c.status == "running")
+            .values(progress=progress_values(progress))
+        )
+
+        def work(engine: Engine) -> bool:
+            with writing(engine) as connection:
+                return connection.execute(statement).rowcount == 1
+
+        return await self._run("recording a sync job's progress", work)
 
     async def get_job(self, job_id: str) -> SyncJob | None:
         def work(engine: Engine) -> SyncJob | None:

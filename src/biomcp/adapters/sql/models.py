@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -35,6 +36,7 @@ __all__ = [
     "CheckpointRow",
     "DocumentRow",
     "JsonType",
+    "NcbiBudgetStartRow",
     "PendingPmidRow",
     "ProjectRow",
     "QueryRecordRow",
@@ -214,6 +216,8 @@ class SyncJobRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     #: The process that runs the job (`SyncJobs`); None for a sync run without a queue.
     owner: Mapped[str | None] = mapped_column(String(64))
+    #: The running job's last recorded progress (`JobProgress` fields); None before any.
+    progress: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
 
 
 class ProjectRow(Base):
@@ -229,3 +233,17 @@ class ProjectRow(Base):
     created_at: Mapped[datetime]
     # `metadata` is reserved on declarative classes; the column keeps the spec's name.
     meta: Mapped[dict[str, Any]] = mapped_column("metadata")
+
+
+class NcbiBudgetStartRow(Base):
+    """One NCBI request start of one identity, shared by every replica (`entrez.budget_sql`
+    writes it with its own SQL; this model keeps the migrations in step)."""
+
+    __tablename__ = "ncbi_budget_starts"
+    __table_args__ = (Index("ix_ncbi_budget_starts_identity_started_at", "identity", "started_at"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    identity: Mapped[str] = mapped_column(String(64))
+    started_at: Mapped[datetime]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row, Table
@@ -28,7 +29,7 @@ from biomcp.domain.evidence import EvidenceClassification
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.watermarks import WatermarkAudit
 from biomcp.ports.documents import DocumentUpsert, StoredDocument, StoredScore
-from biomcp.ports.jobs import SyncJob
+from biomcp.ports.jobs import JobProgress, SyncJob
 from biomcp.ports.projects import ProjectInfo
 from biomcp.ports.saved_queries import Checkpoint, PendingPmid
 
@@ -48,6 +49,8 @@ __all__ = [
     "job_from_row",
     "job_values",
     "pending_from_row",
+    "progress_from_json",
+    "progress_values",
     "project_from_row",
     "project_values",
     "score_from_row",
@@ -207,7 +210,27 @@ def job_values(job: SyncJob) -> dict[str, Any]:
         "warnings": list(job.warnings),
         "error": job.error,
         "owner": job.owner,
+        "progress": progress_values(job.progress) if job.progress is not None else None,
     }
+
+
+def progress_values(progress: JobProgress) -> dict[str, Any]:
+    """A job's progress as the JSON of `sync_jobs.progress`."""
+    values = asdict(progress)
+    at = progress.recorded_at
+    values["recorded_at"] = at.astimezone(UTC).isoformat() if at is not None else None
+    return values
+
+
+def progress_from_json(values: dict[str, Any] | None) -> JobProgress | None:
+    """The `JobProgress` of a `sync_jobs.progress` value (None when none was recorded)."""
+    if not values:
+        return None
+    known = {f.name for f in fields(JobProgress)}
+    kept = {k: v for k, v in values.items() if k in known}
+    at = kept.get("recorded_at")
+    kept["recorded_at"] = datetime.fromisoformat(at) if at else None
+    return JobProgress(**kept)
 
 
 def job_from_row(row: Row[Any]) -> SyncJob:
@@ -227,6 +250,7 @@ def job_from_row(row: Row[Any]) -> SyncJob:
         warnings=tuple(row.warnings),
         error=row.error,
         owner=row.owner,
+        progress=progress_from_json(row.progress),
     )
 
 

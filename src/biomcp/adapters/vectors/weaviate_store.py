@@ -13,28 +13,34 @@
 * BM25 indexes only `text`, with the `word` tokenizer (lower-cased alphanumeric runs) and
   Weaviate's defaults k1 = 1.2, b = 0.75.
 * Connection is lazy (first call). Every exception the client lets out of a port method
-  becomes the port's error in one place (`_translating`): the client's own errors, and the
-  transport failures of its HTTP and gRPC channels it does not wrap (a server killed
-  mid-call: `httpx.ReadError`, a gRPC `UNAVAILABLE`), which are `VectorStoreUnavailableError`.
+  becomes the port's error in one place (`weaviate_connection.failing_over_port`).
+* Several nodes (`weaviate_cluster.py`): a call whose node fails is repeated on the next node
+  (every call is a read or an idempotent write). Reads refuse to answer when a shard may have
+  no live copy, rather than answer from the shards that remain.
+* The collections known to exist are remembered per process: a search asks Weaviate's schema
+  nothing. A call that fails for another reason forgets them and is repeated once, so a
+  collection dropped or rebuilt by another process is seen again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
 import json
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any, ParamSpec, TypeVar
-from urllib.parse import urlparse
+import logging
+from collections.abc import Collection, Sequence
+from typing import Any
 
-import grpc  # type: ignore[import-untyped]  # no stubs; installed with weaviate-client
-import httpx
-import weaviate
 import weaviate.classes as wvc
+from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
-from weaviate.exceptions import WeaviateBaseError, WeaviateConnectionError
 
+from biomcp.adapters.vectors.weaviate_cluster import (
+    Completeness,
+    ReplicationPolicy,
+    parse_nodes,
+    quiet_batch_errors,
+)
+from biomcp.adapters.vectors.weaviate_connection import CLIENT_ERRORS, NodePool, failing_over_port
 from biomcp.adapters.vectors.weaviate_objects import (
     FACETS,
     PROPERTIES,
@@ -72,39 +78,12 @@ __all__ = ["WeaviateVectorStore"]
 #: Documents per `delete_documents` request (their chunks, a few each, far below the objects
 #: one delete may match).
 _DELETE_DOCS = 200
-#: What the client raises: its own errors, and its channels' that it lets through unwrapped.
-_CLIENT_ERRORS = (WeaviateBaseError, httpx.HTTPError, grpc.RpcError, OSError)
-#: Transport failures: the server is down, unreachable or went away mid-call.
-_TRANSPORT_ERRORS = (WeaviateConnectionError, httpx.TransportError, OSError)
-_RETRYABLE_GRPC = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
-
-P = ParamSpec("P")
-R = TypeVar("R")
-C = TypeVar("C", bound=type)
+#: Objects per page when `stats` walks a collection.
+_PAGE = 5_000
+_log = logging.getLogger("biomcp.vectors")
 
 
-def _translating(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """`method` with every client exception raised as the port's error (`from` it)."""
-
-    @functools.wraps(method)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(*args, **kwargs)
-        except _CLIENT_ERRORS as exc:
-            raise _translate(exc) from exc
-
-    return call
-
-
-def _translating_port(cls: C) -> C:
-    """`cls` with `_translating` around each of its public coroutine methods (the port)."""
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.iscoroutinefunction(member):
-            setattr(cls, name, _translating(member))
-    return cls
-
-
-@_translating_port
+@failing_over_port
 class WeaviateVectorStore:
     """VectorStore on a Weaviate server (>= 1.27). `url` like `http://127.0.0.1:8080`."""
 
@@ -118,63 +97,73 @@ class WeaviateVectorStore:
         grpc_port: int = 50051,
         api_key: str | None = None,
         corpus_collection: str = "PubMedChunk",
+        replication: ReplicationPolicy | None = None,
+        query_timeout_s: float = 10.0,
     ) -> None:
-        self._url = urlparse(url)
-        self._grpc_port = grpc_port
-        self._api_key = api_key
+        """`url`: one node, or several comma-separated (see `parse_nodes`)."""
+        try:
+            nodes = parse_nodes(url, grpc_port)
+        except ValueError as exc:
+            raise VectorStoreUnavailableError(f"cannot use Weaviate: {exc}") from exc
+        self._pool = NodePool(
+            nodes,
+            api_key=api_key,
+            query_timeout_s=query_timeout_s,
+            connect_errors=CLIENT_ERRORS,
+        )
+        self._policy = replication or ReplicationPolicy()
         self._corpus = corpus_collection
-        self._client: weaviate.WeaviateAsyncClient | None = None
-        self._lock = asyncio.Lock()
         self._dims: dict[str, int] = {}
+        self._factors: dict[str, int] = {}
+        self._known: set[str] = set()
+        self._completeness = Completeness()
+        self.schema_reads = 0
+        quiet_batch_errors()
 
     # --- plumbing ------------------------------------------------------------------------
 
-    async def _connect(self) -> weaviate.WeaviateAsyncClient:
-        async with self._lock:
-            if self._client is None:
-                secure = self._url.scheme == "https"
-                host = self._url.hostname or "127.0.0.1"
-                try:
-                    client = weaviate.use_async_with_custom(
-                        http_host=host,
-                        http_port=self._url.port or (443 if secure else 80),
-                        http_secure=secure,
-                        grpc_host=host,
-                        grpc_port=self._grpc_port,
-                        grpc_secure=secure,
-                        auth_credentials=(
-                            wvc.init.Auth.api_key(self._api_key) if self._api_key else None
-                        ),
-                    )
-                except (ValueError, WeaviateBaseError) as exc:  # bad host / port combination
-                    raise VectorStoreUnavailableError(
-                        f"cannot use Weaviate at {self._url.geturl()} (gRPC port "
-                        f"{self._grpc_port}): {exc}"
-                    ) from exc
-                try:
-                    await client.connect()
-                except _CLIENT_ERRORS as exc:
-                    await client.close()
-                    raise VectorStoreUnavailableError(
-                        f"cannot reach Weaviate at {self._url.geturl()}: {type(exc).__name__}"
-                    ) from exc
-                self._client = client
-            return self._client
+    async def _connect(self) -> Any:
+        return await self._pool.client()
+
+    def _forget(self) -> bool:
+        """Forget what is known of the schema; True when anything was."""
+        known = bool(self._known or self._dims or self._factors)
+        self._known.clear()
+        self._dims.clear()
+        self._factors.clear()
+        self._completeness.forget()
+        return known
 
     def _name(self, collection: str) -> str:
         return self._corpus if collection == self._corpus else class_name(collection)
 
-    async def _collection(self, collection: str) -> Any:
+    async def _collection(self, collection: str, *, write: bool = False) -> Any:
+        """The collection's handle at the consistency level of a read or a write. Its existence
+        is asked once per process, then remembered (see `_forget`)."""
         client = await self._connect()
         name = self._name(collection)
-        exists = await client.collections.exists(name)
-        if not exists:
-            raise CollectionNotFoundError(f"no collection {collection!r} (class {name})")
-        return client.collections.use(name)
+        if name not in self._known:
+            self.schema_reads += 1
+            if not await client.collections.exists(name):
+                raise CollectionNotFoundError(f"no collection {collection!r} (class {name})")
+            self._known.add(name)
+        level = self._policy.write_consistency if write else self._policy.read_consistency
+        return client.collections.use(name).with_consistency_level(ConsistencyLevel(level))
+
+    async def _whole(self, collection: str) -> Any:
+        """The collection's handle for a read that must see every shard (else raise)."""
+        handle = await self._collection(collection)
+        factor = self._factors.get(collection)
+        if factor is None:
+            await self._manifest(collection)
+            factor = self._factors.get(collection, 1)
+        await self._completeness.check(await self._connect(), collection, factor)
+        return handle
 
     async def _manifest(self, collection: str) -> dict[str, Any]:
         handle = await self._collection(collection)
         config = await handle.config.get()
+        self._factors[collection] = int(getattr(config.replication_config, "factor", 1) or 1)
         try:
             manifest = json.loads(config.description or "{}")
         except json.JSONDecodeError:
@@ -192,28 +181,36 @@ class WeaviateVectorStore:
         return self._dims[collection]
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        await self._pool.aclose()
+        self._forget()
 
     # --- schema --------------------------------------------------------------------------
 
     async def ensure_schema(
         self, collection: str, *, dim: int, model_id: str, allow_model_change: bool = False
     ) -> None:
+        """Create the collection with the replication policy, or check the one there: the
+        same model, the properties of today, and the policy where Weaviate can change it."""
         client = await self._connect()
         name = self._name(collection)
+        self.schema_reads += 1
         if await client.collections.exists(name):
             manifest = await self._manifest(collection)
             same = manifest.get("model_id") == model_id and manifest.get("dim") == dim
             if same:
-                await self._add_missing_properties(client.collections.get(name))
+                handle = client.collections.use(name)
+                config = await handle.config.get()
+                await self._add_missing_properties(handle, config)
+                await self._apply_replication(handle, config, collection)
                 self._dims[collection] = dim
+                self._known.add(name)
                 return
             if not allow_model_change:
                 stored = f"{manifest.get('model_id')} ({manifest.get('dim')}-d)"
                 raise EmbeddingMismatchError(collection, stored, f"{model_id} ({dim}-d)")
+            self._known.discard(name)
             await client.collections.delete(name)
+        policy = self._policy
         await client.collections.create(
             name,
             description=json.dumps({"model_id": model_id, "dim": dim, "collection": collection}),
@@ -224,19 +221,43 @@ class WeaviateVectorStore:
                 ),
             ),
             inverted_index_config=wvc.config.Configure.inverted_index(bm25_b=0.75, bm25_k1=1.2),
+            replication_config=wvc.config.Configure.replication(
+                factor=policy.factor, async_enabled=policy.async_enabled
+            ),
             properties=schema_properties(),
         )
         self._dims[collection] = dim
+        self._factors[collection] = policy.factor
+        self._known.add(name)
 
-    async def _add_missing_properties(self, handle: Any) -> None:
+    async def _add_missing_properties(self, handle: Any, config: Any) -> None:
         """A collection made before a property existed (facets) gains it."""
-        config = await handle.config.get()
         have = {p.name for p in config.properties}
         for missing in (p for p in schema_properties() if p.name not in have):
             await handle.config.add_property(missing)
 
+    async def _apply_replication(self, handle: Any, config: Any, collection: str) -> None:
+        """Bring an existing collection to the policy where Weaviate allows it (async
+        replication); say plainly where it does not (the replication factor)."""
+        policy, current = self._policy, config.replication_config
+        factor = int(getattr(current, "factor", 1) or 1)
+        self._factors[collection] = factor
+        if bool(getattr(current, "async_enabled", False)) != policy.async_enabled and factor > 1:
+            await handle.config.update(
+                replication_config=wvc.config.Reconfigure.replication(
+                    async_enabled=policy.async_enabled
+                )
+            )
+        if factor != policy.factor:
+            _log.warning(
+                "collection %r keeps %d cop%s of each shard, not the %d set: Weaviate does not "
+                "change a collection's replication factor in place; rebuild it to apply it "
+                "(biomcp index rebuild --reset)",
+                collection, factor, "y" if factor == 1 else "ies", policy.factor,
+            )  # fmt: skip
+
     async def sample(self, collection: str, n: int) -> list[VectorHit]:
-        handle = await self._collection(collection)
+        handle = await self._whole(collection)
         if n <= 0:
             return []
         found = await handle.query.fetch_objects(limit=n, return_properties=list(PROPERTIES))
@@ -260,7 +281,7 @@ class WeaviateVectorStore:
     # --- writes --------------------------------------------------------------------------
 
     async def upsert_chunks(self, collection: str, chunks: Sequence[ChunkRecord]) -> UpsertReport:
-        handle = await self._collection(collection)
+        handle = await self._collection(collection, write=True)
         dim = await self._dim(collection)
         errors: list[ObjectError] = []
         objects: list[Any] = []
@@ -280,12 +301,18 @@ class WeaviateVectorStore:
         result = await handle.data.insert_many(objects)
         for index, error in result.errors.items():
             errors.append(ObjectError(str(objects[index].uuid), str(error.message)))
+        if result.errors:  # the client's own record of them holds every vector: dropped
+            first = next(iter(result.errors.values()))
+            _log.warning(
+                "Weaviate refused %d of %d objects in %r; the first: %s",
+                len(result.errors), len(objects), collection, str(first.message)[:300],
+            )  # fmt: skip
         return UpsertReport(len(objects) - len(result.errors), tuple(errors))
 
     async def delete_chunks(
         self, collection: str, doc_id: str, *, keep: Collection[str] = ()
     ) -> int:
-        handle = await self._collection(collection)
+        handle = await self._collection(collection, write=True)
         where = Filter.by_property("doc_id").equal(doc_id)
         for chunk_id in sorted(keep):
             where = where & Filter.by_property("chunk_id").not_equal(chunk_id)
@@ -293,7 +320,7 @@ class WeaviateVectorStore:
         return int(result.successful)
 
     async def delete_documents(self, collection: str, doc_ids: Collection[str]) -> int:
-        handle = await self._collection(collection)
+        handle = await self._collection(collection, write=True)
         wanted = sorted(set(doc_ids))
         deleted = 0
         for start in range(0, len(wanted), _DELETE_DOCS):
@@ -321,7 +348,7 @@ class WeaviateVectorStore:
     ) -> list[Any]:
         """The stored objects among `uuids` (ids that are not UUIDs cannot be stored), fetched
         200 ids per query with `fetch` passed on to `fetch_objects`."""
-        handle = await self._collection(collection)
+        handle = await self._whole(collection)
         wanted = sorted(u for u in set(uuids) if is_uuid(u))
         found: list[Any] = []
         for start in range(0, len(wanted), 200):
@@ -333,16 +360,18 @@ class WeaviateVectorStore:
         return found
 
     async def count(self, collection: str) -> int:
-        handle = await self._collection(collection)
+        handle = await self._whole(collection)
         result = await handle.aggregate.over_all(total_count=True)
         return int(result.total_count or 0)
 
     async def drop_collection(self, collection: str) -> None:
         client = await self._connect()
         name = self._name(collection)
+        self._known.discard(name)
         if await client.collections.exists(name):
             await client.collections.delete(name)
         self._dims.pop(collection, None)
+        self._factors.pop(collection, None)
 
     async def verify(self, collection: str) -> StoreCheck:
         """Weaviate keeps and checks its own files: only the collection's existence is ours."""
@@ -350,19 +379,20 @@ class WeaviateVectorStore:
         return StoreCheck()
 
     async def stats(self, collection: str) -> CollectionStats:
+        """Counts by walking the collection page by page, each page one bounded query. An
+        aggregate grouped by document is one query whose time grows with the corpus."""
         manifest = await self._manifest(collection)
-        handle = await self._collection(collection)
-        total = await handle.aggregate.over_all(total_count=True)
-        groups = await handle.aggregate.over_all(
-            group_by=wvc.aggregate.GroupByAggregate(prop="doc_id", limit=1_000_000),
-            total_count=True,
-        )
+        handle = await self._whole(collection)
+        count, documents = 0, set()
+        async for obj in handle.iterator(return_properties=["doc_id"], cache_size=_PAGE):
+            count += 1
+            documents.add(obj.properties.get("doc_id"))
         return CollectionStats(
             name=collection,
-            count=int(total.total_count or 0),
+            count=count,
             dim=int(manifest.get("dim", 0)),
             model_id=str(manifest.get("model_id", "")),
-            documents=len(groups.groups),
+            documents=len(documents),
         )
 
     async def search_arms(
@@ -377,7 +407,7 @@ class WeaviateVectorStore:
     ) -> Arms:
         """Two server queries, run concurrently: `bm25` on `text` (its raw score) and
         `near_vector` on the named vector (cosine = 1 - distance)."""
-        handle = await self._collection(collection)
+        handle = await self._whole(collection)
         dim = await self._dim(collection)
         query = None if vector is None else check_unit_vector(vector, dim)
         if matches_nothing(filters):
@@ -422,16 +452,3 @@ class WeaviateVectorStore:
             collection, uuids, include_vector=query is not None, return_properties=list(PROPERTIES)
         )
         return [hit_of(o, 0.0, None, cosine(query, o.vector)) for o in objects]
-
-
-def _translate(exc: Exception) -> VectorStoreError:
-    """The port's error for a client exception: a transport failure is unavailability."""
-    lost = isinstance(exc, _TRANSPORT_ERRORS) or (
-        isinstance(exc, grpc.RpcError)
-        and callable(code := getattr(exc, "code", None))
-        and code() in _RETRYABLE_GRPC
-    )
-    if lost:
-        return VectorStoreUnavailableError(f"Weaviate unreachable: {type(exc).__name__}")
-    message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-    return VectorStoreError(f"Weaviate error: {message}")

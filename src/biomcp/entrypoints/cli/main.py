@@ -9,6 +9,7 @@ import typer
 
 from biomcp import __version__
 from biomcp.entrypoints.cli.commands import (
+    backup,
     checkpoints,
     clients,
     corpus,
@@ -63,6 +64,8 @@ app.add_typer(checkpoints.app)
 app.command("export")(export.export)
 app.add_typer(project.app)
 app.add_typer(index.app)
+app.command("backup")(backup.backup)
+app.command("restore")(backup.restore)
 app.add_typer(pubmed.app)
 app.add_typer(evaluation.app)
 app.add_typer(skill.app)

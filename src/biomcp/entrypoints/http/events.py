@@ -16,6 +16,11 @@ store would mix the streams of two sessions (and replay one client's answers to 
 `StreamScopes` wraps the `/mcp` endpoint and gives each session its own scope (a context
 variable the session's tasks inherit); the store keys streams by scope and refuses to replay an
 event of another scope.
+
+The store lives in one process's memory: a stream resumes only on the replica that served it
+(behind a balancer, sticky on `Mcp-Session-Id`). With `MCP_HTTP_STATELESS` the app keeps no
+store: a stream ends with its request, and `NoStreams` answers a `GET` (a standalone stream or a
+resume) with 405, as the spec allows, instead of the SDK's empty 500 or a stream that never ends.
 """
 
 from __future__ import annotations
@@ -35,10 +40,11 @@ from mcp.server.streamable_http import (
     EventStore,
     StreamId,
 )
-from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
+from mcp_types import INVALID_REQUEST, JSONRPCMessage, jsonrpc_message_adapter
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["RETRY_INTERVAL_MS", "BoundedEventStore", "StreamLimits", "StreamScopes"]
+__all__ = ["RETRY_INTERVAL_MS", "BoundedEventStore", "NoStreams", "StreamLimits", "StreamScopes"]
 
 _log = logging.getLogger("biomcp.http")
 
@@ -237,6 +243,32 @@ class StreamScopes:
         while len(self._scopes) > self.max_sessions:
             _, old = self._scopes.popitem(last=False)
             self.store.forget(old)
+
+
+class NoStreams:
+    """ASGI wrapper of the stateless `/mcp` endpoint: a `GET` answers 405 (`Allow: POST`).
+
+    Without a session nothing can reach a standalone stream, and without a store nothing can
+    be resumed. The body is a JSON-RPC error, like the SDK's own 405 to a `DELETE`.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        error = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": INVALID_REQUEST,
+                "message": "Method Not Allowed: this server is stateless; it opens no SSE "
+                "stream for GET and resumes none (MCP_HTTP_STATELESS)",
+            },
+        }
+        await JSONResponse(error, status_code=405, headers={"Allow": "POST"})(scope, receive, send)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

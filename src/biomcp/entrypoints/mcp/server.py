@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -71,6 +72,9 @@ FAMILIES = (corpus, live, mesh, lookups, citations, fulltext, projects, search_f
 
 _log = logging.getLogger("biomcp.server")
 
+#: Hears of every call of a registered tool: its name, `ok` or the error code, and seconds.
+ToolObserver = Callable[[str, str, float], None]
+
 
 class BioMcpServer(MCPServer[Any]):
     """`MCPServer` with schema-declared tools. Build it with `build_server`."""
@@ -101,6 +105,7 @@ class BioMcpServer(MCPServer[Any]):
         self._tools: dict[str, ToolSpec] = {}
         self._validators: dict[str, Validator] = {}
         self.guide = Guide(())  # the words of the exposed tools, set by `build_server`
+        self.tool_observer: ToolObserver | None = None  # metrics, when the HTTP app has them
 
     # --- registration ------------------------------------------------------------------------
 
@@ -150,6 +155,7 @@ class BioMcpServer(MCPServer[Any]):
             raise MCPError(
                 INVALID_PARAMS, f"Unknown tool: {shown!r}. Tools: {', '.join(self._tools)}."
             )
+        started = time.perf_counter()
         try:
             # Sized, converted (`1.0` -> 1, a number PMID -> its digits) and validated, big
             # input off the event loop; messages echo short prefixes only.
@@ -163,11 +169,18 @@ class BioMcpServer(MCPServer[Any]):
             await self.services.ready()  # the background warm-up builds the adapters first
             payload = await spec.handler(with_defaults(spec.input_schema, arguments), context)
         except Exception as exc:
-            return self._failure(exc)
+            failure, code = self._failure(exc)
+            self._observe(name, code, started)
+            return failure
+        self._observe(name, "ok", started)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
         )
+
+    def _observe(self, name: str, outcome: str, started: float) -> None:
+        if self.tool_observer is not None:
+            self.tool_observer(name, outcome, time.perf_counter() - started)
 
     async def read_resource(
         self, uri: Any, context: Context[Any, Any] | None = None
@@ -188,19 +201,21 @@ class BioMcpServer(MCPServer[Any]):
         except ValueError as exc:  # missing or ill-typed arguments (the SDK's ValueError)
             raise prompt_error(f"{name}: {str(exc)[:300]}") from None
 
-    def _failure(self, exc: BaseException) -> CallToolResult:
-        """A tool error: the envelope as JSON text. No structured content, because clients
-        check structured content against the tool's output schema even on errors."""
+    def _failure(self, exc: BaseException) -> tuple[CallToolResult, str]:
+        """A tool error: the envelope as JSON text, and its code. No structured content,
+        because clients check structured content against the tool's output schema even on
+        errors."""
         body = envelope(
             exc, vector_backend=self.services.settings.biomcp_vector_backend, public=True
         )
         code = body["error"]["code"]
         shown = preview(body["error"]["message"], quoted=False, limit=300)
         _log.info("tool call failed with %s: %s", code, shown)
-        return CallToolResult(
+        failure = CallToolResult(
             content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
             is_error=True,
         )
+        return failure, code
 
 
 def build_server(services: Services, *, require_write_scope: bool = False) -> BioMcpServer:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 
 from biomcp.adapters.filelocks import whoami
 from biomcp.ports.holders import describe_holder
-from biomcp.ports.jobs import SyncJob
+from biomcp.ports.jobs import JobProgress, SyncJob
 from biomcp.ports.store_errors import LockTimeoutError
 from biomcp.testing.memory.tables import MemoryDatabase
 
@@ -58,6 +59,14 @@ class MemoryJobLog(MemoryDatabase):
     async def record_job(self, job: SyncJob) -> None:
         with self._transaction() as tables:
             tables.jobs[job.job_id] = job
+
+    async def record_progress(self, job_id: str, progress: JobProgress) -> bool:
+        with self._transaction() as tables:
+            job = tables.jobs.get(job_id)
+            if job is None or job.status != "running":
+                return False
+            tables.jobs[job_id] = replace(job, progress=progress)
+            return True
 
     async def get_job(self, job_id: str) -> SyncJob | None:
         with self._transaction() as tables:

@@ -143,7 +143,8 @@ class Doctor:
     async def vectors(self) -> None:
         settings = self.settings
         backend = (
-            f"Weaviate at {without_credentials(settings.weaviate_url)}"
+            "Weaviate at "
+            + ", ".join(without_credentials(url) for url in settings.weaviate_url.split(","))
             if settings.biomcp_vector_backend == "weaviate"
             else "embedded index"
         )

@@ -1,0 +1,134 @@
+"""Replicas over PostgreSQL share NCBI's rate: five processes with data folders of their own (as
+on several machines), searching and fetching at once, never bring more than 3 requests (10 with
+a key) into any one second at the fake E-utilities."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from biomcp.adapters.entrez.budget_sql import libpq_url
+from biomcp.adapters.entrez.ratelimit import WINDOW_S
+from biomcp.adapters.sql.engine import make_engine
+from biomcp.adapters.sql.migrate import upgrade_engine
+from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.services import postgres_url
+from tests.support.sql_databases import postgres_schema
+from tests.support.virtual_time import most_in_span
+
+pytestmark = pytest.mark.integration
+
+_CHILD = """
+import asyncio, json, sys
+from pathlib import Path
+from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
+
+async def main() -> None:
+    base, folder, database, key, kind, count = sys.argv[1:7]
+    settings = EntrezSettings(
+        base_url=base, api_key=key or None, budget_dir=Path(folder), budget_database_url=database
+    )
+    client = HttpEntrezClient(settings)
+    try:
+        await client.einfo()  # a running replica: imports done, connections open
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)  # every replica is up: go
+        if kind == "search":
+            calls = [client.esearch("asthma", retmax=1) for _ in range(int(count))]
+        else:
+            calls = [client.efetch([pmid]) for pmid in sys.argv[7 : 7 + int(count)]]
+        await asyncio.gather(*calls)
+    finally:
+        await client.aclose()
+    print(json.dumps(list(client._limiter.history())[1:]))
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeEutilsServer]:
+    corpus = FakeCorpus.from_xml_bytes(
+        generate_articles(20, start=date(2021, 1, 1), end=date(2021, 6, 30), seed=5)
+    )
+    with FakeEutilsServer(corpus) as server:
+        yield server
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    """A migrated, empty schema of the test PostgreSQL."""
+    with postgres_schema(postgres_url()) as url:
+        engine = make_engine(url)
+        try:
+            upgrade_engine(engine, "heads")
+        finally:
+            engine.dispose()
+        yield url
+
+
+def _run_replicas(
+    fake: FakeEutilsServer, database: str, tmp_path: Path, key: str, each: int
+) -> list[float]:
+    """Three searching and two fetching processes at once, each in its own data folder and
+    sending `each` requests; their starts."""
+    pmids = sorted(fake.corpus.pmids())[:each]
+    children = []
+    for number, kind in enumerate(["search"] * 3 + ["fetch"] * 2):
+        folder = tmp_path / f"replica-{number}"
+        folder.mkdir()
+        argv = [fake.base_url, str(folder), database, key, kind, str(each), *pmids]
+        children.append(
+            subprocess.Popen(  # noqa: S603 - our own interpreter and snippet
+                [sys.executable, "-c", _CHILD, *argv],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        for child in children:  # replicas run before they sync: their start-up is not the test's
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "ready"
+        fake.clear_log()
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        starts: list[float] = []
+        for child in children:
+            out, err = child.communicate(timeout=180)
+            assert child.returncode == 0, err
+            assert "cannot be used" not in err  # no process fell back to its own share
+            starts.extend(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    assert not list(tmp_path.glob("*/ncbi-budget-*.bin"))  # the database held the budget
+    with psycopg.connect(libpq_url(database)) as conn:
+        (rows,) = conn.execute("SELECT count(*) FROM ncbi_budget_starts").fetchone() or (0,)
+    assert rows > 0
+    return starts
+
+
+@pytest.mark.parametrize(("key", "limit", "each"), [("", 3, 4), ("replica-key", 10, 6)])
+def test_five_replicas_on_postgresql_keep_to_ncbis_rate_together(
+    fake: FakeEutilsServer, database: str, tmp_path: Path, key: str, limit: int, each: int
+) -> None:
+    starts = _run_replicas(fake, database, tmp_path, key, each)
+
+    log = [entry for entry in fake.log if entry["endpoint"] in {"esearch", "efetch"}]
+    assert len(log) == len(starts) == 5 * each
+    assert all(entry["has_api_key"] == bool(key) for entry in log)
+    assert most_in_span([entry["mono"] for entry in log], WINDOW_S) <= limit  # what NCBI counts
+    assert most_in_span(starts, WINDOW_S) <= limit  # the processes' own starts, together
