@@ -31,17 +31,26 @@ def fake() -> Iterator[FakeEutilsServer]:
         yield server
 
 
-@pytest.fixture
-def cli(fake: FakeEutilsServer, tmp_path: Path) -> JsonCli:
-    cli = JsonCli(server_env(tmp_path / "data", fake.base_url), tmp_path)
+@pytest.fixture(scope="module")
+def seeded(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder with a synced saved query and a project of two items, made once."""
+    work = tmp_path_factory.mktemp("seeded")
+    cli = JsonCli(server_env(work / "data", fake.base_url), work)
     code, report, err = cli("sync", "--query-key", KEY, "--term", TERM)
     assert code == 0, err
     assert report["inserted"] > 0
-    items = tmp_path / "items.jsonl"
+    items = work / "items.jsonl"
     items.write_text("\n".join(json.dumps(item) for item in ITEMS))
     assert cli("project", "create", "lab/notes")[0] == 0
     assert cli("project", "store", "lab/notes", str(items))[1]["chunks_written"] == 2
-    return cli
+    return work / "data"
+
+
+@pytest.fixture
+def cli(fake: FakeEutilsServer, seeded: Path, tmp_path: Path) -> JsonCli:
+    """A copy of the seeded data folder (no process uses it) for one test to change."""
+    shutil.copytree(seeded, tmp_path / "data")
+    return JsonCli(server_env(tmp_path / "data", fake.base_url), tmp_path)
 
 
 def _state(cli: JsonCli) -> dict[str, object]:
