@@ -91,7 +91,12 @@ def converse(
         try:
             while waiting or (until is not None and until not in notices):
                 line = child.stdout.readline()
-                assert line, "the server closed stdout early"
+                if not line:  # it exited: say why
+                    child.wait(timeout=START_TIMEOUT_S)
+                    pytest.fail(
+                        f"the server closed stdout early (exit {child.returncode}): "
+                        f"{child.stderr.read()[-3000:]}"
+                    )
                 message = json.loads(line)
                 if "id" in message:
                     answers[message["id"]] = message

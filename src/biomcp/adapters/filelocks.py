@@ -19,6 +19,7 @@ from types import ModuleType
 __all__ = [
     "NO_FILE_LOCKS",
     "FileLocksUnavailableError",
+    "lock_exclusive",
     "read_holder",
     "try_lock_exclusive",
     "whoami",
@@ -64,6 +65,17 @@ def try_lock_exclusive(fd: int) -> bool:
     except BlockingIOError:
         return False
     return True
+
+
+def lock_exclusive(fd: int) -> None:
+    """Wait for the exclusive flock of the open file `fd` and take it.
+
+    Raises:
+        FileLocksUnavailableError: the system has no POSIX file locks.
+        OSError: the descriptor cannot be locked.
+    """
+    fcntl = _fcntl()
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def whoami() -> dict[str, object]:

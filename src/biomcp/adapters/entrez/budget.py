@@ -16,7 +16,6 @@ falls back to its own limiter with a share of the budget (`fallback_share`).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
 import os
@@ -26,6 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
+
+from biomcp.adapters.filelocks import lock_exclusive
 
 __all__ = ["FileStartLog", "StartLog", "budget_file", "budget_identity", "fallback_share"]
 
@@ -152,7 +153,7 @@ class _Locked:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            lock_exclusive(self._fd)
         except BaseException:
             os.close(self._fd)
             raise
