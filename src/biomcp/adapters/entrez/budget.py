@@ -28,7 +28,14 @@ from typing import Protocol
 
 from biomcp.adapters.filelocks import lock_exclusive
 
-__all__ = ["FileStartLog", "StartLog", "budget_file", "budget_identity", "fallback_share"]
+__all__ = [
+    "FileStartLog",
+    "StartLog",
+    "budget_file",
+    "budget_identity",
+    "fallback_share",
+    "wait_for_start",
+]
 
 _log = logging.getLogger("biomcp.entrez")
 
@@ -62,6 +69,21 @@ def budget_identity(base_url: str, api_key: str | None) -> str:
 def budget_file(folder: Path, base_url: str, api_key: str | None) -> Path:
     """The file of one NCBI identity in `folder` (named by `budget_identity`)."""
     return folder / f"ncbi-budget-{budget_identity(base_url, api_key)}.bin"
+
+
+def wait_for_start(
+    recorded: list[float], now: float, limit: int, span: float, interval: float
+) -> tuple[list[float], float]:
+    """NCBI's rule on a start log: the starts with any in the future counted as `now`, and the
+    seconds until a start is allowed (0: now). At most `limit` starts fall within any `span`
+    seconds, and starts are at least `interval` apart. `recorded` is oldest first."""
+    starts = [min(start, now) for start in recorded]
+    due = now
+    if len(starts) >= limit:
+        due = max(due, starts[-limit] + span)
+    if starts:
+        due = max(due, starts[-1] + interval)
+    return starts, due - now
 
 
 def fallback_share(limit: int) -> int:
@@ -114,16 +136,11 @@ class FileStartLog:
         with self._locked() as fd:
             now = self._clock()
             recorded = self._read(fd)[-limit:]
-            starts = [min(start, now) for start in recorded]
-            due = now
-            if len(starts) >= limit:
-                due = max(due, starts[-limit] + span)
-            if starts:
-                due = max(due, starts[-1] + interval)
-            if due > now:
+            starts, wait = wait_for_start(recorded, now, limit, span, interval)
+            if wait > 0:
                 if starts != recorded:  # the clock went back: keep the starts as now
                     self._write(fd, starts)
-                return due - now
+                return wait
             self._write(fd, [*starts, now][-limit:])
             return 0.0
 

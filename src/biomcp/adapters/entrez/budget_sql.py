@@ -22,6 +22,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from biomcp.adapters.entrez.budget import wait_for_start
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -147,18 +149,13 @@ class SqlStartLog:
                 raise RuntimeError("the budget query returned no row")
             now = float(row[0])
             recorded = sorted(float(start) for start in row[1])
-            starts = [min(start, now) for start in recorded]
-            due = now
-            if len(starts) >= limit:
-                due = max(due, starts[-limit] + span)
-            if starts:
-                due = max(due, starts[-1] + interval)
-            if due > now:
+            starts, wait = wait_for_start(recorded, now, limit, span, interval)
+            if wait > 0:
                 if starts != recorded:  # the server's clock went back: those starts count as now
                     conn.execute(_CLAMP, {"now": now, "identity": self._identity})
                 else:
                     conn.execute("COMMIT")
-                return due - now
+                return wait
             conn.execute(_RECORD, {"identity": self._identity})
             return 0.0
         except BaseException:
