@@ -4,8 +4,6 @@ never bring more than 3 requests into any one second at the fake E-utilities."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -14,6 +12,7 @@ import pytest
 
 from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.in_step import run_in_step
 from tests.support.virtual_time import most_in_span
 
 pytestmark = pytest.mark.integration
@@ -50,36 +49,9 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 def _run_together(fake: FakeEutilsServer, folder: Path, processes: int, each: int) -> list[float]:
     """Start `processes` clients at once, each sending `each` requests; their starts."""
-    children = [
-        subprocess.Popen(  # noqa: S603 - our own interpreter and snippet
-            [sys.executable, "-c", _CHILD, fake.base_url, str(folder), str(each)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(processes)
-    ]
-    try:
-        # Processes that run already: a cold start's first request can arrive late under load.
-        for child in children:
-            assert child.stdout is not None
-            assert child.stdout.readline().strip() == "ready"
-        fake.clear_log()
-        for child in children:
-            assert child.stdin is not None
-            child.stdin.write("go\n")
-            child.stdin.flush()
-        starts: list[float] = []
-        for child in children:
-            out, _ = child.communicate(timeout=120)
-            assert child.returncode == 0
-            starts.extend(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-    return starts
+    argv = [fake.base_url, str(folder), str(each)]
+    answers = run_in_step(fake, _CHILD, [argv] * processes, timeout_s=120)
+    return [start for out, _ in answers for start in json.loads(out)]
 
 
 def test_three_processes_on_one_data_folder_keep_to_three_requests_a_second(

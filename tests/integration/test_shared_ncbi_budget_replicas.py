@@ -5,8 +5,6 @@ a key) into any one second at the fake E-utilities."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -19,6 +17,7 @@ from biomcp.adapters.entrez.ratelimit import WINDOW_S
 from biomcp.adapters.sql.engine import make_engine
 from biomcp.adapters.sql.migrate import upgrade_engine
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.in_step import run_in_step
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.virtual_time import most_in_span
@@ -80,40 +79,15 @@ def _run_replicas(
     """Three searching and two fetching processes at once, each in its own data folder and
     sending `each` requests; their starts."""
     pmids = sorted(fake.corpus.pmids())[:each]
-    children = []
+    argvs = []
     for number, kind in enumerate(["search"] * 3 + ["fetch"] * 2):
         folder = tmp_path / f"replica-{number}"
         folder.mkdir()
-        argv = [fake.base_url, str(folder), database, key, kind, str(each), *pmids]
-        children.append(
-            subprocess.Popen(  # noqa: S603 - our own interpreter and snippet
-                [sys.executable, "-c", _CHILD, *argv],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    try:
-        for child in children:  # replicas run before they sync: their start-up is not the test's
-            assert child.stdout is not None
-            assert child.stdout.readline().strip() == "ready"
-        fake.clear_log()
-        for child in children:
-            assert child.stdin is not None
-            child.stdin.write("go\n")
-            child.stdin.flush()
-        starts: list[float] = []
-        for child in children:
-            out, err = child.communicate(timeout=180)
-            assert child.returncode == 0, err
-            assert "cannot be used" not in err  # no process fell back to its own share
-            starts.extend(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+        argvs.append([fake.base_url, str(folder), database, key, kind, str(each), *pmids])
+    starts: list[float] = []
+    for out, err in run_in_step(fake, _CHILD, argvs, timeout_s=180):
+        assert "cannot be used" not in err  # no process fell back to its own share
+        starts.extend(json.loads(out))
     assert not list(tmp_path.glob("*/ncbi-budget-*.bin"))  # the database held the budget
     with psycopg.connect(libpq_url(database)) as conn:
         (rows,) = conn.execute("SELECT count(*) FROM ncbi_budget_starts").fetchone() or (0,)
