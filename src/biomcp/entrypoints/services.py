@@ -337,6 +337,11 @@ class Services:
             getattr(embedder, "runtime", type(embedder).__name__),
         )
 
+    def built(self, name: str) -> Any:
+        """The part `name` (`ncbi`, `jobs`...) if this process has built it, else None.
+        Asking never builds it."""
+        return vars(self).get(name) if name in _BUILT else None
+
     async def readiness(self) -> dict[str, str]:
         """`ok` or the reason, per check: what `/readyz` reports. The warm-up is waited for,
         and each check answers, within a bound (see `Diagnostics.readiness`)."""

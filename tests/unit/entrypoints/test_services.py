@@ -186,3 +186,14 @@ def test_the_typed_ncbi_settings_reach_the_eutilities_client(settings: Settings)
 
 def test_unset_ncbi_settings_give_the_clients_defaults(settings: Settings) -> None:
     assert entrez_settings(settings) == EntrezSettings(budget_dir=settings.biomcp_data_dir)
+
+
+def test_built_names_only_what_was_built_and_never_builds(settings: Settings) -> None:
+    services = Services(settings)
+    assert services.built("ncbi") is None
+    assert "ncbi" not in vars(services)  # asking built nothing
+    client = services.ncbi
+    assert services.built("ncbi") is client
+    assert services.built("settings") is None  # not a part Services builds
+    asyncio.run(services.aclose())
+    assert services.built("ncbi") is None

@@ -131,8 +131,7 @@ class _NcbiFigures(Collector):
         self._services = services
 
     def collect(self) -> Iterator[Metric]:
-        built = vars(self._services)  # what `cached_property` built: a scrape builds nothing
-        ncbi, entrez = built.get("ncbi"), built.get("entrez")
+        ncbi, entrez = self._services.built("ncbi"), self._services.built("entrez")
         stats: Any = getattr(ncbi, "stats", None)
         cache: Any = getattr(entrez, "cache_stats", None)
         figures = [
@@ -173,7 +172,7 @@ class _JobStates(Collector):
 
 async def _job_states(services: Services) -> dict[str, int] | None:
     """Job states by count, or None before the jobs are built or when the log fails."""
-    jobs = vars(services).get("jobs")  # built by a sync tool call; a scrape builds nothing
+    jobs = services.built("jobs")  # built by a sync tool call; a scrape builds nothing
     if jobs is None:
         return None
     try:
