@@ -450,14 +450,15 @@ def _status_payload(job_id: str, record: SyncJob | None, live: _Live | None) -> 
         }
     progress = None
     if status == "running":
+        shown = state or JobProgress(total=None, processed=0)
         progress = {
-            "total": state.total if state else None,
-            "processed": state.processed if state else 0,
-            "inserted": state.inserted if state else 0,
-            "updated": state.updated if state else 0,
-            "skipped": state.skipped if state else 0,
-            "chunks_embedded": state.chunks_embedded if state else 0,
-            "elapsed_s": state.elapsed_s if state else None,
+            "total": shown.total,
+            "processed": shown.processed,
+            "inserted": shown.inserted,
+            "updated": shown.updated,
+            "skipped": shown.skipped,
+            "chunks_embedded": shown.chunks_embedded,
+            "elapsed_s": shown.elapsed_s,
             "here": live is not None,
         }
     return {
