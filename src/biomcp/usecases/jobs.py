@@ -175,6 +175,7 @@ class SyncJobs:
         self.owner = uuid.uuid4().hex
         self._owner_lock: AbstractAsyncContextManager[None] | None = None
         self._owner_guard: asyncio.Lock | None = None
+        self._ending: set[asyncio.Task[None]] = set()
 
     async def run(
         self,
@@ -267,8 +268,12 @@ class SyncJobs:
                 )
         except BaseException as exc:
             # A job that ended before the sync recorded it (cancelled in the queue, or out of
-            # patience for its key's lock) is recorded here.
-            await asyncio.shield(self._record_end(live, exc))
+            # patience for its key's lock) is recorded here. The record outlives a cancelled
+            # job, so `aclose` waits for it before the stores close.
+            ending = asyncio.get_running_loop().create_task(self._record_end(live, exc))
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+            await asyncio.shield(ending)
             raise
 
     async def _publish(self, live: _Live, state: SyncProgress) -> None:
@@ -394,6 +399,8 @@ class SyncJobs:
             _, pending = await asyncio.wait(tasks, timeout=wait_s)
             if pending:
                 _log.warning("%d sync job(s) did not stop within %g s", len(pending), wait_s)
+        if self._ending:  # end records still being written, shielded from the cancellation
+            await asyncio.wait(set(self._ending), timeout=wait_s)
         lock, self._owner_lock = self._owner_lock, None
         if lock is not None:
             with contextlib.suppress(Exception):
