@@ -27,6 +27,7 @@ from benchmarks import (
     parse,
     projects,
     readyz,
+    replicas,
     startup,
     sync,
     vectors,
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "maintenance": maintenance,
     "readyz": readyz,
     "weaviate_cluster": weaviate_cluster,
+    "replicas": replicas,
 }
 REPO = Path(__file__).resolve().parents[1]
 

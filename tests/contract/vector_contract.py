@@ -685,6 +685,29 @@ class VectorStoreContract:
 
         self.run(store_factory, scenario)
 
+    def test_paging_walks_every_chunk_once_in_uuid_order(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            corpus = self.corpus(dim)
+            name = await self._filled(store, dim, corpus)
+            pages: list[list[str]] = []
+            after: str | None = None
+            while page := await store.page_chunks(name, after=after, limit=3):
+                pages.append([c.uuid for c in page])
+                after = page[-1].uuid
+            walked = [u for page in pages for u in page]
+            assert walked == sorted(c.uuid for c in corpus)
+            assert all(len(page) == 3 for page in pages[:-1])
+            first = (await store.page_chunks(name, limit=1))[0]
+            original = next(c for c in corpus if c.uuid == first.uuid)
+            assert first.vector == pytest.approx(list(original.vector), abs=1e-6)
+            assert first.text == original.text
+            assert await store.page_chunks(name, after=walked[-1]) == []
+            assert await store.page_chunks(name, limit=0) == []
+
+        self.run(store_factory, scenario)
+
     def test_an_invalid_query_vector_is_refused(
         self, store_factory: StoreFactory, dim: int
     ) -> None:

@@ -306,6 +306,11 @@ class CountingVectorStore:
     async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
         return await self.inner.fetch_chunks(collection, uuids)
 
+    async def page_chunks(
+        self, collection: str, *, after: str | None = None, limit: int = 500
+    ) -> list[ChunkRecord]:
+        return await self.inner.page_chunks(collection, after=after, limit=limit)
+
     async def count(self, collection: str) -> int:
         return await self.inner.count(collection)
 

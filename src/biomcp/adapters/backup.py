@@ -6,8 +6,9 @@ A backup folder holds `manifest.json` and the copies it names with their SHA-256
   (`pg_dump`, custom format);
 * with the embedded vector store, `vectors/<collection>/rows.sqlite` for every collection
   (the corpus and the projects), copied under the writers' turns together with the metadata.
-  With Weaviate nothing of the vectors is copied: a restore rebuilds the corpus collection
-  from SQL (`index rebuild`), and project collections in Weaviate are not carried.
+* with Weaviate, `vectors/<collection>.jsonl.gz` for every project collection, written by
+  the caller's `export` (see `adapters/vectors/export.py`). The corpus collection is not
+  copied: a restore rebuilds it from SQL (`index rebuild`).
 
 Caches (embeddings, E-utilities responses, models), the NCBI budget file and the derived
 indexes are skipped: each is rebuilt or refilled when needed. A backup is written to a
@@ -20,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -48,7 +50,7 @@ from biomcp.adapters.vectors.embedded_backup import (
 
 __all__ = ["FORMAT", "MANIFEST", "BackupError", "Manifest", "StoreBackup"]
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 SKIPPED = (
     "caches (embeddings, E-utilities responses, model files) and the NCBI budget file: "
@@ -61,10 +63,15 @@ class BackupError(ValueError):
     """A backup or restore refused, for a reason its user can fix (the message says how)."""
 
 
+#: Writes the project collections into a folder; their names -> (file name, chunks written).
+Exporter = Callable[[Path], dict[str, tuple[str, int]]]
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What a backup folder holds. `vectors` is `copied` (the rows of `collections` are in the
-    folder) or `rebuild` (a restore rebuilds the corpus collection from SQL)."""
+    folder) or `rebuild` (a restore rebuilds the corpus collection from SQL). `exported`
+    names the collection file of each collection carried as an export (format 2)."""
 
     biomcp_version: str
     created_at: str
@@ -77,6 +84,7 @@ class Manifest:
     collections: dict[str, int]
     files: dict[str, str]
     skipped: list[str] = field(default_factory=list)
+    exported: dict[str, str] = field(default_factory=dict)
     format: int = FORMAT
 
     def as_dict(self) -> dict[str, Any]:
@@ -140,8 +148,9 @@ class StoreBackup:
 
     # --- backup -----------------------------------------------------------------------------
 
-    def backup(self, dest: Path) -> Manifest:
-        """Write a backup of the stores to the folder `dest` (absent or empty).
+    def backup(self, dest: Path, *, export: Exporter | None = None) -> Manifest:
+        """Write a backup of the stores to the folder `dest` (absent or empty). With a vector
+        server, `export` writes its project collections into the backup's `vectors` folder.
 
         Raises:
             BackupError: `dest` is not empty, or there is nothing to back up.
@@ -158,7 +167,7 @@ class StoreBackup:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         try:
-            manifest = self._write(work, source)
+            manifest = self._write(work, source, export)
             if dest.exists():
                 dest.rmdir()
             work.rename(dest)
@@ -167,7 +176,7 @@ class StoreBackup:
             raise
         return manifest
 
-    def _write(self, work: Path, source: Path | None) -> Manifest:
+    def _write(self, work: Path, source: Path | None, export: Exporter | None) -> Manifest:
         holding: AbstractContextManager[list[str]] = (
             hold_writers(self._vectors_dir) if self._embedded else nullcontext([])
         )
@@ -185,7 +194,16 @@ class StoreBackup:
                 copy_sqlite(self._vectors_dir / name / ROWS, work / relative)
         if snapshot.revision is None:
             raise BackupError("the metadata database was never migrated: run `biomcp db upgrade`")
-        files = [Path(metadata), *rows.values()]
+        exported: dict[str, tuple[str, int]] = {}
+        if export is not None and not self._embedded:
+            (work / "vectors").mkdir()
+            exported = {
+                name: (Path("vectors", file).as_posix(), n)
+                for name, (file, n) in export(work / "vectors").items()
+            }
+        counted = {name: chunk_count(work / path) for name, path in rows.items()}
+        counted.update({name: n for name, (_, n) in exported.items()})
+        files = [Path(metadata), *rows.values(), *(Path(f) for f, _ in exported.values())]
         manifest = Manifest(
             biomcp_version=self._version,
             created_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -195,9 +213,10 @@ class StoreBackup:
             vectors="copied" if self._embedded else "rebuild",
             corpus_collection=self._corpus,
             counts=snapshot.counts,
-            collections={name: chunk_count(work / path) for name, path in rows.items()},
+            collections=counted,
             files={path.as_posix(): _sha256(work / path) for path in files},
             skipped=list(SKIPPED),
+            exported={name: file for name, (file, _) in exported.items()},
         )
         text = json.dumps(manifest.as_dict(), indent=2, sort_keys=True)
         (work / MANIFEST).write_text(text + "\n", encoding="utf-8")

@@ -38,6 +38,8 @@ __all__ = [
     "build_vectors",
     "database_schema",
     "entrez_settings",
+    "export_collection",
+    "import_collection",
     "migrate_database",
 ]
 
@@ -79,19 +81,31 @@ def build_ncbi(settings: Settings) -> HttpEntrezClient:
     return HttpEntrezClient(entrez_settings(settings))
 
 
+def _shared_cache_database(settings: Settings) -> str | None:
+    """The PostgreSQL database that holds the caches replicas share (BIOMCP_SHARED_CACHES);
+    None when each process keeps its cache files in the data folder."""
+    database = settings.biomcp_database_url or ""
+    on_postgres = database.lower().startswith(("postgresql", "postgres:"))
+    return database if settings.biomcp_shared_caches and on_postgres else None
+
+
 def build_entrez_cache(settings: Settings, ncbi: EntrezClient) -> CachingEntrezClient | None:
-    """The EFetch / EInfo response cache in front of `ncbi`; None when BIOMCP_NCBI_CACHE_TTL_S
-    or BIOMCP_NCBI_CACHE_MAX_MB is 0."""
+    """The EFetch / EInfo response cache in front of `ncbi`: in the PostgreSQL database when
+    shared, else a file in the data folder; None when BIOMCP_NCBI_CACHE_TTL_S or
+    BIOMCP_NCBI_CACHE_MAX_MB is 0."""
     if settings.biomcp_ncbi_cache_ttl_s <= 0 or settings.biomcp_ncbi_cache_max_mb <= 0:
         return None
-    from biomcp.adapters.entrez.cache import CachingEntrezClient
+    from biomcp.adapters.entrez.cache import CachingEntrezClient, EntrezCacheStore
 
+    ttl_s, max_bytes = settings.biomcp_ncbi_cache_ttl_s, settings.biomcp_ncbi_cache_max_mb << 20
+    database = _shared_cache_database(settings)
+    store: EntrezCacheStore | Path = settings.biomcp_data_dir / "ncbi-cache.sqlite3"
+    if database is not None:
+        from biomcp.adapters.entrez.cache_pg import PgEntrezCache
+
+        store = PgEntrezCache(database, ttl_s=ttl_s, max_bytes=max_bytes)
     return CachingEntrezClient(
-        ncbi,
-        settings.biomcp_data_dir / "ncbi-cache.sqlite3",
-        ttl_s=settings.biomcp_ncbi_cache_ttl_s,
-        max_bytes=settings.biomcp_ncbi_cache_max_mb * 1024 * 1024,
-        namespace=settings.ncbi_eutils_base_url,
+        ncbi, store, ttl_s=ttl_s, max_bytes=max_bytes, namespace=settings.ncbi_eutils_base_url
     )
 
 
@@ -164,10 +178,30 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_embedding_cache(settings: Settings, inner: Embedder) -> CachingEmbedder:
-    """The corpus's embedding cache (BIOMCP_EMBEDDING_CACHE) in front of `inner`."""
+    """The corpus's embedding cache (BIOMCP_EMBEDDING_CACHE) in front of `inner`: in the
+    PostgreSQL database when shared, else a file in the data folder."""
     from biomcp.adapters.embeddings import CachingEmbedder
 
-    return CachingEmbedder(inner, settings.biomcp_data_dir / "embeddings.sqlite3")
+    database = _shared_cache_database(settings)
+    if database is None:
+        return CachingEmbedder(inner, settings.biomcp_data_dir / "embeddings.sqlite3")
+    from biomcp.adapters.embeddings.cache_pg import PgEmbeddingCache
+
+    return CachingEmbedder(inner, PgEmbeddingCache(database))
+
+
+async def export_collection(store: VectorStore, collection: str, path: Path) -> int:
+    """Write `collection` of `store` whole to the file `path` (`adapters/vectors/export.py`)."""
+    from biomcp.adapters.vectors.export import export_collection as export
+
+    return await export(store, collection, path)
+
+
+async def import_collection(store: VectorStore, path: Path) -> tuple[str, int]:
+    """Write the collection in the file `path` back into `store`; its name and size."""
+    from biomcp.adapters.vectors.export import import_collection as load
+
+    return await load(store, path)
 
 
 def build_backup(settings: Settings) -> StoreBackup:

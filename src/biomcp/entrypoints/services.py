@@ -102,7 +102,7 @@ class Services:
         cache = backends.build_entrez_cache(self.settings, ncbi)
         if cache is None:
             return ncbi
-        return self._opened(cache, cache.close)  # its own file; NCBI closes on its own
+        return self._opened(cache, cache.close)  # its own store; NCBI closes on its own
 
     @cached_property
     def metadata(self) -> MetadataStore:
@@ -119,7 +119,7 @@ class Services:
         if not self.settings.biomcp_embedding_cache:
             return model
         cache = backends.build_embedding_cache(self.settings, model)
-        return self._opened(cache, cache.close)  # its own file; the model closes on its own
+        return self._opened(cache, cache.close)  # its own store; the model closes itself
 
     # --- use cases -------------------------------------------------------------------------
 

@@ -110,6 +110,8 @@ class Settings(BaseSettings):
     biomcp_ncbi_cache_ttl_s: int = Field(86_400, ge=0)
     #: The most the response cache may hold, in MiB; the oldest answers are evicted first.
     biomcp_ncbi_cache_max_mb: int = Field(256, ge=0, le=1_048_576)
+    #: With a PostgreSQL database, keep the NCBI and embedding caches there, shared by replicas.
+    biomcp_shared_caches: bool = True
 
     # --- storage ---------------------------------------------------------------------------
     biomcp_data_dir: Path = Field(

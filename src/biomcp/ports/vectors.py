@@ -317,6 +317,17 @@ class VectorStore(Protocol):
         """
         ...
 
+    async def page_chunks(
+        self, collection: str, *, after: str | None = None, limit: int = 500
+    ) -> list[ChunkRecord]:
+        """Up to `limit` stored chunks whole, in uuid order, each with a uuid after `after`
+        (from the first when None). Paging on the last uuid walks a collection once.
+
+        Raises:
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
     async def count(self, collection: str) -> int: ...
 
     async def drop_collection(self, collection: str) -> None:

@@ -199,3 +199,48 @@ def test_the_database_budget_names_the_identity_as_the_file_does(tmp_path: Path)
     assert HttpEntrezClient(keyed)._budget() == SqlBudget("postgresql://h/d", identity)
     assert budget_file(tmp_path, "http://y", "k3y").name == f"ncbi-budget-{identity}.bin"
     assert "k3y" not in identity
+
+
+class SlowToAnswerLog:
+    """A blocking start log that lets every start through, each `take` moving the limiter's
+    clock by the next of `durations` (how long the answer took to come back)."""
+
+    blocking = True
+
+    def __init__(self, durations: list[float]) -> None:
+        self.usable = True
+        self.durations = durations
+        self.now = 100.0
+        self.takes = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def take(self, limit: int, span: float, interval: float) -> float:
+        self.now += self.durations[min(self.takes, len(self.durations) - 1)]
+        self.takes += 1
+        return 0.0
+
+
+@pytest.mark.parametrize(
+    ("durations", "takes"),
+    [
+        ([0.02, 0.02, 0.02], 3),  # on time: one take per start
+        ([0.3, 0.3, 0.3], 3),  # a steady slow round trip delays every start alike
+        ([0.02, 0.02, 0.5, 0.02], 4),  # the late answer's start is taken again
+        ([0.02, 0.02, 0.5], 6),  # at most three retakes, then it starts
+    ],
+)
+def test_a_start_the_log_answered_late_is_taken_again_nearer_the_send(
+    durations: list[float], takes: int
+) -> None:
+    log = SlowToAnswerLog(durations)
+    limiter = RateLimiter(10, clock=log.clock, shared=log)
+
+    async def scenario() -> None:
+        for _ in range(3):
+            await limiter.acquire()
+
+    asyncio.run(scenario())
+    assert log.takes == takes
+    assert len(limiter.history()) == 3

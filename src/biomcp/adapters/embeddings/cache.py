@@ -1,12 +1,13 @@
 """A persistent embedding cache in front of any `Embedder`.
 
-`CachingEmbedder(inner, path)` keeps vectors in a SQLite file (WAL journal) keyed by
-(`model_id`, `dim`, SHA-256 of the text). `embed` looks every text up first, sends only the
+`CachingEmbedder(inner, path)` keeps vectors in a SQLite file (`cache_sqlite`), or in a
+PostgreSQL table that replicas share (`cache_pg`), keyed by (`model_id`, `dim`, SHA-256 of the
+text). `embed` looks every text up first, sends only the
 distinct misses to the inner embedder in one call, stores them and answers in input order.
 Vectors are stored as little-endian float32 (what the models compute in); a miss is answered
 with the same float32-rounded values a later hit will return, so hits and misses agree exactly.
 
-The cache never makes embedding fail: when the file cannot be read or written, a warning is
+The cache never makes embedding fail: when the store cannot be read or written, a warning is
 logged and the inner embedder's vectors are used as they come. The inner embedder's errors
 pass through unchanged.
 """
@@ -15,31 +16,48 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
-import sqlite3
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
-from biomcp.adapters.cache_file import CacheFile, select_in
+from biomcp.adapters.embeddings.cache_sqlite import SqliteEmbeddingCache
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 
-__all__ = ["CachingEmbedder"]
+__all__ = ["CachingEmbedder", "EmbeddingCacheStore"]
 
-_log = logging.getLogger("biomcp.embeddings.cache")
-_LOOKUP_CHUNK = 500
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings (
-    model_id TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    text_sha256 BLOB NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, dim, text_sha256)
-) WITHOUT ROWID
-"""
+
+class EmbeddingCacheStore(Protocol):
+    """Where `CachingEmbedder` keeps vectors, keyed by (model id, dimension, text digest).
+
+    A store never raises: when it cannot be read or written it logs a warning and answers as
+    if empty (a miss, nothing stored).
+    """
+
+    #: Where the vectors are, for status lines ("on disk", "in the database").
+    where: str
+
+    def lookup(self, model_id: str, dim: int, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """The packed vectors of the distinct `keys` held."""
+        ...
+
+    def store(self, model_id: str, dim: int, rows: Sequence[tuple[bytes, bytes]]) -> None:
+        """Keep (key, packed vector) rows."""
+        ...
+
+    def count(self) -> int:
+        """The number of vectors held (all models)."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every vector (all models)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection (idempotent; the next call opens another)."""
+        ...
 
 
 def _digest(text: str) -> bytes:
@@ -62,11 +80,12 @@ def _unpack(blob: bytes) -> list[float]:
 
 
 class CachingEmbedder:
-    """`Embedder` answering from a SQLite cache, embedding only what it has not seen.
+    """`Embedder` answering from a cache of vectors, embedding only what it has not seen.
 
     Args:
         inner: the embedder that computes missing vectors.
-        cache_path: the SQLite file (created with its parent folders on first use).
+        cache_path: the SQLite file (created with its parent folders on first use), or a
+            store of vectors.
 
     Attributes:
         hits: inputs answered without the inner embedder (from the file, or a repeat of a text
@@ -74,12 +93,24 @@ class CachingEmbedder:
         misses: texts sent to the inner embedder.
     """
 
-    def __init__(self, inner: Embedder, cache_path: Path | str) -> None:
+    def __init__(self, inner: Embedder, cache_path: Path | str | EmbeddingCacheStore) -> None:
         self.inner = inner
-        self.cache_path = Path(cache_path)
+        if isinstance(cache_path, str | Path):
+            cache_path = SqliteEmbeddingCache(cache_path)
+        self.store: EmbeddingCacheStore = cache_path
         self.hits = 0
         self.misses = 0
-        self._file = CacheFile(self.cache_path, (_SCHEMA,), what="embedding cache", log=_log)
+
+    @property
+    def cache_path(self) -> Path:
+        """The SQLite file of the cache.
+
+        Raises:
+            AttributeError: the cache is not a file (a shared store).
+        """
+        if not isinstance(self.store, SqliteEmbeddingCache):
+            raise AttributeError(f"{self.store!r} is not a file")
+        return self.store.path
 
     # -- the port ------------------------------------------------------------------------------
 
@@ -99,7 +130,7 @@ class CachingEmbedder:
     def runtime(self) -> str:
         """The inner embedder's runtime, and that vectors are cached."""
         inner = getattr(self.inner, "runtime", type(self.inner).__name__)
-        return f"{inner}; vectors cached on disk"
+        return f"{inner}; vectors cached {self.store.where}"
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if isinstance(texts, str):
@@ -137,19 +168,19 @@ class CachingEmbedder:
 
     def __len__(self) -> int:
         """The number of cached vectors (all models)."""
-        return self._file.count("SELECT count(*) FROM embeddings")
+        return self.store.count()
 
     def clear(self) -> None:
         """Forget every cached vector (all models) and reset the counters."""
-        self._file.write("clear", lambda conn: conn.execute("DELETE FROM embeddings"))
+        self.store.clear()
         self.hits = self.misses = 0
 
     def close(self) -> None:
-        """Close the SQLite connection (idempotent; a later `embed` reopens it)."""
-        self._file.close()
+        """Close the store's connection (idempotent; a later `embed` reopens it)."""
+        self.store.close()
 
     async def aclose(self) -> None:
-        """Close the SQLite connection, then the inner embedder when it has `aclose`."""
+        """Close the store's connection, then the inner embedder when it has `aclose`."""
         self.close()
         inner_close = getattr(self.inner, "aclose", None)
         if inner_close is not None:
@@ -167,29 +198,13 @@ class CachingEmbedder:
         self.close()
 
     def __repr__(self) -> str:
-        return f"CachingEmbedder({self.inner!r}, {str(self.cache_path)!r})"
+        return f"CachingEmbedder({self.inner!r}, {self.store!r})"
 
-    # -- SQLite (called in a worker thread) ----------------------------------------------------
+    # -- the store (called in a worker thread) ------------------------------------------------
 
     def _lookup(self, model_id: str, dim: int, keys: Iterable[bytes]) -> dict[bytes, list[float]]:
-        distinct = list(dict.fromkeys(keys))
-        query = (
-            "SELECT text_sha256, vector FROM embeddings "
-            "WHERE model_id = ? AND dim = ? AND text_sha256 IN ({marks})"
-        )
-
-        def lookup(conn: sqlite3.Connection) -> dict[bytes, list[float]]:
-            rows = select_in(conn, query, (model_id, dim), distinct, chunk=_LOOKUP_CHUNK)
-            return {bytes(key): _unpack(blob) for key, blob in rows if len(blob) == 4 * dim}
-
-        return self._file.run("lookup", lookup, {})
+        found = self.store.lookup(model_id, dim, list(dict.fromkeys(keys)))
+        return {key: _unpack(blob) for key, blob in found.items() if len(blob) == 4 * dim}
 
     def _store(self, model_id: str, dim: int, rows: Sequence[tuple[bytes, bytes]]) -> None:
-        self._file.write(
-            "write",
-            lambda conn: conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (model_id, dim, text_sha256, vector) "
-                "VALUES (?, ?, ?, ?)",
-                [(model_id, dim, key, blob) for key, blob in rows],
-            ),
-        )
+        self.store.store(model_id, dim, rows)

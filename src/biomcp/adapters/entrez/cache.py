@@ -1,7 +1,8 @@
 """A response cache for EFetch and EInfo in front of any `EntrezClient`.
 
 `CachingEntrezClient(inner, path, ttl_s=..., max_bytes=...)` is an `EntrezClient` itself. It
-keeps, in one SQLite file (WAL journal):
+keeps, in one SQLite file (`cache_sqlite`), or in a PostgreSQL table that replicas share
+(`cache_pg`), any `EntrezCacheStore`:
 
 * each PubMed article's XML by PMID, shared by `efetch` (parsed records) and `efetch_xml`
   (the raw set), so fetching the same PMIDs again, in either form, asks NCBI for nothing;
@@ -9,7 +10,7 @@ keeps, in one SQLite file (WAL journal):
 * EInfo answers by database (`einfo`).
 
 Only the PMIDs not cached (or expired) are requested, in one EFetch per 500. An entry lives
-`ttl_s` seconds; when the file outgrows `max_bytes`, the oldest entries are evicted first.
+`ttl_s` seconds; when the store outgrows `max_bytes`, the oldest entries are evicted first.
 Entries are keyed by `namespace` too (the E-utilities base URL), so pointing the server at
 another NCBI never serves the first one's answers. PMIDs NCBI did not return are not cached:
 the next call asks again. ESearch, ESummary, ELink and history-server fetches pass through, as
@@ -20,8 +21,8 @@ its closing root does not parse), and a MEDLINE record is stored only when it en
 `SO` line (`medline.incomplete_medline`), whatever the inner client let through.
 
 Cached sets are reassembled as `<PubmedArticleSet>` documents without NCBI's DOCTYPE line, so a
-set is the same whether it came from NCBI or from the file. The cache never makes a call fail:
-when the file cannot be read or written, a warning is logged and NCBI is asked. The inner
+set is the same whether it came from NCBI or from the cache. The cache never makes a call fail:
+when the store cannot be read or written, a warning is logged and NCBI is asked. The inner
 client's errors pass through unchanged.
 """
 
@@ -32,13 +33,13 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from biomcp.adapters.cache_file import CacheFile, SizeBound, select_in
+from biomcp.adapters.entrez.cache_sqlite import SqliteEntrezCache
 from biomcp.adapters.entrez.medline import incomplete_medline
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.adapters.entrez.splitting import split_article_set, split_article_xml, split_medline
@@ -61,7 +62,7 @@ from biomcp.ports.entrez import (
     WindowEnumeration,
 )
 
-__all__ = ["CacheStats", "CachingEntrezClient"]
+__all__ = ["CacheStats", "CachingEntrezClient", "EntrezCacheStore"]
 
 _log = logging.getLogger("biomcp.entrez.cache")
 
@@ -69,29 +70,53 @@ _ARTICLE = "article"
 _MEDLINE = "medline"
 _EINFO = "einfo"
 _BATCH = 500
-_LOOKUP_CHUNK = 400
 _SET_HEAD = b'<?xml version="1.0" encoding="UTF-8"?>\n<PubmedArticleSet>\n'
 _SET_TAIL = b"\n</PubmedArticleSet>\n"
-_SCHEMA = (
+
+
+class EntrezCacheStore(Protocol):
+    """Where `CachingEntrezClient` keeps its entries, each keyed by (namespace, kind, key).
+
+    A store never raises: when it cannot be read or written it logs a warning and answers
+    as if empty (a miss, nothing stored). It keeps the total size of its bodies within its own
+    bound, the oldest going first, and drops entries past its time to live.
     """
-    CREATE TABLE IF NOT EXISTS entries (
-        ns TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        key TEXT NOT NULL,
-        body BLOB NOT NULL,
-        size INTEGER NOT NULL,
-        stored_at REAL NOT NULL,
-        PRIMARY KEY (ns, kind, key)
-    ) WITHOUT ROWID
-    """,
-    "CREATE INDEX IF NOT EXISTS entries_by_age ON entries (stored_at)",
-)
-_DELETE = "DELETE FROM entries WHERE ns = ? AND kind = ? AND key = ?"
+
+    #: Where the entries are, for warnings (a file's path, or "in the database").
+    where: str
+
+    def lookup(self, ns: str, kind: str, keys: Sequence[str], oldest: float) -> dict[str, bytes]:
+        """The bodies of `keys` stored at `oldest` or later (expired ones may be dropped)."""
+        ...
+
+    def write(self, ns: str, kind: str, bodies: Mapping[str, bytes], now: float) -> tuple[int, int]:
+        """Store `bodies` as of `now`, replacing older ones; (rows stored, rows evicted)."""
+        ...
+
+    def delete(self, ns: str, kind: str, keys: Sequence[str]) -> None:
+        """Forget the entries of `keys`."""
+        ...
+
+    def count(self) -> int:
+        """The number of entries held (every namespace, fresh or not)."""
+        ...
+
+    def size_bytes(self) -> int:
+        """What the bodies weigh in all (every namespace)."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every entry (every namespace)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection (idempotent; the next call opens another)."""
+        ...
 
 
 @dataclass(slots=True)
 class CacheStats:
-    """What the cache did since it was created: entries answered from the file (`hits`),
+    """What the cache did since it was created: entries answered from the store (`hits`),
     entries asked of NCBI (`misses`), entries written and evicted."""
 
     hits: int = 0
@@ -101,11 +126,12 @@ class CacheStats:
 
 
 class CachingEntrezClient:
-    """`EntrezClient` answering EFetch and EInfo from a SQLite file when it can.
+    """`EntrezClient` answering EFetch and EInfo from its cache when it can.
 
     Args:
         inner: the client that asks NCBI.
-        cache_path: the SQLite file (created with its parent folders on first use).
+        cache_path: the SQLite file (created with its parent folders on first use), or a
+            store of entries (a shared one keeps the bound it was built with).
         ttl_s: seconds an entry stays fresh; 0 or less disables the cache (every call passes
             through).
         max_bytes: the most the cached bodies may weigh in all; the oldest go first.
@@ -116,7 +142,7 @@ class CachingEntrezClient:
     def __init__(
         self,
         inner: EntrezClient,
-        cache_path: Path | str,
+        cache_path: Path | str | EntrezCacheStore,
         *,
         ttl_s: float = 86_400.0,
         max_bytes: int = 256 * 1024 * 1024,
@@ -126,19 +152,25 @@ class CachingEntrezClient:
         if max_bytes < 0:
             raise ValueError("max_bytes must be >= 0")
         self.inner = inner
-        self.cache_path = Path(cache_path)
         self.ttl_s = float(ttl_s)
         self.max_bytes = int(max_bytes)
         self.namespace = namespace
         self.cache_stats = CacheStats()
         self._clock = clock
-        self._file = CacheFile(
-            self.cache_path,
-            _SCHEMA,
-            what="NCBI cache",
-            log=_log,
-            bound=SizeBound("entries", ("kind", "key", "ns"), self.max_bytes, max_age_s=self.ttl_s),
-        )
+        if isinstance(cache_path, str | Path):
+            cache_path = SqliteEntrezCache(cache_path, ttl_s=self.ttl_s, max_bytes=self.max_bytes)
+        self.store: EntrezCacheStore = cache_path
+
+    @property
+    def cache_path(self) -> Path:
+        """The SQLite file of the cache.
+
+        Raises:
+            AttributeError: the cache is not a file (a shared store).
+        """
+        if not isinstance(self.store, SqliteEntrezCache):
+            raise AttributeError(f"{self.store!r} is not a file")
+        return self.store.path
 
     @property
     def enabled(self) -> bool:
@@ -213,7 +245,7 @@ class CachingEntrezClient:
         return await self.inner.elink(pmids, linkname=linkname, with_scores=with_scores)
 
     async def aclose(self) -> None:
-        """Close the SQLite connection, then the inner client."""
+        """Close the store's connection, then the inner client."""
         self.close()
         await self.inner.aclose()
 
@@ -229,8 +261,8 @@ class CachingEntrezClient:
         try:
             parsed = parse_pubmed_articles(_assemble(found[p] for p in wanted if p in found))
         except EntrezResponseError as exc:  # a damaged entry: forget it and ask NCBI
-            _log.warning("NCBI cache %s: unreadable cached articles (%s)", self.cache_path, exc)
-            await asyncio.to_thread(self._delete, _ARTICLE, list(found))
+            _log.warning("NCBI cache %s: unreadable cached articles (%s)", self.store.where, exc)
+            await asyncio.to_thread(self.store.delete, self.namespace, _ARTICLE, list(found))
             return await self.inner.efetch(wanted)
         seen = {r.pmid for r in parsed.records} | set(parsed.book_pmids) | set(deleted)
         return FetchResult(
@@ -270,7 +302,7 @@ class CachingEntrezClient:
             if len(whole) < len(fresh):
                 _log.warning(
                     "NCBI cache %s: %d MEDLINE record(s) cut short, not cached",
-                    self.cache_path,
+                    self.store.where,
                     len(fresh) - len(whole),
                 )
             await self._store(_MEDLINE, {k: v.encode("utf-8") for k, v in whole.items()})
@@ -286,7 +318,7 @@ class CachingEntrezClient:
             try:
                 info = _database_info(json.loads(cached[db]))
             except (ValueError, TypeError, KeyError) as exc:
-                _log.warning("NCBI cache %s: unreadable EInfo entry (%s)", self.cache_path, exc)
+                _log.warning("NCBI cache %s: unreadable EInfo entry (%s)", self.store.where, exc)
             else:
                 self._count(1, 0)
                 return info
@@ -299,22 +331,22 @@ class CachingEntrezClient:
 
     def __len__(self) -> int:
         """The number of entries held (every namespace, fresh or not)."""
-        return self._file.count("SELECT count(*) FROM entries")
+        return self.store.count()
 
     def size_bytes(self) -> int:
         """What the cached bodies weigh in all (every namespace)."""
-        return self._file.count("SELECT coalesce(sum(size), 0) FROM entries")
+        return self.store.size_bytes()
 
     def clear(self) -> None:
         """Forget every entry (every namespace)."""
-        self._file.write("clear", lambda conn: conn.execute("DELETE FROM entries"))
+        self.store.clear()
 
     def close(self) -> None:
-        """Close the SQLite connection (idempotent; the next call reopens it)."""
-        self._file.close()
+        """Close the store's connection (idempotent; the next call reopens it)."""
+        self.store.close()
 
     def __repr__(self) -> str:
-        return f"CachingEntrezClient({self.inner!r}, {str(self.cache_path)!r}, ttl_s={self.ttl_s})"
+        return f"CachingEntrezClient({self.inner!r}, {self.store!r}, ttl_s={self.ttl_s})"
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -337,61 +369,23 @@ class CachingEntrezClient:
         return found, deleted
 
     async def _store(self, kind: str, bodies: dict[str, bytes]) -> None:
-        if bodies:
-            await asyncio.to_thread(self._write, kind, bodies)
+        kept = {key: body for key, body in bodies.items() if len(body) <= self.max_bytes}
+        if kept:
+            stored, evicted = await asyncio.to_thread(
+                self.store.write, self.namespace, kind, kept, self._clock()
+            )
+            self.cache_stats.stored += stored
+            self.cache_stats.evicted += evicted
 
     def _connection(self) -> sqlite3.Connection | None:
-        """The open connection, or None when the file is unusable."""
-        return self._file.connection()
+        """The SQLite connection; None when the file is unusable or the store is not a file."""
+        connection = getattr(self.store, "connection", None)
+        return connection() if connection is not None else None
 
     def _lookup(self, kind: str, keys: Sequence[str]) -> dict[str, bytes]:
-        """The fresh entries of `keys`; expired ones are deleted on the way."""
+        """The fresh entries of `keys`."""
         oldest = self._clock() - self.ttl_s
-        query = (
-            "SELECT key, body, stored_at FROM entries "
-            "WHERE ns = ? AND kind = ? AND key IN ({marks})"
-        )
-
-        def lookup(conn: sqlite3.Connection) -> dict[str, bytes]:
-            found: dict[str, bytes] = {}
-            expired: list[str] = []
-            params = (self.namespace, kind)
-            for key, body, stored_at in select_in(conn, query, params, keys, chunk=_LOOKUP_CHUNK):
-                if stored_at >= oldest:
-                    found[str(key)] = bytes(body)
-                else:
-                    expired.append(str(key))
-            if expired:
-                with conn:
-                    conn.executemany(_DELETE, [(self.namespace, kind, key) for key in expired])
-            return found
-
-        return self._file.run("lookup", lookup, {})
-
-    def _write(self, kind: str, bodies: dict[str, bytes]) -> None:
-        now = self._clock()
-        rows = [
-            (self.namespace, kind, key, body, len(body), now)
-            for key, body in bodies.items()
-            if len(body) <= self.max_bytes
-        ]
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT OR REPLACE INTO entries (ns, kind, key, body, size, stored_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            self.cache_stats.stored += len(rows)
-            self.cache_stats.evicted += self._file.trim(conn, now)
-
-        self._file.write("write", write)
-
-    def _delete(self, kind: str, keys: Sequence[str]) -> None:
-        self._file.write(
-            "delete",
-            lambda conn: conn.executemany(_DELETE, [(self.namespace, kind, key) for key in keys]),
-        )
+        return self.store.lookup(self.namespace, kind, keys, oldest)
 
     async def espell(self, term: str) -> str | None:
         """Passes through: spelling suggestions are not cached."""

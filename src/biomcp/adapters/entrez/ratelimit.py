@@ -49,7 +49,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from biomcp.adapters.entrez.budget import FileStartLog, StartLog, fallback_share
@@ -68,6 +68,10 @@ _HISTORY = 4096
 _POLL_S = 0.005
 #: What `_turn` returns when only the shared, blocking log stands between a caller and its start.
 _ASK_SHARED = -1.0
+#: A start that took the blocking log this much longer than its fastest answer is taken again.
+STALE_S = 0.1
+#: How many stale starts one caller may take before it sends on the last one anyway.
+_RETAKES = 3
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -76,6 +80,8 @@ class _Ticket:
 
     loop: asyncio.AbstractEventLoop
     moved: asyncio.Event
+    #: Stale starts taken so far (see `_ask_shared`); a list so the frozen ticket can count.
+    retakes: list[int] = field(default_factory=lambda: [0])
 
 
 class RateLimiter:
@@ -119,6 +125,8 @@ class RateLimiter:
         self._history: deque[float] = deque(maxlen=_HISTORY)
         self._tickets: deque[_Ticket] = deque()
         self._shared = shared
+        #: The fastest answer of the blocking shared log so far (its steady round trip).
+        self._fastest_take = math.inf
 
     @property
     def queue_length(self) -> int:
@@ -223,11 +231,22 @@ class RateLimiter:
         shared = self._shared
         if shared is None:  # another thread found the log unusable meanwhile
             return 0.0 if self._start_first(ticket) else _POLL_S
+        asked = self._clock()
         wait = await asyncio.to_thread(shared.take, self.limit, self.span, self.interval)
         with self._lock:
             self._leave_if_unusable(shared)
         if wait > 0:
             return max(wait, _POLL_S)
+        took = self._clock() - asked
+        self._fastest_take = min(self._fastest_take, took)
+        late = took - self._fastest_take  # a steady round trip delays every start alike
+        if late > STALE_S and ticket.retakes[0] < _RETAKES and shared.usable:
+            # The log recorded the start, then this process was slow to get back to it: the
+            # request would leave later than recorded, nearer the next process's starts. The
+            # stale start stays counted (never fewer than what was sent) and a fresh one is
+            # taken, so what NCBI sees follows what the log says.
+            ticket.retakes[0] += 1
+            return _POLL_S
         # Nobody else of this process started: only the first in line may, and it is ours
         # (the window changes only when the log failed and this process took its own share).
         return 0.0 if self._start_first(ticket) else _POLL_S

@@ -17,8 +17,10 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Double,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -35,8 +37,10 @@ __all__ = [
     "CheckpointAuditRow",
     "CheckpointRow",
     "DocumentRow",
+    "EmbeddingCacheRow",
     "JsonType",
     "NcbiBudgetStartRow",
+    "NcbiCacheEntryRow",
     "PendingPmidRow",
     "ProjectRow",
     "QueryRecordRow",
@@ -247,3 +251,29 @@ class NcbiBudgetStartRow(Base):
     )
     identity: Mapped[str] = mapped_column(String(64))
     started_at: Mapped[datetime]
+
+
+class EmbeddingCacheRow(Base):
+    """One cached vector, shared by every replica (`embeddings.cache_pg` writes it with its own
+    SQL; this model keeps the migrations in step)."""
+
+    __tablename__ = "embedding_cache"
+
+    model_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text_sha256: Mapped[bytes] = mapped_column(LargeBinary, primary_key=True)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class NcbiCacheEntryRow(Base):
+    """One cached EFetch / EInfo answer, shared by every replica (`entrez.cache_pg` writes it
+    with its own SQL; this model keeps the migrations in step)."""
+
+    __tablename__ = "ncbi_cache_entries"
+
+    ns: Mapped[str] = mapped_column(Text, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    size: Mapped[int] = mapped_column(Integer)
+    stored_at: Mapped[float] = mapped_column(Double, index=True)

@@ -201,6 +201,12 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.reads.fetch, uuids)
 
+    async def page_chunks(
+        self, collection: str, *, after: str | None = None, limit: int = 500
+    ) -> list[ChunkRecord]:
+        found = await self._collection(collection)
+        return await self._call(f"reading {collection!r}", found.reads.page, after, limit)
+
     async def count(self, collection: str) -> int:
         found = await self._collection(collection)
         return await self._call(f"counting {collection!r}", found.reads.count)

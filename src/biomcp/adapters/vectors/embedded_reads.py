@@ -71,6 +71,11 @@ class CollectionReads:
         with self._c.mutex:
             return self._c.rows.records(list(uuids))
 
+    def page(self, after: str | None, limit: int) -> list[ChunkRecord]:
+        with self._c.mutex:
+            rows = self._c.rows
+            return sorted(rows.records(rows.uuids_after(after, limit)), key=lambda r: r.uuid)
+
     def count(self) -> int:
         with self._c.mutex:
             return self._c.rows.count()

@@ -279,6 +279,11 @@ class RowStore:
                     facets.setdefault(rid, {}).setdefault(key, []).append(value)
         return [record_from_row(r, facets.get(r[0], {})) for r in rows]
 
+    def uuids_after(self, after: str | None, limit: int) -> list[str]:
+        """Up to `limit` stored uuids in order, each after `after` (the UNIQUE index walks them)."""
+        sql = "SELECT uuid FROM chunks WHERE uuid > ? ORDER BY uuid LIMIT ?"
+        return [u for (u,) in self._db.execute(sql, (after or "", max(0, limit)))]
+
     def uuids_by_rid(self, rids: Sequence[int]) -> dict[int, str]:
         """rid -> uuid through a covering index (the rows themselves are large)."""
         out: dict[int, str] = {}

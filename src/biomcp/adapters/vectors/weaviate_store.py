@@ -343,6 +343,20 @@ class WeaviateVectorStore:
         )
         return [record_of(obj) for obj in objects]
 
+    async def page_chunks(
+        self, collection: str, *, after: str | None = None, limit: int = 500
+    ) -> list[ChunkRecord]:
+        handle = await self._whole(collection)
+        if limit <= 0:
+            return []
+        response = await handle.query.fetch_objects(
+            after=after,
+            limit=limit,
+            include_vector=True,
+            return_properties=[*PROPERTIES, FACETS],
+        )
+        return sorted((record_of(obj) for obj in response.objects), key=lambda r: r.uuid)
+
     async def _objects_by_id(
         self, collection: str, uuids: Collection[str], **fetch: Any
     ) -> list[Any]:

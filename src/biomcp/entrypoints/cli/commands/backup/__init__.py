@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["backup", "restore"]
 
 _WEAVIATE_NOTE = (
-    "vectors: not copied (Weaviate); a restore rebuilds the corpus collection from SQL. "
-    "Project collections in Weaviate are not in this backup: use Weaviate's backup module"
+    "vectors: the corpus collection is not copied (Weaviate); a restore rebuilds it from SQL. "
+    "Project collections are exported whole, with their vectors"
 )
 
 
@@ -44,12 +44,36 @@ def _refused(exc: Exception, json_output: bool) -> typer.Exit:
     return typer.Exit(code=EXIT_VALIDATION)
 
 
+async def _export_projects(services: Services, folder: Path) -> dict[str, tuple[str, int]]:
+    """Write each registered project's collection to `folder`; name -> (file, chunks)."""
+    from biomcp.entrypoints.backends import export_collection
+
+    stored = set(await services.vectors.collections())
+    names = sorted({p.collection for p in await services.metadata.list_projects()} & stored)
+    written: dict[str, tuple[str, int]] = {}
+    for index, name in enumerate(names):
+        file = f"project-{index}.jsonl.gz"  # collection names need not be file names
+        written[name] = (file, await export_collection(services.vectors, name, folder / file))
+    return written
+
+
+async def _import_exports(services: Services, src: Path, exported: dict[str, str]) -> None:
+    """Replace each exported collection in the vector store by its file in `src`."""
+    from biomcp.entrypoints.backends import import_collection
+
+    for name, file in sorted(exported.items()):
+        await services.vectors.drop_collection(name)
+        await import_collection(services.vectors, src / file)
+
+
 def _run(settings: Settings, json_output: bool, action: str, folder: Path, **options: Any) -> Any:
     """The store copier's `action` on `folder`; a refusal or failure exits."""
     from biomcp.entrypoints.backends import build_backup
 
     try:
         return getattr(build_backup(settings), action)(folder, **options)
+    except typer.Exit:
+        raise
     except ValueError as exc:  # BackupError: the message says what to do
         raise _refused(exc, json_output) from None
     except Exception as exc:
@@ -64,10 +88,16 @@ def backup(
     dest: Annotated[Path, typer.Argument(help="A new (or empty) folder to write the backup to.")],
     json_output: JsonOption = False,
 ) -> None:
-    """Back up the metadata database and the embedded vector collections to a folder,
-    consistently, while servers and syncs may be running. Caches are not copied."""
+    """Back up the metadata database and the vector collections that SQL cannot rebuild to
+    a folder, while servers and syncs may be running. Caches are not copied."""
     settings = cli_settings(json_output)
-    manifest = _run(settings, json_output, "backup", dest)
+
+    def export(folder: Path) -> dict[str, tuple[str, int]]:
+        return execute(
+            settings, lambda services: _export_projects(services, folder), json_output=json_output
+        )
+
+    manifest = _run(settings, json_output, "backup", dest, export=export)
     if json_output:
         emit_json(manifest.as_dict())
         return
@@ -100,6 +130,7 @@ def restore(
         rebuilt = None
         if manifest.vectors == "rebuild":
             rebuilt = (await services.maintenance.rebuild(reset=True)).as_dict()
+        await _import_exports(services, src, manifest.exported)
         chunks = {name: await services.vectors.count(name) for name in manifest.collections}
         return rebuilt, chunks
 
