@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks import (
+    design_text,
     domain,
     embeddings,
     maintenance,
@@ -38,6 +39,7 @@ from benchmarks.machine import describe, loadavg
 #: In the order `all` runs them: cheapest first.
 BENCHMARKS: dict[str, ModuleType] = {
     "domain": domain,
+    "design_text": design_text,
     "parse": parse,
     "startup": startup,
     "embeddings": embeddings,

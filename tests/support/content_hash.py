@@ -30,6 +30,8 @@ def reference_hash(record: PubMedRecord) -> str:
     del content["edat"], content["lr"]
     if not content["grants"]:
         del content["grants"]
+    if content["pmid_version"] == 1:  # additive, like grants: unversioned PMIDs keep their hash
+        del content["pmid_version"]
     payload = json.dumps(canonical(content), sort_keys=True, ensure_ascii=False)
     # The digest is the first v1 implementation's; only the prefix moved on (HASH_SCHEME).
     return f"{HASH_SCHEME}:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -68,7 +68,7 @@ def full_record(pmid: str = "31452104", **overrides: Any) -> PubMedRecord:
             MeshHeading("Glucagon-Like Peptides", ui=None, major=True),
         ),
         "keywords": ("GLP-1", "weight loss", "Säure"),
-        "pdat": PubDate(1998, 12, None, raw="1998 Dec-1999 Jan"),
+        "pdat": PubDate(1998, None, None, raw="1998 Dec-1999 Jan"),
         "edat": datetime(2021, 2, 10, 6, 0, 0, 123456, tzinfo=UTC),
         "lr": datetime(2023, 11, 14, 9, 30, 15, 654321, tzinfo=timezone(timedelta(hours=-5))),
         "pmcid": "PMC8123456",

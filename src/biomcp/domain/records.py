@@ -16,7 +16,8 @@ from biomcp.domain.errors import InvalidRecordError
 
 _PMID = re.compile(r"[1-9][0-9]{0,9}")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_SEASON_MONTH = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_SEASONS = frozenset({"spring", "summer", "fall", "autumn", "winter"})
 
 
 class EvidenceType(StrEnum):
@@ -30,11 +31,11 @@ class EvidenceType(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PubDate:
-    """A publication date as precise as PubMed gives it.
+    """A publication date exactly as precise as PubMed gives it.
 
-    `month` and `day` are None when PubMed gives only a year (or a season, which maps to the
-    season's first month and keeps the season name in `raw`). `raw` keeps the source text of
-    MedlineDate / Season forms so nothing is lost.
+    `month` and `day` are set only when the record names one month (one day): a Season
+    (`1990 Spring`) or a MedlineDate range (`1979 Jul-Sep`, `1998 Dec-1999 Jan`) has none, and
+    keeps the record's own text in `raw`. The year is always known: a range gives its first.
     """
 
     year: int
@@ -60,6 +61,15 @@ class PubDate:
             return f"{self.year:04d}-{self.month:02d}"
         return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
 
+    @property
+    def text(self) -> str:
+        """What the record says: its Season / MedlineDate text, else the structured date
+        written as NLM writes it (`2019 Mar 5`)."""
+        if self.raw:
+            return " ".join(self.raw.split())
+        month = _MONTH_NAMES[self.month - 1] if self.month else None
+        return " ".join(str(p) for p in (self.year, month, self.day) if p is not None)
+
     def earliest(self) -> date:
         """The first calendar day this date can mean."""
         return date(self.year, self.month or 1, self.day or 1)
@@ -67,47 +77,74 @@ class PubDate:
     @classmethod
     def parse(cls, text: str) -> PubDate:
         """Read the free forms PubMed uses: `2019`, `2019 Mar`, `2019 Mar 5`, `2019-03-05`,
-        `2019 Spring`, `1998 Dec-1999 Jan` (MedlineDate: the first date wins), `2000 Jul-Aug`.
+        `2019 Spring`, `1979 Jul-Sep`, `1979 Apr 12-18`, `1998 Dec-1999 Jan`, `1979-1980`.
+
+        A range or a season keeps its text in `raw` and gives no month: only a date naming
+        one month keeps it (`1979 Apr 12-18` is April, no day). Nothing is guessed.
 
         Raises:
             InvalidRecordError: when no four-digit year can be found.
         """
-        cleaned = text.strip()
+        cleaned = " ".join(text.split())
         iso = re.fullmatch(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?", cleaned)
         if iso:
             y, m, d = iso.groups()
             return cls(int(y), int(m), int(d) if d else None)
-        year_match = re.search(r"\b(\d{4})\b", cleaned)
-        if not year_match:
+        years = re.findall(r"\b\d{4}\b", cleaned)
+        if not years:
             raise InvalidRecordError(f"no year in publication date {text!r}")
-        year = int(year_match.group(1))
-        lower = cleaned.lower()
-        rest = lower[year_match.end() :].strip()
-        season_first = re.match(r"^(spring|summer|fall|autumn|winter)\b", lower)
-        if season_first:
-            rest = season_first.group(1)
-        month: int | None = None
-        day: int | None = None
-        token = re.match(r"^([a-z]+|\d{1,2})\b\.?\s*(\d{1,2})?\b", rest)
-        if token:
-            word, day_text = token.groups()
-            if word.isdigit():
-                month = int(word) if 1 <= int(word) <= 12 else None
-            elif word[:3] in _MONTHS:
-                month = _MONTHS.index(word[:3]) + 1
-            elif word in _SEASON_MONTH:
-                month = _SEASON_MONTH[word]
-            if month is not None and day_text and word not in _SEASON_MONTH:
-                candidate = int(day_text)
-                try:
-                    date(year, month, candidate)
-                    day = candidate
-                except ValueError:
-                    day = None
-        # Keep the source text only where the structured value loses something.
-        lossy = re.search(r"[-–/]|spring|summer|fall|autumn|winter", lower[4:])
-        raw = cleaned if lossy or season_first or (month is None and rest) else None
+        year = int(years[0])
+        rest = re.sub(r"\b\d{4}\b", " ", cleaned.lower())
+        words = re.findall(r"[a-z]+", rest)
+        numbers = [int(n) for n in re.findall(r"\b\d{1,2}\b", rest)]
+        ranged = bool(re.search(r"[-–/]", rest))
+        month, day = None, None
+        if len(set(years)) == 1:  # a span across years names no one month
+            month, day = _one_month_and_day(year, words, numbers, ranged=ranged)
+        # The source text is kept wherever the structured value says less than it.
+        raw = None if _says_all(cleaned.lower(), month, day) else cleaned
         return cls(year, month, day, raw)
+
+
+def _month_of(word: str) -> int | None:
+    prefix = word[:3]
+    return _MONTHS.index(prefix) + 1 if len(word) >= 3 and prefix in _MONTHS else None
+
+
+def _says_all(text: str, month: int | None, day: int | None) -> bool:
+    """True when `text` is a plain `YYYY [Mon|MM] [DD]` that `month` and `day` render whole."""
+    plain = re.fullmatch(r"\d{4}(?: ([a-z]+)\.?| (\d{1,2}))?(?: (\d{1,2}))?", text)
+    if plain is None:
+        return False
+    word, number, day_text = plain.groups()
+    named = _month_of(word) if word else int(number) if number else None
+    if word and named is None:  # a season or any other word the numbers cannot say
+        return False
+    return named == month and (int(day_text) if day_text else None) == day
+
+
+def _one_month_and_day(
+    year: int, words: list[str], numbers: list[int], *, ranged: bool
+) -> tuple[int | None, int | None]:
+    """The month (and day) when the date names exactly one, else None."""
+    if any(w in _SEASONS for w in words):
+        return None, None
+    months = {m for m in (_month_of(w) for w in words) if m is not None}
+    if len(months) > 1 or (ranged and not months):
+        return None, None
+    if months:
+        month, days = months.pop(), numbers
+    elif numbers and 1 <= numbers[0] <= 12:
+        month, days = numbers[0], numbers[1:]
+    else:
+        return None, None
+    if ranged or len(days) != 1:
+        return month, None
+    try:
+        date(year, month, days[0])
+    except ValueError:
+        return month, None
+    return month, days[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +245,7 @@ class PubMedRecord:
 
     `edat` is the Entrez date (History `entrez`, else `pubmed`) and `lr` the last revision
     (DateRevised); both are timezone-aware UTC datetimes. `abstract` keeps the sections in order.
+    `pmid_version` is the PMID's `Version` attribute (1 for all but a few versioned articles).
     """
 
     pmid: str
@@ -227,10 +265,13 @@ class PubMedRecord:
     notices: tuple[Notice, ...] = ()
     pages: str | None = None
     grants: tuple[Grant, ...] = ()
+    pmid_version: int = 1
 
     def __post_init__(self) -> None:
         if not _PMID.fullmatch(self.pmid):
             raise InvalidRecordError(f"PMID must be digits without a leading zero: {self.pmid!r}")
+        if self.pmid_version < 1:
+            raise InvalidRecordError(f"PMID version must be 1 or more: {self.pmid_version}")
         for name in ("edat", "lr"):
             value = getattr(self, name)
             if value is not None and (value.tzinfo is None or value.utcoffset() is None):

@@ -31,8 +31,11 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v3 (issue 17: the study design stored with the tier and on every chunk, filterable).
 #: v4: a trial, case report or observational study whose MeSH says animals only is an animal
 #: study (preclinical), not a human one.
+#: v5 (issue 41): study design reads the abstract first (species before randomization, the
+#: usual RCT wordings, Mendelian randomization, guideline titles, commentaries); dates keep
+#: only the month a record states; the PMID's version is part of the record.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v4"
+HASH_SCHEME = "v5"
 
 
 def _canonical(value: Any) -> Any:
@@ -53,13 +56,15 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v4:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    """`v5:` + SHA-256 of the canonical JSON of the record's content (module docstring;
     `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")
     content.pop("lr")
     if not content["grants"]:  # added later: records without grants keep their v1 hash
         content.pop("grants")
+    if content["pmid_version"] == 1:  # added later: unversioned PMIDs keep their hash
+        content.pop("pmid_version")
     payload = json.dumps(content, sort_keys=True, ensure_ascii=False)
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return f"{HASH_SCHEME}:{digest}"

@@ -120,6 +120,8 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
             "total": quality.total,
         },
         "doi": record.doi,
+        # A Season or MedlineDate range as the record writes it (`pdat` keeps its year only).
+        "pdat_text": record.pdat.raw if record.pdat is not None else None,
         "authors": [author.display_name for author in record.authors],
         "mesh_terms": [heading.descriptor for heading in record.mesh],
         "retracted": record.is_retracted,

@@ -205,10 +205,10 @@ def test_structured_abstract_keeps_labels_and_nlm_categories() -> None:
     ]
 
 
-def test_season_range_in_pub_date_keeps_its_first_month_and_raw_text() -> None:
+def test_month_range_in_a_pub_date_keeps_its_text_and_no_month() -> None:
     record = _only_record("metapub/23657305.xml")
 
-    assert record.pdat == PubDate(2013, 1, None, raw="2013 Jan-Mar")
+    assert record.pdat == PubDate(2013, None, None, raw="2013 Jan-Mar")
 
 
 def test_mesh_headings_keep_ui_major_flags_and_qualifiers_in_order() -> None:
@@ -264,7 +264,7 @@ def test_article_without_abstract_keeps_its_season_pub_date() -> None:
 
     assert record.abstract == ()
     assert record.abstract_text == ""
-    assert record.pdat == PubDate(1990, 3, None, raw="1990 Spring")
+    assert record.pdat == PubDate(1990, None, None, raw="1990 Spring")
     assert record.journal.issn == "1043-1578"
     assert record.pages == "113-25"  # MedlinePgn wins over StartPage/EndPage
     assert record.keywords == ("Health Care and Public Health", "Legal Approach")
@@ -355,10 +355,10 @@ def test_older_dtd_without_mesh_uis_still_parses() -> None:
 # --------------------------------------------------------------------------- synthetic documents
 
 
-def test_medline_date_spanning_two_years_keeps_the_first_date_and_the_raw_text() -> None:
+def test_medline_date_spanning_two_years_keeps_the_first_year_and_the_raw_text() -> None:
     record = _fixture("synthetic_medline_date.xml").records[0]
 
-    assert record.pdat == PubDate(1998, 12, None, raw="1998 Dec-1999 Jan")
+    assert record.pdat == PubDate(1998, None, None, raw="1998 Dec-1999 Jan")
     assert record.year == 1998
 
 

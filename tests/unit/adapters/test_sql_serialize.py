@@ -54,7 +54,7 @@ def test_a_record_with_every_field_set_round_trips_exactly() -> None:
     assert rebuilt.lr.utcoffset() == timedelta(hours=-5)
     assert rebuilt.edat is not None
     assert rebuilt.edat.microsecond == 123456
-    assert rebuilt.pdat == PubDate(1998, 12, None, raw="1998 Dec-1999 Jan")
+    assert rebuilt.pdat == PubDate(1998, None, None, raw="1998 Dec-1999 Jan")
     assert rebuilt.mesh[0].qualifiers[0] == MeshQualifier("drug therapy", ui="Q000188", major=True)
     assert rebuilt.authors[1] == Author(collective_name="STEP 1 Study Group")
     assert rebuilt.notices[1].kind is NoticeKind.EXPRESSION_OF_CONCERN_IN
@@ -71,7 +71,7 @@ def test_a_minimal_record_round_trips_exactly() -> None:
         PubMedRecord(pmid="2", pdat=PubDate(2019)),
         PubMedRecord(pmid="3", pdat=PubDate(2019, 3)),
         PubMedRecord(pmid="4", pdat=PubDate(2019, 3, 5)),
-        PubMedRecord(pmid="5", pdat=PubDate(2019, 3, raw="2019 Spring")),
+        PubMedRecord(pmid="5", pdat=PubDate(2019, raw="2019 Spring")),
         PubMedRecord(pmid="6", abstract=(AbstractSection("only text"),)),
         PubMedRecord(pmid="7", journal=Journal(volume="1", issue="Suppl 2")),
         PubMedRecord(pmid="8", mesh=(MeshHeading("Mice", major=True),)),

@@ -46,6 +46,10 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "synthetic": "083841c0f2a7f63b2b6fc4ebefa3fd042c65ea6a8257ba24d59ca6d2d86ea431",
         "real": "1f68a59d35db3b7b8f0b2bc907da435b22b6a13aafb6ebdfa22d3f4489cb3308",
     },
+    "v5": {
+        "synthetic": "083841c0f2a7f63b2b6fc4ebefa3fd042c65ea6a8257ba24d59ca6d2d86ea431",
+        "real": "b0fabd2718f589a732735561de7a2c9fbd8f76b180dab5fb6f271c513e35677d",
+    },
 }
 
 

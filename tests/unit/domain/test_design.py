@@ -311,3 +311,205 @@ def test_searching_databases_for_studies_is_a_systematic_review() -> None:
 def test_animal_material_used_for_people_is_not_an_animal_study() -> None:
     text = "Surgical residents (n = 24) performed a bowel repair using bovine intestines."
     assert design(text=text)[0] is D.OBSERVATIONAL
+
+
+# --- issue 41: the abstract read like a reviewer (synthetic twins of test_design_golden) -----
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Forty rats were randomly divided into four groups.",
+        "Thirty adult Sprague Dawley rats were randomly divided into three groups.",
+        "Fifty-one purpose-bred beagles were randomized to receive the challenge.",
+        "A total of 480 one-day-old broilers were randomly allocated to 3 treatments.",
+        "Male goats were randomly assigned to a control group or to isolation.",
+        "The animals were randomly assigned to normothermia or hypothermia.",
+        "A randomized and blind design was used in rhesus monkeys.",
+    ],
+)
+def test_randomized_animals_are_an_animal_study_not_an_rct(text: str) -> None:
+    assert design(text=text) == (D.ANIMAL, "animal.text_trial_species")
+
+
+def test_a_human_trial_using_animal_models_for_training_stays_an_rct() -> None:
+    text = "Participants were randomly assigned to train on one of two porcine models for training."
+    assert design(text=text) == (D.RCT, "rct.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We performed a two-sample Mendelian randomization study of BMI and asthma.",
+        "A bi-directional Mendelian randomisation analysis used GWAS summary data.",
+    ],
+)
+def test_mendelian_randomization_is_observational(text: str) -> None:
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.mendelian_randomization")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In this randomized, double-blind, placebo-controlled trial, 120 patients received drug.",
+        "We conducted a multicentre, randomised, open-label trial in 40 hospitals.",
+        "We randomized 120 patients to surgery or physiotherapy.",
+        "Patients were allocated randomly to the two regimens.",
+        "Volunteers were randomly allocated to exercise or rest.",
+        "Participants were randomised in a 1:1 ratio to the app or usual care.",
+        "Random assignment to the intervention was done by computer.",
+        "Twelve patients took part in a randomized crossover study of two diets.",
+        "Seventy-four patients were divided at random into two groups.",
+        "Each subject received both drugs in random order, one week apart.",
+        "Sixty consecutive patients were randomized to the standard or modified procedure.",
+    ],
+)
+def test_the_usual_rct_wordings_make_an_rct(text: str) -> None:
+    assert design(text=text) == (D.RCT, "rct.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Larger randomized trials are needed to confirm these findings in 40 patients.",
+        "Adverse events have been reported in randomized clinical trials; we studied 300 cases.",
+        "A random sample of 500 households was surveyed.",
+        "Biopsies from 42 randomly selected patients were reviewed.",
+        "We studied 80 patients in a non-randomized comparison.",
+        "Patients were not randomized; 60 patients chose their treatment.",
+        "The 1,204 patients were randomly divided into a training set and a validation set.",
+    ],
+)
+def test_randomization_not_stated_of_this_studys_allocation_is_not_an_rct(text: str) -> None:
+    assert design(text=text)[0] is not D.RCT
+
+
+def test_clinical_trial_type_with_randomized_and_a_comma_is_an_rct() -> None:
+    text = "In this randomized, double-blind study, 64 patients received drug or placebo."
+    assert design(publication_types=("Clinical Trial",), text=text) == (
+        D.RCT,
+        "rct.trial_type_randomized_text",
+    )
+
+
+def test_open_label_does_not_make_a_randomized_trial_nonrandomized() -> None:
+    text = "This open-label, randomised trial enrolled 200 adults."
+    assert design(text=text) == (D.RCT, "rct.text")
+
+
+def test_a_double_blind_trial_without_randomization_is_a_nonrandomized_trial() -> None:
+    text = "A double-blind comparison of two doses was given to 99 patients."
+    assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
+
+
+def test_stated_randomization_beats_observational_mesh_on_a_human_record() -> None:
+    record = {
+        "mesh_terms": ("Humans", "Prospective Studies"),
+        "text": "DESIGN: Prospective, randomized study. Patients were randomly assigned to arms.",
+    }
+    assert design(**record) == (D.RCT, "rct.text_over_mesh")
+
+
+def test_stated_randomization_on_an_animals_only_record_stays_animal() -> None:
+    record = {"mesh_terms": ("Animals", "Rats"), "text": "Rats were randomized to two diets."}
+    assert design(**record) == (D.ANIMAL, "animal.mesh")
+
+
+def test_random_allocation_mesh_for_random_sampling_is_not_an_rct() -> None:
+    record = {
+        "mesh_terms": ("Humans", "Random Allocation", "Cross-Sectional Studies"),
+        "text": "We surveyed 900 randomly selected patients.",
+    }
+    assert design(**record) == (D.OBSERVATIONAL, "observational.mesh")
+
+
+def test_random_allocation_mesh_alone_makes_no_trial() -> None:
+    record = {"mesh_terms": ("Humans", "Random Allocation"), "text": "We studied 900 patients."}
+    assert design(**record)[0] is D.OBSERVATIONAL
+
+
+def test_random_allocation_mesh_with_allocation_in_the_text_is_an_rct() -> None:
+    record = {
+        "mesh_terms": ("Humans", "Random Allocation"),
+        "text": "Patients were randomly allocated to two groups.",
+    }
+    assert design(**record) == (D.RCT, "rct.mesh")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Electronic databases were searched from inception to 2020 for trials of statins.",
+        "A literature search of PubMed, Embase and Scopus was performed.",
+        "We searched MEDLINE and CENTRAL for randomized trials of aspirin.",
+        "Studies were pooled with a random-effects meta-analysis.",
+    ],
+)
+def test_a_systematic_search_makes_a_systematic_review(text: str) -> None:
+    assert design(text=text) == (D.SYSTEMATIC_REVIEW, "systematic_review.text")
+
+
+def test_a_narrative_review_title_beats_a_literature_search() -> None:
+    record = {
+        "title": "Toxic confounders of brain death: a narrative review",
+        "text": "A literature search of PubMed was performed.",
+    }
+    assert design(**record) == (D.NARRATIVE_REVIEW, "narrative_review.text")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Guidelines for the management of atrial fibrillation",
+        "2020 ESC guidelines for the diagnosis of heart failure",
+        "Management of hepatocellular carcinoma: a consensus statement",
+        "Position statement on exercise in pregnancy",
+        "Swiss recommendations for the follow-up of long COVID",
+    ],
+)
+def test_a_title_that_is_a_guideline_makes_a_guideline(title: str) -> None:
+    assert design(title=title) == (D.GUIDELINE, "guideline.title")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Adherence to guidelines in heart failure clinics",
+        "Impact of the 2015 guidelines on prescribing",
+        "Guideline-concordant care in a cohort of older women with breast cancer",
+        "Are the asthma guidelines followed in primary care?",
+        "Ultrasound guidance versus palpation for arterial puncture",
+    ],
+)
+def test_a_title_about_guidelines_is_not_a_guideline(title: str) -> None:
+    assert design(title=title, text="We reviewed 412 patients' records.")[0] is not D.GUIDELINE
+
+
+def test_cell_biology_assays_make_in_vitro_work() -> None:
+    text = (
+        "Knockdown of GENE1 by siRNA reduced proliferation of bladder cancer cells in "
+        "CCK-8 and colony formation assays; western blot showed lower protein levels."
+    )
+    assert design(text=text) == (D.IN_VITRO, "in_vitro.text_assays")
+
+
+def test_an_economic_model_is_computational() -> None:
+    text = "A Markov model estimated costs and QALYs of screening; the ICER was 20,000 per QALY."
+    assert design(text=text) == (D.COMPUTATIONAL, "computational.economic_model")
+
+
+def test_an_economic_evaluation_on_patient_data_is_observational() -> None:
+    text = "Costs and quality-adjusted life years were compared between the two wards."
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.economic")
+
+
+def test_a_commentary_is_not_research() -> None:
+    record = make_record(text="In this commentary, we argue that trial registries need reform.")
+    found = classify_design(record)
+    assert (found.design, found.rule, found.is_research) == (D.OTHER, "other.commentary", False)
+    assert classify_evidence(record, found).evidence_type is EvidenceType.OTHER
+
+
+def test_a_study_that_argues_from_its_own_data_is_not_a_commentary() -> None:
+    text = "We argue that work centrality matters. We surveyed 1,200 parents."
+    assert design(text=text)[0] is D.OBSERVATIONAL

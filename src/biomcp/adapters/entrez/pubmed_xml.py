@@ -63,7 +63,8 @@ class ParsedArticleSet:
     """What one EFetch response held.
 
     Attributes:
-        records: one record per `PubmedArticle` that had a valid PMID, in document order.
+        records: one record per PMID among the `PubmedArticle`s with a valid one, in document
+            order; of a versioned PMID's copies, the highest `Version` is kept.
         book_pmids: PMIDs of `PubmedBookArticle` entries (books are reported, not parsed).
         deleted_pmids: PMIDs listed in `DeleteCitation`.
         problems: human-readable notes on what was skipped: articles dropped entirely (no or
@@ -126,7 +127,9 @@ def parse_pubmed_articles(xml: bytes) -> ParsedArticleSet:
             problems.append(f"NCBI error inside the article set: {node_text(child) or '(empty)'}")
         else:
             problems.append(f"element #{position}: unexpected <{tag}> ignored")
-    return ParsedArticleSet(tuple(records), tuple(books), tuple(deleted), tuple(problems))
+    return ParsedArticleSet(
+        _latest_versions(records), tuple(books), tuple(deleted), tuple(problems)
+    )
 
 
 # --------------------------------------------------------------------------- document level
@@ -228,6 +231,7 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
         notices=optional("notices", lambda: _notices(citation), ()),
         pages=optional("pages", lambda: _pages(art), None),
         grants=optional("grants", lambda: _grants(art), ()),
+        pmid_version=optional("pmid version", lambda: _pmid_version(citation), 1),
     )
 
 
@@ -295,6 +299,23 @@ def _pages(art: etree._Element) -> str | None:
     if start and end and end != start:
         return f"{start}-{end}"
     return start or end
+
+
+def _pmid_version(citation: etree._Element) -> int:
+    node = citation.find("PMID")
+    value = node_attr(node, "Version") if node is not None else None
+    return int(value) if value else 1
+
+
+def _latest_versions(records: list[PubMedRecord]) -> tuple[PubMedRecord, ...]:
+    """One record per PMID, where the set's first copy stood: the highest `Version` (the later
+    copy on a tie, as a later copy in a file replaces an earlier one)."""
+    kept: dict[str, PubMedRecord] = {}
+    for record in records:
+        held = kept.get(record.pmid)
+        if held is None or record.pmid_version >= held.pmid_version:
+            kept[record.pmid] = record
+    return tuple(kept.values())
 
 
 def _pdat(art: etree._Element, optional: _FieldGuard) -> PubDate | None:

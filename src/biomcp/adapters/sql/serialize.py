@@ -118,9 +118,18 @@ def _pdat_to_json(pdat: PubDate | None) -> JsonDict | None:
 
 
 def _pdat_from_json(data: JsonDict | None) -> PubDate | None:
+    """The stored date; one with source text is read again from it, so a month that an older
+    parser derived from a season or a range (`1990 Spring` as March) is not shown."""
     if data is None:
         return None
-    return PubDate(year=data["year"], month=data["month"], day=data["day"], raw=data["raw"])
+    stored = PubDate(year=data["year"], month=data["month"], day=data["day"], raw=data["raw"])
+    if stored.raw is None:
+        return stored
+    try:
+        again = PubDate.parse(stored.raw)
+    except ValueError:
+        return stored
+    return again if again.year == stored.year else stored
 
 
 def _author_to_json(author: Author) -> JsonDict:
@@ -178,6 +187,7 @@ def record_to_json(record: PubMedRecord) -> JsonDict:
             {"id": g.grant_id, "acronym": g.acronym, "agency": g.agency, "country": g.country}
             for g in record.grants
         ],
+        "pmid_version": record.pmid_version,  # additive: older rows read back as version 1
     }
 
 
@@ -231,6 +241,7 @@ def record_from_json(data: JsonDict) -> PubMedRecord:
                 Grant(g["id"], g["acronym"], g["agency"], g["country"])
                 for g in data.get("grants", ())
             ),
+            pmid_version=data.get("pmid_version", 1),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed record_json: {exc!r}") from exc

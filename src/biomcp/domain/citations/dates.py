@@ -1,8 +1,8 @@
 """Publication dates in each style's form.
 
 PubMed writes seasons and ranges as text (`1990 Spring`, `2013 Jan-Mar`, MedlineDate
-`1998 Dec-1999 Jan`); `PubDate` keeps that text in `raw` and its `month` is only the first
-month the text can mean. No style invents a month from it: Vancouver prints the text as NLM
+`1998 Dec-1999 Jan`); `PubDate` keeps that text in `raw` and has no month unless the text
+names exactly one. No style invents a month from it: Vancouver prints the text as NLM
 does (`1990 Spring;17(1)`), MLA prints it in its own order and month forms (`Spring 1990`,
 `Jan.-Mar. 2013`, `Dec. 1998-Jan. 1999`), APA prints the year only (as it does for every
 journal article), BibTeX puts the text after the year in `month = {Spring}` (BibTeX prints a

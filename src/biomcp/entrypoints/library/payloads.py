@@ -87,6 +87,7 @@ class Document(TypedDict):
     design_rule: str
     quality_breakdown: QualityBreakdown
     doi: str | None
+    pdat_text: str | None
     authors: list[str]
     mesh_terms: list[str]
     retracted: bool

@@ -326,6 +326,7 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "has_biomarker": {"type": "boolean"},
             "quality_breakdown": _QUALITY_BREAKDOWN,
             "doi": NULLABLE_STRING,
+            "pdat_text": NULLABLE_STRING,
             "authors": {"type": "array", "items": {"type": "string"}},
             "mesh_terms": {"type": "array", "items": {"type": "string"}},
             "retracted": {"type": "boolean"},

@@ -68,13 +68,11 @@ def unique_links(linksets: Sequence[Any], source: str, linkname: str) -> list[Li
 def _publication_date(pdat: PubDate | None) -> dict[str, Any] | None:
     if pdat is None:
         return None
-    month = _MONTHS[pdat.month - 1] if pdat.month else None
-    display = " ".join(str(p) for p in (pdat.year, month, pdat.day) if p is not None)
     return {
         "year": pdat.year,
-        "month": month,
+        "month": _MONTHS[pdat.month - 1] if pdat.month else None,
         "day": pdat.day,
-        "medlineDate": pdat.raw or display,
+        "medlineDate": pdat.text,
         "isoDate": pdat.iso(),
     }
 

@@ -113,7 +113,7 @@ def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
     )
     fields = [
         ("Journal", doc.get("journal")),
-        ("Published", doc.get("pdat")),
+        ("Published", doc.get("pdat_text") or doc.get("pdat")),
         ("Entrez date", doc.get("edat")),
         ("Revised", doc.get("lr")),
         ("Authors", shown_authors or None),

@@ -1,0 +1,491 @@
+"""What a title and abstract state about how a study was done, read the way a reviewer reads.
+
+Each function answers one question about the text (was anyone randomized, were the subjects
+animals, is this record a guideline...). `design.classify_design` decides the order in which
+the answers are trusted. The functions take `research_sentences`: the title and abstract
+without BACKGROUND sections, background sentences ("Animal studies suggest...") and
+curriculum phrases ("pre-clinical modules").
+
+Randomization is stated in many ways: "randomized, double-blind, placebo-controlled trial",
+"we randomized", "allocated at random", "random assignment", "randomly divided into groups".
+It is not stated by random sampling ("a random sample", "randomly selected"), by Mendelian
+randomization (a genetic epidemiology design), by a negation ("non-randomized") or by a call
+for future trials ("randomized trials are needed").
+"""
+
+from __future__ import annotations
+
+import re
+
+from biomcp.domain.records import PubMedRecord
+
+__all__ = [
+    "NUMBER_WORDS",
+    "animal_experiment",
+    "computational_methods",
+    "computational_title",
+    "economic_evaluation",
+    "economic_model",
+    "genome_sequencing",
+    "guideline_title",
+    "has_cell_work",
+    "has_species",
+    "is_commentary",
+    "is_mendelian_randomization",
+    "lab_assays",
+    "narrative_review",
+    "narrative_title",
+    "observational_methods",
+    "research_sentences",
+    "states_case",
+    "states_human_participants",
+    "states_randomization",
+    "states_trial",
+    "systematic_search",
+]
+
+_I = re.IGNORECASE
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred|thousand)"
+)
+#: A number written in words ("forty-one", "one hundred and twelve"), as a regex fragment.
+NUMBER_WORDS = rf"{_NUMBER_WORD}(?:(?:[- ]|\s+and\s+){_NUMBER_WORD})*"
+
+# --- randomization and trials ----------------------------------------------------------------
+
+_ALLOCATION_VERBS = (
+    r"(?:re-?)?(?:assigned|allocated|divided|subdivided|apportioned|entered|administered|given|"
+    r"treated|received|(?:distributed|split|placed|grouped|sorted) (?:in)?to)"
+)
+_RANDOMIZED = re.compile(
+    r"(?<![\w-])(?:"
+    r"randomi[sz](?:ed|ing|ation)|"  # "randomized, double-blind", "we randomized"
+    rf"randomly {_ALLOCATION_VERBS}|"
+    rf"{_ALLOCATION_VERBS} (?:\w+ ){{0,2}}(?:at random|randomly)|"
+    r"random (?:assignment|allocation)|"
+    r"(?:in|by) (?:a )?random (?:order|sequence|fashion|manner|design)"
+    r")\b",
+    _I,
+)
+# Words that make a randomization mention say nothing about this study's allocation.
+_NOT_ALLOCATION = re.compile(
+    r"(?:\bnon|\bun|\bquasi|\bpseudo|\bnot|\bwithout|\bno|\bMendelian|\bMR)[\s-]+(?:\w+[\s-]+)?$",
+    _I,
+)
+# Randomization that is not this study's allocation: statistics, random sampling, trials in
+# the plural (other studies: "as reported in randomized trials"), stimuli in random order.
+_NOT_THIS_ALLOCATION = re.compile(
+    r"\brandomi[sz]ation (?:tests?|permutations?)\b|\brandomi[sz]ed response\b|"
+    r"\brandomi[sz]ed,? (?:[\w-]+,? ){0,3}?(?:surveys?|samples?|sampling|datasets?|databases?|"
+    r"trials|studies|RCTs|evidence|data|presentations?|stimuli)\b",
+    _I,
+)
+# "Randomized trials are needed", "should be confirmed in a randomized trial".
+_CALL_FOR_TRIALS = re.compile(
+    r"\b(?:needed|warranted|required|necessary|needs? to be|should be|future|larger|merits?|"
+    r"deserves?|encourag\w+|lacking|are planned|is planned|would be (?:useful|valuable|needed)|"
+    r"(?:ought|remains?) to be|await\w*|need for|basis for|justif\w+)\b",
+    _I,
+)
+# Records split at random into data sets for a prediction model, not people into arms.
+_DATA_SPLIT = re.compile(
+    r"\b(?:training|derivation|development|validation|testing|test) (?:sets?|cohorts?|groups?|"
+    r"datasets?|samples?)\b",
+    _I,
+)
+_MENDELIAN = re.compile(r"\bMendelian randomi[sz]ation\b|\bMR (?:analys[ie]s|study|approach)\b", _I)
+_CONTROLLED_TRIAL = re.compile(
+    r"\b(?:non-?randomi[sz]ed (?:\w+ ){0,2}(?:trial|study)|quasi-?randomi[sz]ed|single-arm|"
+    r"open-label (?:\w+ ){0,2}(?:trial|study)|"
+    r"phase (?:I{1,3}|[123])(?:/(?:I{1,3}|[123]))?[ab]? (?:\w+ )?(?:trial|study)|"
+    r"first-in-human|pilot (?:clinical )?trial|(?:clinical|feasibility|controlled|field) trial|"
+    r"double[- ]?(?:blind|masked)\w*|placebo[- ]controlled)\b",
+    _I,
+)
+
+
+def _mentions(pattern: re.Pattern[str], sentence: str, negation: re.Pattern[str]) -> bool:
+    """True when `pattern` matches `sentence` where `negation` does not end the text before."""
+    for match in pattern.finditer(sentence):
+        if not negation.search(sentence[: match.start()][-40:]):
+            return True
+    return False
+
+
+def _randomization_sentences(sentences: list[str]) -> list[str]:
+    return [
+        s
+        for s in sentences
+        if not _CALL_FOR_TRIALS.search(s)
+        and not _MENDELIAN.search(s)
+        and not _DATA_SPLIT.search(s)
+        and _mentions(_RANDOMIZED, _NOT_THIS_ALLOCATION.sub(" ", s), _NOT_ALLOCATION)
+    ]
+
+
+def states_randomization(sentences: list[str]) -> bool:
+    """True when the text says this study's participants (or units) were randomized."""
+    return bool(_randomization_sentences(sentences))
+
+
+def states_trial(sentences: list[str]) -> bool:
+    """True when the text describes a trial without stating randomization: single-arm,
+    open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled."""
+    return any(
+        _mentions(_CONTROLLED_TRIAL, s, _NEGATED)
+        for s in sentences
+        if not _CALL_FOR_TRIALS.search(s)
+    )
+
+
+def is_mendelian_randomization(text: str) -> bool:
+    """True for a Mendelian randomization study (genetic variants as instruments)."""
+    return bool(_MENDELIAN.search(text))
+
+
+# --- species and people ----------------------------------------------------------------------
+
+# Lower case for the short ambiguous words ("rat", not "HW-RAT"; "Rats" opens sentences,
+# hence the capital allowed only at the start of a word that is not an acronym).
+_SPECIES = re.compile(
+    r"(?<![\w-])(?:[Mm]ice|[Mm]ouse|[Mm]urine|[Rr]ats?|[Rr]odents?|[Gg]uinea[- ]pigs?|"
+    r"[Pp]iglets?|[Pp]igs?|[Pp]orcine|[Ss]wine|[Mm]inipigs?|[Gg]ilts?|[Ss]ows?|[Dd]ogs?|"
+    r"[Cc]anine|[Bb]eagles?|[Rr]abbits?|[Ss]heep|[Oo]vine|[Ll]ambs?|[Ee]wes?|[Zz]ebrafish|"
+    r"(?:[Nn]on-?human )?[Pp]rimates?|"
+    r"[Mm]onkeys?|[Mm]acaques?|[Bb]aboons?|[Mm]armosets?|[Hh]amsters?|[Gg]erbils?|[Ff]errets?|"
+    r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]onies|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
+    r"[Hh]eifers?|[Ss]teers?|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks|[Hh]ens|[Bb]roilers?|"
+    r"[Qq]uails?|[Dd]ucks?|Drosophila|Caenorhabditis|C\. elegans|"
+    r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
+    r"[Aa]nimal (?:stud(?:y|ies)|experiments?|trials?)|"
+    r"[Aa]nimals|[Xx]enografts?|[Kk]nockout|transgenic)(?![\w-])"
+)
+_SPECIES_FALSE_FRIENDS = re.compile(
+    r"\b(?:dog|cat|animal|rat|snake|horse)[- ]bites?\b|\bguinea[- ]pig (?:of|for) \b|"
+    r"\bcat[- ]scratch\b|\bpet owners?\b|\bowners? of (?:dogs|cats|pets)\b|"
+    r"\b(?:dog|animal|pet|horse|equine)[- ]assisted\b|\bChinese hamster ovary\b|"
+    # animal material used on or for people: "bovine intestines" for a surgical skills test,
+    # "porcine skin" grafts, "bovine serum albumin"
+    r"\b(?:bovine|porcine|ovine|equine|canine|murine|animal|pig|cow|sheep) (?:intestines?|"
+    r"tissues?|skin|hearts?|bones?|serum|albumin|collagen|pericardium|cadavers?|xenografts?|"
+    r"valves?|grafts?|insulin|heparin|surfactant|models? (?:of|for) (?:surgical )?training)\b",
+    _I,
+)
+_HUMAN_PARTICIPANTS = re.compile(
+    rf"\b(?:\d[\d,]*|{NUMBER_WORDS}) (?:\w+[- ]){{0,3}}?(?:patients|participants|subjects|women|"
+    r"men|children|adults|adolescents|infants|neonates|newborns|volunteers|respondents|"
+    r"residents|veterans|mothers|pregnant women|survivors|nurses|physicians|students|workers|"
+    r"employees|staff|"
+    r"athletes|runners|individuals|persons|people|cases)\b|\b(?:patients|participants|"
+    r"subjects|volunteers|runners|athletes|respondents|students|workers|nurses|physicians|"
+    r"women|men|children|adults|adolescents|infants|midwives|residents|trainees|surgeons)"
+    r"(?: \([^)]{1,30}\))? (?:were|was|who|with|undergoing|aged|"
+    r"conducted|performed|completed|underwent)\b",
+    _I,
+)
+
+
+def _affirmed(
+    pattern: re.Pattern[str], sentences: list[str], false_friends: re.Pattern[str] | None = None
+) -> bool:
+    """True when `pattern` matches a sentence outside a negation and a false friend."""
+    for sentence in sentences:
+        text = false_friends.sub(" ", sentence) if false_friends else sentence
+        for match in pattern.finditer(text):
+            if not _NEGATED.search(text[: match.start()][-40:]):
+                return True
+    return False
+
+
+def has_species(sentences: list[str]) -> bool:
+    """True when an animal species is named as something this study used."""
+    return _affirmed(_SPECIES, sentences, _SPECIES_FALSE_FRIENDS)
+
+
+def states_human_participants(sentences: list[str]) -> bool:
+    """True when people took part: "312 patients", "participants were recruited"."""
+    return _affirmed(_HUMAN_PARTICIPANTS, sentences)
+
+
+def animal_experiment(sentences: list[str]) -> bool:
+    """True when the subjects of a trial-like experiment are animals: a species in a sentence
+    that states randomization ("Forty rats were randomly divided"), or a species named and no
+    people taking part."""
+    for sentence in _randomization_sentences(sentences):
+        if has_species([sentence]):
+            return True
+    return has_species(sentences) and not states_human_participants(sentences)
+
+
+# --- syntheses, guidelines, commentaries -----------------------------------------------------
+
+_DATABASES = (
+    r"(?:MEDLINE|PubMed|Embase|EMBASE|Cochrane|CENTRAL|Web of Science|Scopus|CINAHL|PsycINFO|"
+    r"LILACS|Google Scholar|CNKI|Wanfang)"
+)
+_SYSTEMATIC_TEXT = re.compile(
+    r"\b(?:systematic(?:ally)? (?:review|literature review|search)|meta-?analys[ie]s|"
+    r"meta-?regression|pooled analysis of (?:\w+ ){0,3}(?:trials|studies)|"
+    r"(?:studies|trials|articles) (?:\w+ ){0,6}were identified by (?:a |an )?(?:\w+ )?search\w*|"
+    r"(?:electronic |bibliographic |online )?databases? (?:\w+ ){0,4}(?:was|were) searched|"
+    r"(?:literature|database|electronic) searche?s? (?:of|in|was|were|using|through|across)|"
+    r"(?:we |were )?searched (?:\w+ ){0,3}(?:MEDLINE|PubMed|Embase|Cochrane|databases)|"
+    r"searched (?:[\w,()-]+ ){0,8}for (?:\w+ ){0,3}(?:randomi[sz]ed|controlled|trials|studies|"
+    r"articles|reports|publications)|"
+    rf"{_DATABASES},? (?:and |or )?{_DATABASES})\b",
+    _I,
+)
+_IS_GUIDELINE_TITLE = re.compile(
+    r"\b(?:guidelines?|guidance (?:on|for)|"
+    r"consensus (?:statement|recommendations?|report|document)|"
+    r"position (?:statement|paper)|expert consensus|recommendations? (?:for|of|on|from)|"
+    r"(?:practice|practical|clinical|international|national|expert) recommendations?)\b",
+    _I,
+)
+# Words that make a title about guidelines rather than one: adherence studies, audits,
+# cohorts, appraisals, comparisons.
+_ABOUT_GUIDELINES = re.compile(
+    r"\b(?:adheren\w+|complian\w+|concordan\w+|conform\w+|implement\w+|uptake|awareness|"
+    r"knowledge|attitudes?|appraisal|quality of|review of|comparisons?|compared?|according to|"
+    r"based on|recommended|get with the guidelines|impact|effects?|evaluation of|validation|"
+    r"analysis|defined (?:by|in)|before and after|barriers|challenging|retrospective|cohort|"
+    r"chart review|"
+    r"real-world|receipt|survival|prognostic|factors|determinants|survey|audit|trends?|"
+    r"variation|practice patterns|reach|for (?:future|further) research|improving)\b",
+    _I,
+)
+_COMMENTARY = re.compile(
+    r"(?:^|[.!?:]\s+)(?:In )?(?:this|the present|our) (?:commentary|editorial|viewpoint|"
+    r"perspective|opinion(?: piece)?|essay|debate article)\b(?! of)|\b(?:we|I) argue that\b|"
+    r"\bthis (?:paper|article) argues\b",
+    _I,
+)
+
+
+def systematic_search(title: str, sentences: list[str]) -> bool:
+    """True for a systematic review or meta-analysis: "systematic review", "meta-analysis",
+    "Electronic databases were searched", "We searched MEDLINE and Embase for trials"."""
+    return bool(_SYSTEMATIC_TEXT.search(title)) or _affirmed(_SYSTEMATIC_TEXT, sentences)
+
+
+def guideline_title(title: str) -> bool:
+    """True when the title names the record itself as a guideline, consensus or position
+    statement; a title about guidelines (adherence, impact, a cohort) or a question is not."""
+    title = title.strip()
+    if not _IS_GUIDELINE_TITLE.search(title) or title.endswith("?"):
+        return False
+    return not _ABOUT_GUIDELINES.search(title)
+
+
+def is_commentary(text: str) -> bool:
+    """True for a commentary, viewpoint or essay that says so ("In this commentary...")."""
+    return bool(_COMMENTARY.search(text))
+
+
+# --- economic evaluations and laboratory work ------------------------------------------------
+
+# Measures only a full economic evaluation reports; "cost-effectiveness" alone is often a word
+# in an essay or a background sentence.
+_ECONOMIC = re.compile(
+    r"\b(?:QALYs?|quality[- ]adjusted life[- ]years?|ICERs?|incremental cost\w*|"
+    r"cost[- ]utility|budget[- ]impact analys[ie]s|willingness[- ]to[- ]pay thresholds?)\b",
+    _I,
+)
+_ECONOMIC_ANALYSIS = re.compile(
+    r"\b(?:cost[- ](?:effectiveness|utility|benefit|minimi[sz]ation) (?:analys[ie]s|"
+    r"evaluations?|stud(?:y|ies)|models?)|economic evaluations?)\b",
+    _I,
+)
+_ECONOMIC_MODEL = re.compile(
+    r"\b(?:Markov|decision[- ]analytic(?:al)?|decision[- ]tree|microsimulation|"
+    r"partitioned survival|simulation) (?:\w+ )?models?\b|\bmodel-based\b",
+    _I,
+)
+_IN_VITRO = re.compile(
+    r"\bin vitro\b(?! fertili[sz]ation| maturation| (?:diagnostic|diagnosis))|"
+    r"\bcell lines?\b|\bcultured (?:\w+ )?cells\b|\bcell cultures?\b|\bcells were (?:cultured|"
+    r"treated|transfected|incubated)\b|\bwere (?:cultured|incubated|transfected)\b|"
+    r"\bclinical isolates\b|\bisolates (?:were|of)\b|"
+    r"\b(?:HeLa|HEK ?293T?|MCF-?7|A549|HepG2|Caco-2|Jurkat|THP-1|SH-SY5Y|PC12|U87|HCT116|"
+    r"LNCaP|RAW ?264\.7|3T3|HUVECs?|iPSCs?|organoids?)\b|\bMIC\b|\bminimum inhibitory "
+    r"concentrations?\b|\bspermatozoa\b|\bin culture\b",
+)
+_IN_VITRO_FALSE_FRIENDS = re.compile(r"\bin vitro fertili[sz]ation\b|\bIVF\b|\bICSI\b", _I)
+# Bench assays of cell biology; two of them with cells make laboratory work.
+_LAB_ASSAYS = re.compile(
+    r"\b(?:CCK-?8|MTT|colony formation|transwell|wound[- ]healing|scratch assay|western blot\w*|"
+    r"immunoblot\w*|siRNA|shRNA|knock(?:ed)?[- ]?down|overexpress\w*|luciferase|"
+    r"flow cytometry|qRT-PCR|RT-qPCR|immunofluorescence|EdU|co-?immunoprecipitation|"
+    r"transfect\w+|apoptosis assay|TUNEL)\b",
+    _I,
+)
+_CELLS = re.compile(r"\bcells\b", _I)
+
+
+def has_cell_work(sentences: list[str]) -> bool:
+    """True for in-vitro work: cell lines, cultured cells, clinical isolates, MICs."""
+    return _affirmed(_IN_VITRO, sentences, _IN_VITRO_FALSE_FRIENDS)
+
+
+def lab_assays(text: str) -> bool:
+    """True when cells are studied with at least two distinct bench assays (western blot,
+    siRNA, CCK-8, flow cytometry...)."""
+    found = {m.group(0).casefold() for m in _LAB_ASSAYS.finditer(text)}
+    return len(found) >= 2 and bool(_CELLS.search(text))
+
+
+def economic_evaluation(text: str) -> bool:
+    """True for a full economic evaluation: QALYs, ICERs, incremental costs, cost-utility."""
+    return bool(_ECONOMIC.search(text))
+
+
+def economic_model(text: str) -> bool:
+    """True for an economic evaluation run on a model (Markov, decision tree, simulation)."""
+    analysis = _ECONOMIC.search(text) or _ECONOMIC_ANALYSIS.search(text)
+    return bool(analysis and _ECONOMIC_MODEL.search(text))
+
+
+# --- reviews, cases, observational and computational work -----------------------------------
+
+_NARRATIVE_TITLE = re.compile(r"\bnarrative (?:review|overview|synthesis)\b", _I)
+_REVIEW_TITLE = re.compile(r"\breview\b|\ban overview\b|\bstate of the art\b", _I)
+_REVIEW_TEXT = re.compile(
+    r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
+    r"this article reviews|the literature (?:is|was) reviewed|"
+    r"(?:studies|articles) were reviewed)\b",
+    _I,
+)
+_REVIEW_TEXT = re.compile(
+    r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
+    r"this article reviews|the literature (?:is|was) reviewed|"
+    r"(?:studies|articles) were reviewed)\b",
+    _I,
+)
+_RECORD_REVIEW = re.compile(
+    r"\b(?:chart|record|case notes?|file)s? review\b|\breviewed (?:the )?"
+    r"(?:medical |clinical |patient )?(?:records|charts)\b",
+    _I,
+)
+_CASE_REPORT = re.compile(
+    r"\bcase report\b|\bwe (?:report|describe|present) (?:a|an|the|two|three) "
+    r"(?:\w+[- ]){0,4}(?:case|patient|man|woman|boy|girl|infant|child)s?\b|"
+    r"\ban? \d{1,3}-(?:year|month|day)-old (?:\w+ ){0,2}(?:man|woman|boy|girl|patient|male|"
+    r"female|infant|child) (?:presented|was admitted|was referred|underwent|with)\b|"
+    r"\b(?:a|one) case of (?:[^.]{0,120}?) (?:is|was) (?:described|reported|presented)\b",
+    _I,
+)
+_OBSERVATIONAL_TEXT = re.compile(
+    r"\b(?:retrospective(?:ly)?|prospective(?:ly)?|cohorts?|case-control|cross-sectional|"
+    r"population-based|registry|register-based|surveys?|questionnaires?|case series|"
+    r"consecutive (?:\w+ ){0,2}patients|medical records|chart review|follow-up study|"
+    r"longitudinal study|observational|epidemiolog\w+ study|interviews?|focus groups?|"
+    r"qualitative (?:study|analysis|research)|"
+    # human data at the population level: registries, claims, audits, ecological analyses
+    r"routinely collected|administrative (?:\w+ )?data|claims data|(?:census|postcode|"
+    r"national|population|county|state|area)[- ](?:level )?data|audits?|ecological|"
+    r"secondary analysis|beneficiaries|interrupted time[- ]series|difference-in-differences|"
+    r"(?:patients|participants|subjects|women|men|children|volunteers|individuals) "
+    r"(?:were|was) (?:enrolled|recruited|included|studied|interviewed|surveyed|evaluated|"
+    r"examined|assessed|followed)|we (?:enrolled|recruited|studied|interviewed|surveyed)|"
+    r"(?:were|was) (?:recruited|enrolled))\b",
+    _I,
+)
+_COMPUTATIONAL = re.compile(
+    r"\b(?:in silico|simulations?|simulated|Monte Carlo|computational (?:model|study|analysis|"
+    r"approach|method)s?|molecular (?:docking|dynamics)|finite element|mathematical model|"
+    r"bioinformatic\w*|machine learning|deep learning|"
+    r"neural networks?|phantoms?)\b",
+    _I,
+)
+_COMPUTATIONAL_TITLE = re.compile(
+    r"\b(?:in silico|simulations?|Monte Carlo|computational|molecular (?:docking|dynamics)|"
+    r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?)\b",
+    _I,
+)
+_GENOMICS_TEXT = re.compile(
+    r"\b(?:genome sequenc\w+|sequencing (?:and|of) \w+|chromosome \d+ of|whole-genome)\b",
+    _I,
+)
+
+
+def narrative_title(title: str) -> bool:
+    """True when the title calls the record a narrative review (whatever it searched)."""
+    return bool(_NARRATIVE_TITLE.search(title))
+
+
+def narrative_review(title: str, text: str) -> bool:
+    """True for a review that is not a chart or record review."""
+    said = bool(_REVIEW_TITLE.search(title) or _REVIEW_TEXT.search(text))
+    return said and not _RECORD_REVIEW.search(text)
+
+
+def states_case(text: str) -> bool:
+    """True for a case report: "we report a case", "A 7-year-old girl presented with"."""
+    return bool(_CASE_REPORT.search(text))
+
+
+def observational_methods(sentences: list[str]) -> bool:
+    """True for observational methods: cohorts, registries, surveys, chart reviews..."""
+    return _affirmed(_OBSERVATIONAL_TEXT, sentences)
+
+
+def computational_title(title: str) -> bool:
+    """True when the title names computational work (simulation, software, algorithms)."""
+    return bool(_COMPUTATIONAL_TITLE.search(title))
+
+
+def computational_methods(sentences: list[str]) -> bool:
+    """True for computational methods: in silico, simulation, docking, machine learning."""
+    return _affirmed(_COMPUTATIONAL, sentences)
+
+
+def genome_sequencing(text: str) -> bool:
+    """True when the text reports sequencing an organism's genome or chromosomes."""
+    return bool(_GENOMICS_TEXT.search(text))
+
+
+# --- sentences that can describe the study ---------------------------------------------------
+
+# Background and negation: a species named there is not what the study did.
+_BACKGROUND_SENTENCE = re.compile(
+    r"\b(?:(?:previous|prior|earlier|recent|other|many|several|some|few) (?:\w+ ){0,2}"
+    r"(?:studies|reports|work|research|data|trials)|(?:studies|data|evidence|experiments|work) "
+    r"(?:in|from|on|with) (?:\w+ ){0,3}(?:have|has) |have (?:been )?(?:shown|demonstrated|"
+    r"suggested|reported|revealed|indicated)|has (?:been )?(?:shown|demonstrated|suggested|"
+    r"reported)|(?:is|are|was|were) (?:well |widely )?known|suggests? that|it is unknown|"
+    r"remains? (?:unclear|unknown)|(?:animal|preclinical|pre-clinical|experimental|laboratory) "
+    r"(?:studies|models|data|evidence|work) (?:suggest|show|indicate|have|has))",
+    _I,
+)
+_NEGATED = re.compile(
+    r"\b(?:no|not|without|non|never|neither|nor|instead of|rather than)\W+"
+    r"(?:\w+\W+){0,2}$",
+    _I,
+)
+_BACKGROUND_CATEGORIES = frozenset({"BACKGROUND", "INTRODUCTION", "CONTEXT"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
+_CURRICULUM = re.compile(
+    r"\bpre-?clinical (?:modules?|years?|students?|curricul\w+|courses?|phase of|training|"
+    r"sciences?|education|teaching)\b",
+    _I,
+)
+
+
+def research_sentences(record: PubMedRecord) -> list[str]:
+    """The sentences of the title and abstract that can describe what this study did:
+    BACKGROUND / INTRODUCTION sections and background sentences ("Animal studies suggest...",
+    "Previous studies have shown...") are left out, and so are curriculum phrases."""
+    texts = [record.title or ""]
+    for section in record.abstract:
+        category = (section.category or section.label or "").upper()
+        if category in _BACKGROUND_CATEGORIES:
+            continue
+        texts.append(section.text)
+    sentences: list[str] = []
+    for text in texts:
+        for sentence in _SENTENCE_END.split(text):
+            if sentence and not _BACKGROUND_SENTENCE.search(sentence):
+                sentences.append(_CURRICULUM.sub(" ", sentence))
+    return sentences

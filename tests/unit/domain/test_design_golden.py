@@ -1,0 +1,207 @@
+"""Study design on real records (issue 41): each class of error, on a handful of real records
+read by PMID from ../shared/data (skipped when the folder is absent). Nothing of the records is
+copied here; their synthetic twins are in test_design.py.
+
+"Text only" is the record as a fresh EDAT sync sees it before MEDLINE indexing: publication
+types and MeSH emptied. The designs below were decided by reading each title and abstract.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import replace
+from functools import cache
+
+import pytest
+
+from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
+from biomcp.domain.design import StudyDesign, classify_design
+from biomcp.domain.design_text import has_species, research_sentences, states_human_participants
+from biomcp.domain.records import PubMedRecord
+from tests.conftest import shared_data_path
+from tests.support.pubmedqa import load_pubmedqa
+
+pytestmark = pytest.mark.unit
+
+D = StudyDesign
+UPDATE_2021 = "pubmed21n1298.xml.gz"
+BASELINE_1979 = "pubmed20n0014.xml.gz"
+_PMID = re.compile(rb"<PMID[^>]*>(\d+)</PMID>")
+
+
+@cache
+def _ncbi_file(name: str) -> dict[str, PubMedRecord]:
+    """The records of one NCBI file that this module names, by PMID."""
+    wanted = {pmid for (file, pmid) in _WANTED if file == name}
+    data = gzip.decompress(shared_data_path("ncbi_files", name).read_bytes())
+    kept = []
+    for chunk in data.split(b"</PubmedArticle>"):
+        start = chunk.find(b"<PubmedArticle>")
+        found = _PMID.search(chunk, start) if start >= 0 else None
+        if found and found.group(1).decode() in wanted:
+            kept.append(chunk[start:] + b"</PubmedArticle>")
+    body = b"<PubmedArticleSet>" + b"".join(kept) + b"</PubmedArticleSet>"
+    return {r.pmid: r for r in parse_pubmed_articles(body).records}
+
+
+@cache
+def _pubmedqa() -> dict[str, PubMedRecord]:
+    return {r.pmid: r for r in load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))}
+
+
+def _record(file: str, pmid: str) -> PubMedRecord:
+    records = _pubmedqa() if file == "pubmedqa" else _ncbi_file(file)
+    assert pmid in records, f"PMID {pmid} not in {file}"
+    return records[pmid]
+
+
+def _text_only(record: PubMedRecord) -> PubMedRecord:
+    return replace(record, publication_types=(), mesh=())
+
+
+# (file, PMID) -> (design from text only, rule)
+ANIMAL_TRIALS = {
+    (UPDATE_2021, "32090497"): "rats randomly divided into three groups",
+    (UPDATE_2021, "33989079"): "purpose-bred beagles randomized",
+    (UPDATE_2021, "33975039"): "broilers randomly divided into treatments",
+    (UPDATE_2021, "33959763"): "goats randomly assigned",
+    (UPDATE_2021, "33621858"): "mice randomly divided into three groups",
+    (BASELINE_1979, "402658"): "randomized and blind design in rhesus monkeys",
+}
+MENDELIAN = {
+    (UPDATE_2021, "33020596"): "phenome-wide Mendelian randomisation",
+    (UPDATE_2021, "34015765"): "bi-directional Mendelian randomization",
+    (UPDATE_2021, "34095735"): "sleep and diet, Mendelian randomization",
+}
+RCT_WORDINGS = {
+    (UPDATE_2021, "33685839"): "multi-center, randomized, double-blind",
+    (UPDATE_2021, "33436300"): "a randomized, sham-controlled trial",
+    (UPDATE_2021, "33789133"): "double-blind, randomised design",
+    (UPDATE_2021, "32725500"): "randomly allocated doses",
+    (BASELINE_1979, "401194"): "this randomized, double-blind study",
+    (BASELINE_1979, "406098"): "in a randomized, double-blind, crossover study",
+    (BASELINE_1979, "412099"): "randomized, double-blind, placebo-controlled",
+    (BASELINE_1979, "422738"): "randomized crossover design",
+}
+ABOUT_GUIDELINES = {
+    (UPDATE_2021, "33453308"): "receipt of guideline-recommended surveillance in a cohort",
+    (UPDATE_2021, "33823082"): "adherence to NCCN testing guidelines",
+    (UPDATE_2021, "34015514"): "survival benefit of guideline-concordant radiation",
+    (UPDATE_2021, "34004478"): "compliance with guidelines, chart review",
+    (UPDATE_2021, "33894280"): "before and after the 2015 NICE guideline, cohort",
+}
+GUIDELINES = {
+    (UPDATE_2021, "33314233"): "Australian recommendations: a consensus statement",
+    (UPDATE_2021, "34092054"): "evidence based guidelines for H. pylori",
+    (UPDATE_2021, "33941460"): "AFU guidelines for Peyronie's disease",
+    (UPDATE_2021, "34091456"): "Swiss recommendations for long COVID",
+}
+LAB_WORK = {
+    (UPDATE_2021, "33428788"): "gallbladder cancer cells, apoptosis assays",
+    (UPDATE_2021, "33419582"): "lncRNA in laryngeal carcinoma cells",
+    (UPDATE_2021, "33140469"): "myoblast proliferation",
+}
+COMMENTARIES = {(UPDATE_2021, "33496060"): "this commentary highlights claims"}
+# PubMedQA: MeSH "Prospective Studies" (or another observational descriptor) and Humans, and
+# an abstract that states the randomization.
+STATED_RANDOMIZATION_OVER_MESH = {
+    ("pubmedqa", "27491658"): "consecutive TAVI patients were randomized",
+    ("pubmedqa", "19913785"): "prospective, randomized study",
+    ("pubmedqa", "9483814"): "prospective randomised study, allocated at random",
+    ("pubmedqa", "12407608"): "patients were randomly assigned",
+}
+# PubMedQA: MeSH "Random Allocation" used for random sampling.
+RANDOM_SAMPLING = {
+    ("pubmedqa", "9199905"): "randomly selected biopsies",
+    ("pubmedqa", "18537964"): "randomly selected patients",
+    ("pubmedqa", "12913347"): "randomly selected maternity units",
+}
+_WANTED = {
+    key
+    for table in (
+        ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
+        COMMENTARIES, STATED_RANDOMIZATION_OVER_MESH, RANDOM_SAMPLING,
+    )
+    for key in table
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(ANIMAL_TRIALS))
+def test_real_randomized_animal_experiments_are_animal_studies(key: tuple[str, str]) -> None:
+    found = classify_design(_text_only(_record(*key)))
+    assert (found.design, found.rule) == (D.ANIMAL, "animal.text_trial_species")
+
+
+@pytest.mark.parametrize("key", sorted(MENDELIAN))
+def test_real_mendelian_randomization_studies_are_observational(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is D.OBSERVATIONAL
+    assert classify_design(_record(*key)).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(RCT_WORDINGS))
+def test_real_rcts_in_their_usual_wordings_are_rcts_from_text_alone(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "rct.text"
+
+
+@pytest.mark.parametrize("key", sorted(ABOUT_GUIDELINES))
+def test_real_studies_about_guidelines_are_not_guidelines(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(GUIDELINES))
+def test_real_guidelines_stay_guidelines_from_their_title(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "guideline.title"
+
+
+@pytest.mark.parametrize("key", sorted(LAB_WORK))
+def test_real_cell_biology_without_the_usual_words_is_in_vitro(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is D.IN_VITRO
+
+
+@pytest.mark.parametrize("key", sorted(COMMENTARIES))
+def test_real_commentary_is_not_research(key: tuple[str, str]) -> None:
+    found = classify_design(_text_only(_record(*key)))
+    assert (found.rule, found.is_research) == ("other.commentary", False)
+
+
+@pytest.mark.parametrize("key", sorted(STATED_RANDOMIZATION_OVER_MESH))
+def test_real_stated_randomization_beats_observational_mesh(key: tuple[str, str]) -> None:
+    record = _record(*key)
+    assert "humans" in record.mesh_descriptors
+    assert classify_design(record).rule == "rct.text_over_mesh"
+
+
+@pytest.mark.parametrize("key", sorted(RANDOM_SAMPLING))
+def test_real_random_allocation_mesh_for_random_sampling_is_not_an_rct(
+    key: tuple[str, str],
+) -> None:
+    record = _record(*key)
+    assert "random allocation" in record.mesh_descriptors
+    assert classify_design(record).design is D.OBSERVATIONAL
+
+
+def test_no_pubmedqa_question_about_guidelines_is_a_guideline() -> None:
+    # PubMedQA titles are questions ("Are the guidelines followed...?"): studies, not guidelines.
+    about = [r for r in _pubmedqa().values() if re.search(r"guideline", r.title or "", re.I)]
+    assert about
+    assert all(classify_design(_text_only(r)).design is not D.GUIDELINE for r in about)
+
+
+@pytest.mark.slow
+def test_no_animal_text_is_an_rct_in_the_2021_update_file() -> None:
+    """Every record of the update file labelled `rct` from text alone whose research
+    sentences name a species also states people taking part (mixed or background mentions)."""
+    path = shared_data_path("ncbi_files", UPDATE_2021)
+    chunks = gzip.decompress(path.read_bytes()).split(b"</PubmedArticle>")
+    mention = [
+        c[c.find(b"<PubmedArticle>") :] for c in chunks if b"andom" in c and b"<PubmedArticle>" in c
+    ]
+    body = b"<PubmedArticleSet>" + b"</PubmedArticle>".join(mention) + b"</PubmedArticle>"
+    records = parse_pubmed_articles(body + b"</PubmedArticleSet>").records
+    rct = [r for r in records if classify_design(_text_only(r)).design is D.RCT]
+    assert len(rct) > 300
+    for record in rct:
+        sentences = research_sentences(record)
+        if has_species(sentences):
+            assert states_human_participants(sentences), record.pmid
