@@ -157,32 +157,45 @@ def test_a_killed_node_costs_no_search_and_no_chunk_when_shards_have_copies(
 def test_reads_that_would_be_partial_are_refused_when_shards_have_one_copy(
     whole: WeaviateCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Once Weaviate reports the node gone, every read is refused. Before that, while Weaviate
+    has not declared the node dead, it answers some reads from the shards it can reach: with
+    one copy per shard they come back short. docs/scale-out.md says so and asks for two copies
+    or more; no check outside Weaviate can tell those reads apart."""
     name = f"Single{uuid.uuid4().hex[:8]}"
     before = _chunks("pre", 90)
     text, vector = "statin pre trial", unit_vector(DIM, seed=3)
 
     async def scenario() -> list[str]:
         store = _store(_all_nodes(whole), factor=1)
-        await store.ensure_schema(name, dim=DIM, model_id="m")
-        assert (await store.upsert_chunks(name, before)).errors == ()
-        expected = _ids(await hybrid_search(store, name, text, vector, limit=100))
-        assert len(expected) == 90
-        whole.kill(whole.nodes[2])
-        refusals: list[str] = []
-        deadline = time.monotonic() + DEATH_S
-        while time.monotonic() < deadline and not any("node3" in r for r in refusals):
-            try:
-                got = _ids(await hybrid_search(store, name, text, vector, limit=100))
-            except VectorStoreUnavailableError as exc:
-                refusals.append(str(exc))
-            else:
-                assert got == expected, f"a partial list: {len(got)} of {len(expected)}"
-            await asyncio.sleep(0.2)
-        with caplog.at_level(logging.WARNING):
-            report = await store.upsert_chunks(name, _chunks("out", 30))
-        assert report.errors  # the shard on node3 cannot take them
-        await store.aclose()
-        return refusals
+        try:
+            await store.ensure_schema(name, dim=DIM, model_id="m")
+            assert (await store.upsert_chunks(name, before)).errors == ()
+            expected = _ids(await hybrid_search(store, name, text, vector, limit=100))
+            assert len(expected) == 90
+            whole.kill(whole.nodes[2])
+            refusals: list[str] = []
+            deadline = time.monotonic() + DEATH_S
+            while time.monotonic() < deadline and not any("node3" in r for r in refusals):
+                try:
+                    got = _ids(await hybrid_search(store, name, text, vector, limit=100))
+                except VectorStoreUnavailableError as exc:
+                    refusals.append(str(exc))
+                else:  # a short list only before Weaviate reports the loss
+                    known = any("node3" in r for r in refusals)
+                    assert got == expected or not known, f"{len(got)} of {len(expected)}"
+                await asyncio.sleep(0.2)
+            for _ in range(5):  # known lost: refused or whole, never a short list again
+                try:
+                    got = _ids(await hybrid_search(store, name, text, vector, limit=100))
+                except VectorStoreUnavailableError:
+                    continue
+                assert got == expected, f"{len(got)} of {len(expected)} once node3 was known lost"
+            with caplog.at_level(logging.WARNING):
+                report = await store.upsert_chunks(name, _chunks("out", 30))
+            assert report.errors  # the shard on node3 cannot take them
+            return refusals
+        finally:
+            await store.aclose()
 
     refusals = asyncio.run(scenario())
     assert any("node3" in r and "partial" in r for r in refusals), refusals[-3:]

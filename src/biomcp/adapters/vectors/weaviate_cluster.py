@@ -40,6 +40,9 @@ CONSISTENCY_LEVELS: tuple[Consistency, ...] = ("ONE", "QUORUM", "ALL")
 #: How long the live nodes, then the cluster's members, are trusted once read.
 LIVE_TTL_S = 1.0
 MEMBERS_TTL_S = 60.0
+#: A node seen down counts as down this long after it was last seen down: while Weaviate
+#: declares a node dead, its node list can show it again for a moment.
+DOWN_HOLD_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,7 @@ class Completeness:
         self._members_at = float("-inf")
         self._live: frozenset[str] | None = None
         self._live_at = float("-inf")
+        self._down_until: dict[str, float] = {}
 
     def forget(self) -> None:
         """Read both again on the next check (after a failover, say)."""
@@ -140,13 +144,21 @@ class Completeness:
                     "keeps one copy of each shard: its results could be partial"
                 )
             return  # each shard has copies: the read's consistency level guards it
-        missing = sorted(members - live)
+        missing = sorted(self._held_down(members, live))
         if len(missing) >= factor:
             raise VectorStoreUnavailableError(
                 f"Weaviate node(s) {', '.join(missing)} are unreachable and collection "
                 f"{collection!r} keeps {factor} cop{'y' if factor == 1 else 'ies'} of each "
                 "shard: its results would be partial"
             )
+
+    def _held_down(self, members: frozenset[str], live: frozenset[str]) -> set[str]:
+        """The members not live now, and those seen down within `DOWN_HOLD_S`."""
+        now = self._clock()
+        for name in members - live:
+            self._down_until[name] = now + DOWN_HOLD_S
+        held = {name for name, until in self._down_until.items() if until > now}
+        return set(members - live) | (held & members)
 
     async def _read_members(self, client: Any) -> frozenset[str]:
         now = self._clock()
@@ -163,8 +175,8 @@ class Completeness:
         except Exception as exc:  # an older server, or one without Raft statistics
             logging.getLogger("biomcp.vectors").debug("no Raft statistics: %s", exc)
             members = set()
-        if not members:  # fall back on the nodes that answer now
-            members = set(await self._read_live(client, fresh=True) or ())
+        if not members:  # keep the members known; else fall back on the nodes that answer
+            members = set(self._members) or set(await self._read_live(client, fresh=True) or ())
         self._members, self._members_at = frozenset(members), now
         return self._members
 
