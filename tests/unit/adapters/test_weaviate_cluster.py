@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from biomcp.adapters.vectors.weaviate_cluster import (
+    DOWN_HOLD_S,
     Completeness,
     ReplicationPolicy,
     WeaviateNode,
@@ -139,6 +140,36 @@ def test_live_nodes_are_read_at_most_once_a_second_and_members_once_a_minute() -
     cluster.members = ["node1", "node2"]  # node3 left the cluster for good
     _check(cluster, 1, completeness)
     assert cluster.calls.count("statistics") == 2
+
+
+def test_members_stay_known_when_raft_statistics_fail_after_a_failover() -> None:
+    clock = Clock()
+    completeness = Completeness(clock=clock)
+    cluster = FakeCluster(["node1", "node2", "node3"], ["node1", "node2", "node3"])
+    _check(cluster, 1, completeness)
+
+    async def no_statistics() -> Any:
+        raise RuntimeError("the Raft leader is gone")
+
+    cluster.statistics = no_statistics  # type: ignore[method-assign]
+    cluster.live = ["node1", "node2"]
+    completeness.forget()  # a failover forgets what was read
+    with pytest.raises(VectorStoreUnavailableError, match="node3"):
+        _check(cluster, 1, completeness)
+
+
+def test_a_node_seen_down_stays_down_while_weaviate_declares_it_dead() -> None:
+    clock = Clock()
+    completeness = Completeness(clock=clock)
+    cluster = FakeCluster(["node1", "node2", "node3"], ["node1", "node2"])
+    with pytest.raises(VectorStoreUnavailableError, match="node3"):
+        _check(cluster, 1, completeness)
+    cluster.live = ["node1", "node2", "node3"]  # listed again for a moment
+    clock.now += DOWN_HOLD_S - 1
+    with pytest.raises(VectorStoreUnavailableError, match="node3"):
+        _check(cluster, 1, completeness)
+    clock.now += 2  # seen live past the hold: back
+    _check(cluster, 1, completeness)
 
 
 def test_the_clients_record_of_refused_objects_is_dropped_and_other_records_kept(
