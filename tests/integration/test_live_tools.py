@@ -473,10 +473,10 @@ EXPECTED_ARTICLES: dict[str, dict[str, Any]] = {
             "pages": "35-41",
             "publicationDate": {
                 "year": 2013,
-                "month": "Jan",
+                "month": None,  # "Jan-Mar" names no one month
                 "day": None,
                 "medlineDate": "2013 Jan-Mar",
-                "isoDate": "2013-01",
+                "isoDate": "2013",
             },
         },
         "doi": "10.1590/s0004-28032013000100008",

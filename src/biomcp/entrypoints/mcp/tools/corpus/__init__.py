@@ -79,11 +79,10 @@ def _descriptions(sync_wait_s: float, *, v11: bool) -> dict[str, str]:
             if v11
             else "the chunk's uuid, quality (0-10) and the raw and final scores."
         ),
-        "rag.get": "The normalized metadata of one corpus document by doc_id (pmid:<digits>): "
+        "rag.get": "The metadata of one corpus document by doc_id (pmid:<digits>): "
         "title, abstract, journal, publication types, dates, "
         + (
-            "evidence type and the quality score with its breakdown (design, recency, "
-            "journal, human, sample size)."
+            "evidence type and the quality score with its breakdown."
             if v11
             else "and the quality score with its parts (design, recency, journal, human)."
         ),
