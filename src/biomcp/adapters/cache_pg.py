@@ -13,13 +13,14 @@ again once at once, since the server may have restarted.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from biomcp.adapters.libpq import advisory_key, libpq_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -31,24 +32,6 @@ _T = TypeVar("_T")
 #: Bounds on one connection attempt and one statement: past them the call works uncached.
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 10_000
-
-
-def libpq_url(url: str) -> str:
-    """`url` as libpq reads it: SQLAlchemy's `postgresql+psycopg://` becomes `postgresql://`.
-
-    Raises:
-        ValueError: `url` is not a PostgreSQL URL.
-    """
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.split("+", 1)[0].lower() not in {"postgresql", "postgres"}:
-        raise ValueError("a shared cache needs a postgresql:// database URL")
-    return f"postgresql://{rest}"
-
-
-def advisory_key(name: str) -> int:
-    """The signed 64-bit advisory-lock key of `name`."""
-    digest = hashlib.sha256(b"biomcp:" + name.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 class CacheDatabase:

@@ -15,7 +15,6 @@ may hold a password) and turns unusable, like the file log.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from contextlib import suppress
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from biomcp.adapters.entrez.budget import wait_for_start
+from biomcp.adapters.libpq import advisory_key, libpq_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -56,20 +56,6 @@ COMMIT;
 """
 
 
-def libpq_url(url: str) -> str:
-    """`url` as libpq reads it: SQLAlchemy's `postgresql+psycopg://` becomes `postgresql://`."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.split("+", 1)[0].lower() not in {"postgresql", "postgres"}:
-        raise ValueError("the shared NCBI budget needs a postgresql:// database URL")
-    return f"postgresql://{rest}"
-
-
-def advisory_lock_key(identity: str) -> int:
-    """The signed 64-bit advisory-lock key of one identity's budget."""
-    digest = hashlib.sha256(b"biomcp:ncbi-budget:" + identity.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
 @dataclass(frozen=True, slots=True)
 class SqlBudget:
     """Where one identity's budget lives: a PostgreSQL database (its URL is never shown)."""
@@ -90,7 +76,7 @@ class SqlStartLog:
     def __init__(self, budget: SqlBudget) -> None:
         self._url = libpq_url(budget.url)
         self._identity = budget.identity
-        self._lock_key = advisory_lock_key(budget.identity)
+        self._lock_key = advisory_key(f"ncbi-budget:{budget.identity}")
         self._guard = threading.Lock()
         self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
         self.usable = True
