@@ -22,11 +22,9 @@ from biomcp.adapters.embeddings.cache_sqlite import SqliteEmbeddingCache
 from biomcp.adapters.entrez.cache import EntrezCacheStore
 from biomcp.adapters.entrez.cache_pg import PgEntrezCache
 from biomcp.adapters.entrez.cache_sqlite import SqliteEntrezCache
-from biomcp.adapters.sql.engine import make_engine
-from biomcp.adapters.sql.migrate import upgrade_engine
 from tests.contract.test_embedders import free_port
 from tests.support.services import postgres_url
-from tests.support.sql_databases import postgres_schema
+from tests.support.sql_databases import migrated_postgres_schema, postgres_schema
 
 pytestmark = pytest.mark.contract
 
@@ -49,12 +47,7 @@ class Steps:
 @pytest.fixture(scope="module")
 def migrated() -> Iterator[str]:
     """A PostgreSQL schema migrated to head, shared by this module's tests."""
-    with postgres_schema(postgres_url()) as url:
-        engine = make_engine(url)
-        try:
-            upgrade_engine(engine, "heads")
-        finally:
-            engine.dispose()
+    with migrated_postgres_schema(postgres_url()) as url:
         yield url
 
 

@@ -14,12 +14,10 @@ import pytest
 
 from biomcp.adapters.entrez.budget_sql import libpq_url
 from biomcp.adapters.entrez.ratelimit import WINDOW_S
-from biomcp.adapters.sql.engine import make_engine
-from biomcp.adapters.sql.migrate import upgrade_engine
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.support.in_step import run_in_step
 from tests.support.services import postgres_url
-from tests.support.sql_databases import postgres_schema
+from tests.support.sql_databases import migrated_postgres_schema
 from tests.support.virtual_time import most_in_span
 
 pytestmark = pytest.mark.integration
@@ -64,12 +62,7 @@ def fake() -> Iterator[FakeEutilsServer]:
 @pytest.fixture
 def database() -> Iterator[str]:
     """A migrated, empty schema of the test PostgreSQL."""
-    with postgres_schema(postgres_url()) as url:
-        engine = make_engine(url)
-        try:
-            upgrade_engine(engine, "heads")
-        finally:
-            engine.dispose()
+    with migrated_postgres_schema(postgres_url()) as url:
         yield url
 
 

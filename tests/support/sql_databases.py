@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import create_engine, make_url
 
-__all__ = ["postgres_schema", "with_search_path"]
+__all__ = ["migrated_postgres_schema", "postgres_schema", "with_search_path"]
 
 
 def with_search_path(url: str, schema: str) -> str:
@@ -30,3 +30,18 @@ def postgres_schema(url: str) -> Iterator[str]:
         with engine.begin() as connection:
             connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         engine.dispose()
+
+
+@contextmanager
+def migrated_postgres_schema(url: str) -> Iterator[str]:
+    """`postgres_schema`, migrated to the packaged head before it is handed over."""
+    from biomcp.adapters.sql.engine import make_engine
+    from biomcp.adapters.sql.migrate import upgrade_engine
+
+    with postgres_schema(url) as schema_url:
+        engine = make_engine(schema_url)
+        try:
+            upgrade_engine(engine, "heads")
+        finally:
+            engine.dispose()
+        yield schema_url
