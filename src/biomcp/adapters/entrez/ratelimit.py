@@ -49,7 +49,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from biomcp.adapters.entrez.budget import FileStartLog, StartLog, fallback_share
@@ -74,14 +74,14 @@ STALE_S = 0.1
 _RETAKES = 3
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(eq=False, slots=True)
 class _Ticket:
     """A caller waiting in `acquire`: its event loop, and the event that wakes it early."""
 
     loop: asyncio.AbstractEventLoop
     moved: asyncio.Event
-    #: Stale starts taken so far (see `_ask_shared`); a list so the frozen ticket can count.
-    retakes: list[int] = field(default_factory=lambda: [0])
+    #: Stale starts taken so far (see `_ask_shared`).
+    retakes: int = 0
 
 
 class RateLimiter:
@@ -240,12 +240,12 @@ class RateLimiter:
         took = self._clock() - asked
         self._fastest_take = min(self._fastest_take, took)
         late = took - self._fastest_take  # a steady round trip delays every start alike
-        if late > STALE_S and ticket.retakes[0] < _RETAKES and shared.usable:
+        if late > STALE_S and ticket.retakes < _RETAKES and shared.usable:
             # The log recorded the start, then this process was slow to get back to it: the
             # request would leave later than recorded, nearer the next process's starts. The
             # stale start stays counted (never fewer than what was sent) and a fresh one is
             # taken, so what NCBI sees follows what the log says.
-            ticket.retakes[0] += 1
+            ticket.retakes += 1
             return _POLL_S
         # Nobody else of this process started: only the first in line may, and it is ours
         # (the window changes only when the log failed and this process took its own share).
