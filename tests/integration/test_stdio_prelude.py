@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 NOWHERE = "http://127.0.0.1:9/"  # nothing here talks to NCBI
 BOOK = Path("cache/mcp-stdio-answers.json")
+GATE = Path(__file__).parents[1] / "support" / "sdk_gate.py"
 LATER = "answered {n} handshake requests from the recorded answers"
 
 
@@ -64,14 +66,27 @@ def frozen_code(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def converse(
-    data: Path, messages: list[dict[str, Any]], *, until: str | None = None, **env: str
+    data: Path,
+    messages: list[dict[str, Any]],
+    *,
+    until: str | None = None,
+    early: int | None = None,
+    **env: str,
 ) -> tuple[dict[Any, Any], list[str], str]:
     """Send `messages` at once (as a client that does not wait does), read until every request
     is answered (and the notification `until` came), close stdin; the answers by id, the
     methods of the notifications, and the server's stderr. A server that does not get there
-    within START_TIMEOUT_S is killed."""
+    within START_TIMEOUT_S is killed. With `early`, the SDK's import is held (sdk_gate.py)
+    until that many answers came, so they are the prelude's whatever the machine's speed."""
+    release = data.with_name(data.name + ".release")
+    release.unlink(missing_ok=True)
+    command = [*biomcp_command(), "serve"]
+    if early is not None:
+        command = [sys.executable, str(GATE), str(release), "serve"]
+        if early == 0:
+            release.touch()
     with subprocess.Popen(  # noqa: S603 - our own entry point
-        [*biomcp_command(), "serve"],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -101,6 +116,8 @@ def converse(
                 if "id" in message:
                     answers[message["id"]] = message
                     waiting.discard(message["id"])
+                    if len(answers) == early:
+                        release.touch()  # the SDK may load now
                 else:
                     notices.append(message["method"])
         finally:
@@ -112,9 +129,11 @@ def converse(
     return answers, notices, stderr
 
 
-def session(data: Path, messages: list[dict[str, Any]], **env: str) -> tuple[dict[Any, Any], str]:
+def session(
+    data: Path, messages: list[dict[str, Any]], *, early: int | None = None, **env: str
+) -> tuple[dict[Any, Any], str]:
     """`converse`, without the notifications."""
-    answers, _, stderr = converse(data, messages, **env)
+    answers, _, stderr = converse(data, messages, early=early, **env)
     return answers, stderr
 
 
@@ -140,7 +159,7 @@ def test_a_later_start_answers_the_handshake_as_the_sdk_did(tmp_path: Path) -> N
     assert len(first[2]["result"]["tools"]) > 10
     assert "NOT_FOUND" in first[4]["result"]["content"][0]["text"]  # the SDK served the call
 
-    later, later_log = session(tmp_path, HANDSHAKE)
+    later, later_log = session(tmp_path, HANDSHAKE, early=3)
     assert LATER.format(n=3) in later_log
     assert results(later) == results(first)  # the same answers, the call included
 
@@ -149,7 +168,7 @@ def test_a_request_it_cannot_answer_ends_the_early_answers(tmp_path: Path) -> No
     """After a call the SDK must answer, `tools/list` goes to the SDK too (no answer overtakes
     the call's), and the session is the SDK's from there."""
     session(tmp_path, HANDSHAKE)
-    answers, log = session(tmp_path, [initialize(1), INITIALIZED, CALL, TOOLS])
+    answers, log = session(tmp_path, [initialize(1), INITIALIZED, CALL, TOOLS], early=1)
     assert LATER.format(n=1) in log
     assert set(answers) == {1, 2, 4}
     assert len(answers[2]["result"]["tools"]) > 10
@@ -171,7 +190,7 @@ def test_other_settings_or_versions_are_answered_by_the_sdk(tmp_path: Path) -> N
     unknown, _ = session(tmp_path, [initialize(1, "1999-01-01"), INITIALIZED, TOOLS])
     assert unknown[1]["result"]["protocolVersion"] == "2025-11-25"  # the SDK's default
 
-    again, log = session(tmp_path, [initialize(1, "2025-03-26"), INITIALIZED, TOOLS])
+    again, log = session(tmp_path, [initialize(1, "2025-03-26"), INITIALIZED, TOOLS], early=2)
     assert LATER.format(n=2) in log
     assert results(again) == results(older)
 
@@ -184,7 +203,7 @@ def test_a_stale_record_is_replaced_by_the_sdks_answer(tmp_path: Path) -> None:
     book.record("2025-06-18", "initialize", {**initialized, "instructions": "stale"})
     book.save()  # with a checksum that verifies: only the server can tell it is stale
 
-    stale, log = session(tmp_path, HANDSHAKE)
+    stale, log = session(tmp_path, HANDSHAKE, early=3)
     assert stale[1]["result"]["instructions"] == "stale"  # given before the SDK was there
     assert "recorded initialize answer was stale" in log
     healed, _ = session(tmp_path, HANDSHAKE)
@@ -232,7 +251,9 @@ def test_a_stale_list_that_passes_its_checksum_is_corrected_at_once(tmp_path: Pa
     book.record("2025-06-18", "tools/list", {**listed, "tools": renamed})
     book.save()
 
-    answers, notices, log = converse(tmp_path, HANDSHAKE, until="notifications/tools/list_changed")
+    answers, notices, log = converse(
+        tmp_path, HANDSHAKE, until="notifications/tools/list_changed", early=3
+    )
     assert "rag_eearch" in tool_names(answers)  # replayed before the server was there
     assert "WARNING biomcp.server.prelude: the recorded tools/list answer was stale" in log
     assert notices == ["notifications/tools/list_changed"]  # so the client lists again
@@ -281,6 +302,6 @@ def test_the_setting_turns_the_shortcut_off(tmp_path: Path) -> None:
     assert results(off) == results(first)
     assert (tmp_path / BOOK).read_bytes() == book  # nothing read, nothing recorded
 
-    on, log = session(tmp_path, HANDSHAKE)
+    on, log = session(tmp_path, HANDSHAKE, early=3)
     assert LATER.format(n=3) in log  # the record was good for that start: the setting refused it
     assert results(on) == results(first)
