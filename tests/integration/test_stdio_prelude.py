@@ -267,9 +267,9 @@ def test_a_same_size_edit_of_the_code_with_its_mtime_kept_is_not_served(
     shutil.copytree(
         frozen_code / "biomcp", code / "biomcp", ignore=shutil.ignore_patterns("__pycache__")
     )  # mtimes kept
-    env = {"PYTHONPATH": str(code), "PYTHONDONTWRITEBYTECODE": "1"}  # compiled from the source
     data = tmp_path / "data"
-    session(data, HANDSHAKE, **env)
+    # compiled from the source
+    session(data, HANDSHAKE, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1")
 
     source = code / "biomcp" / "entrypoints" / "mcp" / "tools" / "fulltext.py"
     before = source.stat()
@@ -283,7 +283,7 @@ def test_a_same_size_edit_of_the_code_with_its_mtime_kept_is_not_served(
         before.st_mtime_ns,
     )
 
-    answers, log = session(data, HANDSHAKE, **env)
+    answers, log = session(data, HANDSHAKE, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1")
     assert "from the recorded answers" not in log
     [described] = [
         tool["description"]
