@@ -177,7 +177,13 @@ def test_every_id_gets_a_status_in_the_order_asked_from_two_requests(
         ]
         assert opened["captions"][0]["caption"] == "Synthetic outcome curve."
         assert "references" not in opened
-        assert opened["counts"] == {"sections": 8, "figures": 1, "tables": 1, "references": 3}
+        assert opened["counts"] == {
+            "sections": 8,
+            "figures": 1,
+            "tables": 1,
+            "supplements": 0,
+            "references": 3,
+        }
         assert requests(fake) == [("elink", "pmc"), ("efetch", "pmc")]
 
     serve(_settings(tmp_path, fake), body)

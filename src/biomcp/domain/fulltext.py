@@ -19,14 +19,17 @@ The budget (`render_article`), pure functions over those values:
 
 * every section's own text is cut to `max_section_chars` (at a word boundary, marked
   `truncated`, its full size kept in `chars`);
-* an article whose selected text (abstract, sections, captions and, when asked, references)
-  fits in what is left of the call's `max_chars` comes whole (`mode="full"`); otherwise, or
-  when an outline is asked for, it comes as an outline (`mode="outline"`): every section's
-  path, title, type and size, so the caller can ask for the sections it wants;
+* an article whose selected text (abstract, sections, captions with their footnotes,
+  supplementary material) fits in what is left of the call's `max_chars` comes whole
+  (`mode="full"`); otherwise, or when an outline is asked for, it comes as an outline
+  (`mode="outline"`): every section's path, title, type and size, so the caller can ask for
+  the sections it wants;
+* references, when asked for, come after the rest of a whole article, in order, while they fit
+  what is left and up to `MAX_SHOWN_REFERENCES`; how many were left out is counted;
 * a section filter keeps the sections whose title contains one of the given words or whose
   `sec-type` equals one (case-insensitive), with their subsections; a filtered answer leaves
-  the captions out (they belong to the whole article). A filter matching nothing gives the
-  outline of every section (`no_section_matched`).
+  the captions and supplementary material out (they belong to the whole article). A filter
+  matching nothing gives the outline of every section (`no_section_matched`).
 """
 
 from __future__ import annotations
@@ -35,8 +38,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from biomcp.domain.fulltext_references import Reference, reference_chars
+
 __all__ = [
     "FULLTEXT_STATUSES",
+    "MAX_SHOWN_REFERENCES",
     "Access",
     "Caption",
     "FullTextArticle",
@@ -72,6 +78,8 @@ OutlineReason = Literal["budget", "requested", "no_section_matched"]
 MAX_SECTION_DEPTH = 6
 #: At most this many sections of one article are listed (outline or full).
 MAX_SECTIONS = 300
+#: At most this many references of one article are shown.
+MAX_SHOWN_REFERENCES = 300
 _ELLIPSIS = " …"
 
 
@@ -88,19 +96,14 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Caption:
-    """A figure's or table's label and caption (the table itself is not kept)."""
+    """A figure's, table's or supplementary file's label and caption (the table itself is not
+    kept). A table keeps its footnotes; supplementary material keeps its file names."""
 
-    kind: Literal["figure", "table"]
+    kind: Literal["figure", "table", "supplement"]
     label: str | None
     caption: str
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    label: str | None
-    text: str
-    pmid: str | None = None
-    doi: str | None = None
+    footnotes: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,7 @@ class FullTextArticle:
     figures: tuple[Caption, ...] = ()
     tables: tuple[Caption, ...] = ()
     references: tuple[Reference, ...] = ()
+    supplements: tuple[Caption, ...] = ()
     license: License | None = None
     access: Access = "restricted"
     withdrawn: bool = False
@@ -170,7 +174,8 @@ class RenderedSection:
 @dataclass(frozen=True, slots=True)
 class RenderedArticle:
     """What of an article fits: `mode` full or outline, the sections, the abstract (None when
-    it did not fit an outline), captions and references (full mode only), `used` characters."""
+    it did not fit an outline), captions, supplements and references (full mode only), `used`
+    characters, and how many asked-for references did not fit (`references_omitted`)."""
 
     mode: Literal["full", "outline"]
     reason: OutlineReason | None
@@ -181,6 +186,8 @@ class RenderedArticle:
     references: tuple[Reference, ...]
     used: int
     matched: int
+    supplements: tuple[Caption, ...] = ()
+    references_omitted: int = 0
 
 
 def cut(text: str, limit: int) -> tuple[str, bool]:
@@ -234,7 +241,26 @@ def _selected(sections: Sequence[Section], wanted: Sequence[str]) -> list[tuple[
 
 
 def _caption_chars(captions: Iterable[Caption]) -> int:
-    return sum(len(c.caption) + len(c.label or "") for c in captions)
+    return sum(
+        len(c.caption) + len(c.label or "") + sum(map(len, c.footnotes)) + sum(map(len, c.files))
+        for c in captions
+    )
+
+
+def _fitting_references(
+    references: Sequence[Reference], room: int
+) -> tuple[tuple[Reference, ...], int]:
+    """The leading references that fit `room` characters (at most `MAX_SHOWN_REFERENCES`),
+    and their cost."""
+    shown: list[Reference] = []
+    used = 0
+    for reference in references[:MAX_SHOWN_REFERENCES]:
+        cost = reference_chars(reference)
+        if used + cost > room:
+            break
+        shown.append(reference)
+        used += cost
+    return tuple(shown), used
 
 
 def render_article(
@@ -263,11 +289,11 @@ def render_article(
                 path, level, section.title, section.kind, len(section.text), text, truncated
             )
         )
-    figures = article.figures if include_captions and not wanted else ()
-    tables = article.tables if include_captions and not wanted else ()
-    references = article.references if include_references else ()
-    total += _caption_chars(figures) + _caption_chars(tables)
-    total += sum(len(r.text) for r in references)
+    whole = include_captions and not wanted
+    figures = article.figures if whole else ()
+    tables = article.tables if whole else ()
+    supplements = article.supplements if whole else ()
+    total += _caption_chars(figures) + _caption_chars(tables) + _caption_chars(supplements)
     reason: OutlineReason | None = None
     if wanted and not chosen and article.sections:
         reason = "no_section_matched"
@@ -276,9 +302,12 @@ def render_article(
     elif total > remaining:
         reason = "budget"
     if reason is None:
+        wanted_refs = article.references if include_references else ()
+        references, cost = _fitting_references(wanted_refs, remaining - total)
         return RenderedArticle(
-            "full", None, abstract, tuple(pieces), figures, tables, references, total, len(chosen)
-        )
+            "full", None, abstract, tuple(pieces), figures, tables, references,
+            total + cost, len(chosen), supplements, len(wanted_refs) - len(references),
+        )  # fmt: skip
     every = chosen if reason != "no_section_matched" else list(flatten(article.sections))
     shown = tuple(
         RenderedSection(path, level, section.title, section.kind, len(section.text))

@@ -133,7 +133,7 @@ def test_captions_references_and_licence() -> None:
     ]
     first, second = article.references
     assert (first.label, first.pmid, first.doi) == ("1", "111", "10.1/x")
-    assert first.text.startswith("Doe J Prior work J Prior 2001")
+    assert first.text == "Doe J. Prior work. J Prior. 2001."
     assert (second.label, second.text, second.pmid) == (None, "Roe R. Other. 2002.", None)
     assert article.license is not None
     assert (article.license.url, article.license.type, article.license.text) == (

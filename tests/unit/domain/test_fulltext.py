@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from biomcp.domain.fulltext import (
     MAX_SECTIONS,
+    MAX_SHOWN_REFERENCES,
     Caption,
     FullTextArticle,
     Reference,
@@ -159,3 +160,45 @@ def test_status_rule() -> None:
     assert article_status(_article(access="restricted", has_body=False)) == "not_open_access"
     assert article_status(_article(withdrawn=True)) == "withdrawn"
     assert article_status(_article(access="free_to_read")) == "available"
+
+
+def test_references_fill_what_is_left_and_count_those_left_out() -> None:
+    many = tuple(Reference(str(n), "x" * 100) for n in range(50))
+    base = render_article(_article(), remaining=100_000, max_section_chars=1_000)
+    rendered = render_article(
+        _article(references=many),
+        remaining=base.used + 1_050,
+        max_section_chars=1_000,
+        include_references=True,
+    )
+    assert rendered.mode == "full"  # references never push an article to an outline
+    assert [r.label for r in rendered.references] == [str(n) for n in range(10)]
+    assert rendered.references_omitted == 40
+    assert rendered.used == base.used + 1_000
+
+
+def test_at_most_the_shown_reference_cap_is_listed() -> None:
+    many = tuple(Reference(str(n), "x") for n in range(MAX_SHOWN_REFERENCES + 7))
+    rendered = render_article(
+        _article(references=many),
+        remaining=100_000,
+        max_section_chars=1_000,
+        include_references=True,
+    )
+    assert len(rendered.references) == MAX_SHOWN_REFERENCES
+    assert rendered.references_omitted == 7
+
+
+def test_supplements_and_table_footnotes_are_shown_and_paid_for() -> None:
+    table = Caption("table", "Table 1", "A table.", footnotes=("a Adjusted.",))
+    supplement = Caption("supplement", "Table S1", "Genes.", files=("s1.doc",))
+    article = _article(tables=(table,), supplements=(supplement,))
+    base = render_article(_article(), remaining=10_000, max_section_chars=1_000)
+    rendered = render_article(article, remaining=10_000, max_section_chars=1_000)
+    assert (rendered.tables, rendered.supplements) == ((table,), (supplement,))
+    extra = len("a Adjusted.") + len("Table S1Genes.s1.doc")
+    assert rendered.used == base.used + extra
+    filtered = render_article(
+        article, remaining=10_000, max_section_chars=1_000, section_filter=["methods"]
+    )
+    assert (filtered.tables, filtered.supplements) == ((), ())

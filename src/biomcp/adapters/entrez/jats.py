@@ -10,13 +10,15 @@ What is read from each `<article>`:
 * the body's sections, nested (an untitled leading text becomes an untitled section), then the
   back matter's sections, acknowledgements and appendices; each section's own text leaves out
   figures, tables, formulas' markup (MathML gives its `alttext`) and supplementary material;
-* the captions of every `<fig>` and `<table-wrap>`, the references (`<ref>`: its citation text,
-  PMID and DOI), the licence (`permissions/license`: its URL, type and text);
+* the captions of every `<fig>` and `<table-wrap>` (a table with its `table-wrap-foot`
+  footnotes), every `<supplementary-material>` (label, caption, file names), the references
+  (`<ref>`, read by `jats_references`), the licence (`permissions/license`: URL, type, text);
 * how PMC lets it be read, and whether it is withdrawn (see `biomcp.domain.fulltext`): the
   `<?properties ...?>` processing instruction (`open_access`, `manuscript`, `withdrawn`), the
   presence of `<body>`, a `<notes notes-type="withdrawal">`.
 
-Sizes are bounded: at most `_MAX_REFERENCES` references, `_MAX_CAPTIONS` captions, sections
+Sizes are bounded: at most `_MAX_REFERENCES` references, `_MAX_CAPTIONS` captions (of each
+kind), `_MAX_FOOTNOTES` footnotes a table, sections
 nested at most `MAX_SECTION_DEPTH` deep (deeper ones are folded into their ancestor), each
 reference, caption and licence text cut to a few thousand characters.
 """
@@ -28,6 +30,7 @@ from typing import cast
 
 from lxml import etree
 
+from biomcp.adapters.entrez.jats_references import parse_reference
 from biomcp.adapters.entrez.xmlsafe import XLINK_NS, parse_document
 from biomcp.domain.fulltext import (
     MAX_SECTION_DEPTH,
@@ -45,8 +48,8 @@ __all__ = ["parse_jats_article", "parse_pmc_articles"]
 _ROOTS = frozenset({"pmc-articleset"})
 _MAX_REFERENCES = 2000
 _MAX_CAPTIONS = 500
+_MAX_FOOTNOTES = 100
 _MAX_SHORT = 4000
-_MAX_REF = 1000
 _MATHML = "{http://www.w3.org/1998/Math/MathML}"
 _HREF = f"{{{XLINK_NS}}}href"
 #: Elements whose text is not a section's own text (kept elsewhere, or not text at all).
@@ -113,6 +116,7 @@ def parse_jats_article(node: etree._Element) -> FullTextArticle:
         figures=_captions(node, "fig", "figure"),
         tables=_captions(node, "table-wrap", "table"),
         references=_references(node.find("back")),
+        supplements=_supplements(node),
         license=_license(meta),
         access=_access(properties, body is not None),
         withdrawn="withdrawn" in properties
@@ -341,13 +345,74 @@ def _captions(article: etree._Element, tag: str, kind: str) -> tuple[Caption, ..
         for node in container.iter(tag):
             caption = _flat(node.find("caption"))
             label = _flat(node.find("label"))
-            if caption or label:
+            footnotes = _footnotes(node) if kind == "table" else ()
+            if caption or label or footnotes:
                 found.append(
-                    Caption("figure" if kind == "figure" else "table", label, _short(caption))
+                    Caption(
+                        "figure" if kind == "figure" else "table",
+                        label,
+                        _short(caption),
+                        footnotes,
+                    )
                 )
             if len(found) >= _MAX_CAPTIONS:
                 return tuple(found)
     return tuple(found)
+
+
+def _footnotes(table: etree._Element) -> tuple[str, ...]:
+    """A table's footnotes: each `<fn>` and each paragraph directly in `table-wrap-foot`, as
+    `label text` (a paragraph's leading superscript counts as its label)."""
+    found: list[str] = []
+    for foot in table.iterfind("table-wrap-foot"):
+        for node in foot.iter("fn", "p"):
+            if node.tag == "p" and node.getparent() is not foot:
+                continue  # a paragraph of an `<fn>`: read with it
+            paragraphs = list(node.iterfind("p")) if node.tag == "fn" else [node]
+            label = _flat(node.find("label"))
+            text = " ".join(t for p in paragraphs if (t := _flat(p)))
+            first = paragraphs[0] if paragraphs else None
+            if not label and first is not None and len(first) and not (first.text or "").strip():
+                mark = _flat(first[0]) if first[0].tag == "sup" else None
+                if mark and text.startswith(mark):
+                    label, text = mark, text[len(mark) :].strip()
+            if text or label:
+                found.append(_short(" ".join(p for p in (label, text) if p)))
+            if len(found) >= _MAX_FOOTNOTES:
+                return tuple(found)
+    return tuple(found)
+
+
+def _supplements(article: etree._Element) -> tuple[Caption, ...]:
+    """Every `<supplementary-material>` not nested in another: label, caption, file names."""
+    found: list[Caption] = []
+    for node in article.iter("supplementary-material"):
+        if any(a.tag == "supplementary-material" for a in node.iterancestors()):
+            continue
+        files = tuple(
+            dict.fromkeys(
+                name
+                for media in node.iter("media", "inline-supplementary-material")
+                if (name := _file_name(media.get(_HREF)))
+            )
+        )
+        found.append(
+            Caption(
+                "supplement",
+                _flat(node.find("label")),
+                _short(_flat(node.find("caption"))),
+                files=files[:_MAX_FOOTNOTES],
+            )
+        )
+        if len(found) >= _MAX_CAPTIONS:
+            break
+    return tuple(found)
+
+
+def _file_name(href: str | None) -> str | None:
+    """The last part of a file's address (no URL is followed or kept)."""
+    name = (href or "").strip().split("?")[0].rstrip("/").rpartition("/")[2]
+    return name[:200] or None
 
 
 def _references(back: etree._Element | None) -> tuple[Reference, ...]:
@@ -355,21 +420,10 @@ def _references(back: etree._Element | None) -> tuple[Reference, ...]:
         return ()
     found: list[Reference] = []
     for ref in back.iter("ref"):
-        citation = next(
-            (c for c in ref if _local(c) in ("mixed-citation", "element-citation", "citation")),
-            None,
-        )
-        if citation is None:
+        reference = parse_reference(ref)
+        if reference is None:
             continue
-        text = " ".join(" ".join(_texts(citation)).split())
-        pmid = doi = None
-        for pub_id in citation.iter("pub-id"):
-            value = _flat(pub_id)
-            if pub_id.get("pub-id-type") == "pmid" and value and value.isdigit():
-                pmid = pmid or value
-            elif pub_id.get("pub-id-type") == "doi" and value:
-                doi = doi or value[:200]
-        found.append(Reference(_flat(ref.find("label")), _short(text, _MAX_REF), pmid, doi))
+        found.append(reference)
         if len(found) >= _MAX_REFERENCES:
             break
     return tuple(found)

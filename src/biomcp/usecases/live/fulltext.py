@@ -10,7 +10,8 @@ every id failed upstream the call fails with NCBI's error (the envelope's `UPSTR
 
 The budget: articles are rendered in the order asked; each takes what it needs of the call's
 `max_chars` when its selected text fits what is left, else comes as an outline (sections with
-their sizes) so the caller can ask again for the sections it wants.
+their sizes) so the caller can ask again for the sections it wants. Asked-for references fill
+what is left after a whole article; `referencesOmitted` counts those that did not fit.
 """
 
 from __future__ import annotations
@@ -321,32 +322,52 @@ def _body(article: FullTextArticle, rendered: RenderedArticle) -> dict[str, Any]
         sections.append(shown)
     body["sections"] = sections
     if rendered.mode == "full":
-        body["captions"] = [_caption(c) for c in (*rendered.figures, *rendered.tables)]
+        shown_captions = (*rendered.figures, *rendered.tables, *rendered.supplements)
+        body["captions"] = [_caption(c) for c in shown_captions]
         if rendered.references:
             body["references"] = [_reference(r) for r in rendered.references]
+        if rendered.references_omitted:
+            body["referencesOmitted"] = rendered.references_omitted
     body["counts"] = {
         "sections": sum(1 for _ in _walk(article)),
         "figures": len(article.figures),
         "tables": len(article.tables),
+        "supplements": len(article.supplements),
         "references": len(article.references),
     }
     return body
 
 
-def _reference(reference: Reference) -> dict[str, str]:
-    fields = (
+def _reference(reference: Reference) -> dict[str, Any]:
+    """A reference: its citation line, then its parts (empty ones left out)."""
+    fields: tuple[tuple[str, Any], ...] = (
         ("label", reference.label),
         ("text", reference.text),
+        ("authors", list(reference.authors)),
+        ("etAl", reference.et_al),
+        ("editors", list(reference.editors)),
+        ("title", reference.title),
+        ("journal", reference.journal),
+        ("year", reference.year),
+        ("volume", reference.volume),
+        ("issue", reference.issue),
+        ("pages", reference.pages),
+        ("publisher", reference.publisher),
         ("pmid", reference.pmid),
         ("doi", reference.doi),
+        ("url", reference.url),
     )
     return {k: v for k, v in fields if v}
 
 
-def _caption(caption: Caption) -> dict[str, str]:
-    shown = {"kind": caption.kind, "caption": caption.caption}
+def _caption(caption: Caption) -> dict[str, Any]:
+    shown: dict[str, Any] = {"kind": caption.kind, "caption": caption.caption}
     if caption.label:
         shown["label"] = caption.label
+    if caption.footnotes:
+        shown["footnotes"] = list(caption.footnotes)
+    if caption.files:
+        shown["files"] = list(caption.files)
     return shown
 
 

@@ -31,10 +31,10 @@ __all__ = ["FULLTEXT_INPUT", "FULLTEXT_OUTPUT", "FULLTEXT_PORTABLE_NAMES", "spec
 FULLTEXT_PORTABLE_NAMES = {"fetchFullText": "pubmed_fetch_fulltext"}
 
 _DESCRIPTION = (
-    "PubMed Central full text (JATS) by PMID or PMCID: sections, figure/table captions, "
-    "references, licence. Status per id: available, not_in_pmc, not_open_access, withdrawn, "
-    "upstream_error. Over maxChars an article comes as an outline (section paths, sizes): "
-    "ask again with sections."
+    "PubMed Central full text by PMID or PMCID: sections, captions (table footnotes, "
+    "supplement files), references, licence. Status per id: available, not_in_pmc, "
+    "not_open_access, withdrawn, upstream_error. Over maxChars: outline (section paths, "
+    "sizes); ask again with sections."
 )
 
 FULLTEXT_INPUT: dict[str, Any] = {
@@ -89,7 +89,8 @@ _SECTION = {
         "truncated": {"type": "boolean"},
     },
 }
-#: Listed: what an agent acts on. Also sent: journal, year, articleType, doi, url, counts.
+#: Listed: what an agent acts on. Also sent: journal, year, articleType, doi, url, counts,
+#: referencesOmitted (asked-for references over the budget).
 _ARTICLE = {
     "type": "object",
     "required": ["id", "status"],
