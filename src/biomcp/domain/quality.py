@@ -13,15 +13,21 @@ Five components, each an integer in its own range, every one kept in the breakdo
   stored score up to date without the record.
 * journal 0-2: 2 for a tier-1 journal (`JournalTiers`, matched by ISSN and by name), 1 for an
   optional tier-2 list, else 0.
-* human 0-2: 2 for a human study (MeSH Humans, a clinical tier, or, for records not yet
-  MeSH-indexed, people named in the abstract), 1 for an animal study, 0 otherwise (in vitro).
-* sample size 0-2: the largest plausible number of participants read from the abstract
-  (`read_sample_size`: digits or words, "one hundred and forty-one patients"); 2 when > 500,
-  1 when 100-500. A count of examinations, samples, images, visits, person-months... is not
-  a sample size and is refused.
+* human 0-2: the design decides first. An animal design gets 1, an in-vitro or non-human
+  genome design 0, even with MeSH Humans. Otherwise 2 for a human study (MeSH Humans, a
+  clinical tier, or, for records not yet MeSH-indexed, people named in the abstract), 1 for
+  animals named, else 0.
+* sample size 0-2: the study size read from the abstract (`quality_sample.read_sample_size`:
+  groups summed, counts of procedures, eyes or samples refused); 2 when > 500, 1 when
+  100-500.
 
 total = round(sum(weight_i * component_i)), clamped to 0-10. With the default weights (all 1)
 the components can add up to 11, hence the clamp the spec asks for.
+
+A retracted record (`PubMedRecord.is_retracted`) keeps no points for what it reports: design,
+human and sample size are 0. Journal and recency describe the publication and stand (a total
+of at most 4 under the default weights). The sample size read stays in the breakdown. The
+rule lives in the components, so `rescore_recency` keeps it without the record.
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from biomcp.domain.design import (
-    NUMBER_WORDS,
     DesignClassification,
     StudyDesign,
     classify_design,
@@ -41,6 +46,7 @@ from biomcp.domain.design import (
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.evidence import EvidenceClassification, classify_evidence
 from biomcp.domain.journals import DEFAULT_TIER1_JOURNALS
+from biomcp.domain.quality_sample import read_sample_size, words_to_number
 from biomcp.domain.records import EvidenceType, PubMedRecord, QualityBreakdown, SampleSizeReading
 
 __all__ = [
@@ -159,12 +165,6 @@ class QualityConfig:
         return replace(self, weights=replace(self.weights, **weights))
 
 
-_PEOPLE = (
-    r"patients|participants|subjects|individuals|persons|people|women|men|children|adults|"
-    r"adolescents|infants|neonates|newborns|volunteers|respondents|residents|veterans|"
-    r"pregnancies|mothers|smokers|survivors|cases|controls|eyes|mice|rats|animals|athletes|"
-    r"runners|students|workers|employees|nurses|physicians"
-)
 _HUMAN_TEXT = re.compile(
     r"\b(?:patients?|participants?|women|men|children|adults|adolescents|infants|volunteers|"
     r"humans?|individuals|persons|people|cohort)\b",
@@ -175,121 +175,6 @@ _ANIMAL_TEXT = re.compile(
     r"primates?|macaques?|rabbits?|sheep|ovine|bovine|hamsters?)\b",
     re.IGNORECASE,
 )
-_NOT_ADJECTIVE = (
-    r"(?:in|of|with|from|per|and|or|to|at|by|for|among|on|vs|versus|"
-    r"hours?|days?|weeks?|months?|years?|times|mg|kg|g|ml|doses?|sessions?|cycles?|visits?)"
-)
-_NUM = r"(\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d)"
-_WORDS = rf"((?<![\w-]){NUMBER_WORDS})(?![\w-])"
-_PEOPLE_AFTER = rf"\s+(?:(?!{_NOT_ADJECTIVE}\b)[a-zA-Z-]+\s+){{0,3}}?(?:{_PEOPLE})\b"
-_SAMPLE_PATTERNS = (
-    re.compile(rf"\b[nN]\s?=\s?{_NUM}"),
-    # "120 adult women", "3849 consecutive patients"; not "104 weeks in patients".
-    re.compile(rf"(?<![\d.,]){_NUM}{_PEOPLE_AFTER}", re.IGNORECASE),
-    re.compile(
-        rf"\b(?:total of|sample of|cohort of|enrolled|recruited|randomi[sz]ed|included)\s+{_NUM}",
-        re.IGNORECASE,
-    ),
-    # "One hundred and forty-one patients", "Thirty-two children".
-    re.compile(rf"{_WORDS}{_PEOPLE_AFTER}", re.IGNORECASE),
-)
-# What is counted when it is not people: a count of these is not a sample size.
-_NOT_PARTICIPANTS = re.compile(
-    r"\b(?:examinations?|exams?|samples?|specimens?|images?|scans?|radiographs?|slides?|"
-    r"visits?|encounters?|admissions?|episodes?|procedures?|operations?|records?|"
-    r"prescriptions?|claims?|tests?|measurements?|observations?|readings?|trips?|journeys?|"
-    r"person-(?:months|years|days)|patient-(?:months|years|days)|cycles?|embryos?|oocytes?|"
-    r"cells?|genes?|sequences?|reads?|articles?|studies|papers?|publications?|citations?|"
-    r"lesions?|teeth|calls?|doses?|injections?|questions?|items?|events?)\b",
-    re.IGNORECASE,
-)
-_UNITS = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-    "nineteen",
-)  # fmt: skip
-_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_WORD_VALUES = {w: i for i, w in enumerate(_UNITS)} | {w: 10 * i for i, w in enumerate(_TENS, 2)}
-
-
-def words_to_number(text: str) -> int | None:
-    """A number written in English words: "one hundred and forty-one" -> 141, "One thousand
-    ninety-nine" -> 1099, "Seventy six" -> 76; None when a word is not a number word."""
-    total, current = 0, 0
-    for word in re.split(r"[\s-]+", text.casefold().strip()):
-        if word in ("and", ""):
-            continue
-        if word in _WORD_VALUES:
-            current += _WORD_VALUES[word]
-        elif word == "hundred":
-            current = (current or 1) * 100
-        elif word == "thousand":
-            total += (current or 1) * 1000
-            current = 0
-        else:
-            return None
-    return total + current
-
-
-def _counts_something_else(text: str, start: int, end: int, pattern_index: int) -> bool:
-    """True when the number at text[start:end] counts things, not people: "a total of 232,878
-    seafarer medical examinations", "N = 26,819,987 person-months", "trips ... (n = 205,673)"."""
-    after = text[end : end + 60]
-    # After "n = 19)" the words are the sentence's, not what was counted.
-    counted_after = pattern_index == 2 or (
-        pattern_index == 0 and re.match(r"[^\S\n]+[A-Za-z]", after)
-    )
-    words_after = " ".join(re.findall(r"[\w-]+", after)[:4])
-    if counted_after and _NOT_PARTICIPANTS.search(words_after):
-        people = re.search(rf"\b(?:{_PEOPLE})\b", words_after, re.IGNORECASE)
-        thing = _NOT_PARTICIPANTS.search(words_after)
-        if not people or (thing and thing.start() < people.start()):
-            return True
-    if pattern_index == 0:
-        # "trips ... identified (n = 205,673)": the three words before "(n =" name the count.
-        before = re.sub(r"[\s(\[]*[nN]\s?=\s?$", "", text[max(0, start - 80) : start])
-        words = re.findall(r"[\w-]+", re.split(r"[.;:,]\s", before)[-1])
-        clause = " ".join(words[-3:])
-        thing = _NOT_PARTICIPANTS.search(clause)
-        if thing and not re.search(rf"\b(?:{_PEOPLE})\b", clause, re.IGNORECASE):
-            # "patients who underwent an MRI scan (n = 42)": a singular thing after the
-            # people it happened to counts the people; "MRI scans (n = 42)" counts scans.
-            singular = not thing.group(0).casefold().endswith("s")
-            people_before = re.search(rf"\b(?:{_PEOPLE})\b", " ".join(words[-10:-3]), re.IGNORECASE)
-            return not (singular and people_before)
-    return False
-
-
-def read_sample_size(text: str) -> SampleSizeReading:
-    """The largest plausible study size stated in `text` and the phrase it was read from:
-    "n = 1,234", "3849 patients", "120 adult women", "a total of 560", "enrolled 85", "one
-    hundred and forty-one patients". Numbers that look like years (1900-2099 followed by a
-    people word) are ignored; counts of examinations, samples, images, visits... are refused
-    (listed in `refused`)."""
-    best: tuple[int, str] | None = None
-    refused: list[str] = []
-    for index, pattern in enumerate(_SAMPLE_PATTERNS):
-        for match in pattern.finditer(text):
-            raw = match.group(1)
-            if index == 3:
-                value = words_to_number(raw)
-                if value is None:
-                    continue
-            else:
-                value = int(raw.replace(",", ""))
-            looks_like_year = 1900 <= value <= 2099 and "," not in raw and index in (1, 2)
-            if value <= 0 or looks_like_year:
-                continue
-            tail = re.match(r"(?:[^\S\n]*[\w,-]+){0,4}", text[match.end() :])
-            phrase = match.group(0) + (tail.group(0) if tail and index in (0, 2) else "")
-            if _counts_something_else(text, match.start(1), match.end(1), index):
-                refused.append(phrase)
-                continue
-            if best is None or value > best[0]:
-                best = (value, phrase)
-    if best is None:
-        return SampleSizeReading(None, None, tuple(refused))
-    return SampleSizeReading(best[0], best[1], tuple(refused))
 
 
 def parse_sample_size(text: str) -> int | None:
@@ -322,12 +207,18 @@ def recency_points(year: int | None, today: date, config: QualityConfig) -> int:
     return 1 if age <= config.older_years else 0
 
 
+_NON_HUMAN_RULES = frozenset({"other.genomics_mesh"})
+
+
 def _human_points(
     record: PubMedRecord, evidence: EvidenceClassification, design: DesignClassification
 ) -> int:
     mesh = record.mesh_descriptors
     if design.design is StudyDesign.ANIMAL:
         return 1
+    # A design that is not about people outranks MeSH Humans (cell lines of human origin).
+    if design.design is StudyDesign.IN_VITRO or design.rule in _NON_HUMAN_RULES:
+        return 0
     if "humans" in mesh or evidence.evidence_type is EvidenceType.CLINICAL:
         return 2
     if "animals" in mesh:
@@ -364,6 +255,9 @@ def score_quality(
     recency = recency_points(record.year, today, config)
     journal = config.journals.points(record)
     human = _human_points(record, evidence, design)
+    if record.is_retracted:
+        # What a retracted paper reports is withdrawn (module docstring).
+        design_score, human, sample = 0, 0, 0
     return QualityBreakdown(
         design=design_score,
         recency=recency,
@@ -374,6 +268,7 @@ def score_quality(
         sample_size_n=n,
         scored_in=today.year,
         sample_size_reading=reading,
+        retracted=record.is_retracted,
     )
 
 

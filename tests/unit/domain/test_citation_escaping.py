@@ -150,9 +150,13 @@ def _journal(record: PubMedRecord) -> str:
 
 
 def _abstract(record: PubMedRecord) -> str:
-    """The abstract's sections on one line, each `LABEL: text` or its text alone."""
+    """The abstract's sections on one line, each `LABEL: text`, or its label or text alone."""
     sections = [(_clean(s.label), _clean(s.text)) for s in record.abstract]
-    return _clean(" ".join(f"{label}: {text}" if label else text for label, text in sections))
+    return _clean(
+        " ".join(
+            f"{label}: {text}" if label and text else label or text for label, text in sections
+        )
+    )
 
 
 def _cited_authors(record: PubMedRecord) -> list[Author]:

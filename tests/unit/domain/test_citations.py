@@ -15,7 +15,7 @@ from biomcp.domain.citations import (
     mla_pages,
 )
 from biomcp.domain.journals import MLA_MINOR_WORDS, journal_name, title_case
-from biomcp.domain.records import Author, Journal, PubDate, PubMedRecord
+from biomcp.domain.records import AbstractSection, Author, Journal, PubDate, PubMedRecord
 
 pytestmark = pytest.mark.unit
 
@@ -227,3 +227,78 @@ def test_initials_keep_their_script_and_hyphens() -> None:
     assert cites["apa"].startswith("Bruserud, Ø., Ling, K.-H., & Pascual, Á. (2018).")
     assert cites["vancouver"].startswith("Bruserud Ø, Ling KH, Pascual Á.")
     assert "Pascual, Á." in cites["bibtex"]
+
+
+# --------------------------------------------------------------------------- issue 41 residue
+
+
+@pytest.mark.parametrize(
+    ("catalogue", "printed"),
+    [
+        ("The American psychologist", "American Psychologist"),
+        ("The Journal of biological chemistry", "Journal of Biological Chemistry"),
+        ("The New England journal of medicine", "The New England Journal of Medicine"),
+        ("The Journal of neuroscience : the official journal", "The Journal of Neuroscience"),
+        ("Theranostics", "Theranostics"),
+    ],
+)
+def test_apa_and_mla_drop_the_leading_the_nlm_adds_unless_the_journal_keeps_it(
+    catalogue: str, printed: str
+) -> None:
+    record = _record(1, journal=Journal(title=catalogue, iso_abbreviation="X", volume="7"))
+    assert f"*{printed}*, *7*" in format_citation(record, "apa")
+    assert f"*{printed}*, vol. 7" in format_citation(record, "mla")
+
+
+@pytest.mark.parametrize(
+    ("iso", "nlm"),
+    [
+        ("Biochim. Biophys. Acta", "Biochim Biophys Acta"),
+        ("Proc. Natl. Acad. Sci. U.S.A.", "Proc Natl Acad Sci U S A"),
+        ("Genome Res.", "Genome Res"),
+        ("N Engl J Med", "N Engl J Med"),
+        ("J Med Imaging (Bellingham)", "J Med Imaging (Bellingham)"),
+    ],
+)
+def test_vancouver_prints_nlm_abbreviations_without_iso_periods(iso: str, nlm: str) -> None:
+    record = _record(1, journal=Journal(title="T", iso_abbreviation=iso, volume="7"))
+    assert f". {nlm}. 2018 May 17;7:" in format_citation(record, "vancouver")
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract", "expected"),
+    [
+        (
+            "OXA-48-Like β-lactamases: a global view.",
+            "",
+            "“OXA-48-Like β-Lactamases: A Global View.”",
+        ),
+        (
+            "Spread of KPC- and OXA-48-like-producing strains.",
+            "",
+            "“Spread of KPC- and OXA-48-like-Producing Strains.”",
+        ),
+        (
+            "Motility of spermatozoa of Diplodus puntazzo (Cetti).",
+            "",
+            "“Motility of Spermatozoa of Diplodus puntazzo (Cetti).”",
+        ),
+        (
+            "Growth of Sparus aurata and Diplodus puntazzo in cages.",
+            "Both D. puntazzo and S. aurata grew.",
+            "“Growth of Sparus aurata and Diplodus puntazzo in Cages.”",
+        ),
+        (
+            "Cancer care in Africa today.",
+            "Cancer in Africa today.",
+            "“Cancer Care in Africa Today.”",
+        ),
+    ],
+    ids=["gene-like", "gene-like-compound", "authority", "abbreviated-genus", "place-name"],
+)
+def test_mla_title_case_keeps_gene_names_and_species_epithets_as_written(
+    title: str, abstract: str, expected: str
+) -> None:
+    sections = (AbstractSection(abstract),) if abstract else ()
+    record = _record(1, title=title, abstract=sections)
+    assert expected in format_citation(record, "mla")

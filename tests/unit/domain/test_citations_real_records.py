@@ -183,7 +183,8 @@ def test_apa_keeps_the_hyphen_of_hyphenated_initials() -> None:
     ("pmid", "name"),
     [
         ("12091962", "Social Justice"),
-        ("34843274", "The American Psychologist"),
+        # NLM's catalogue: "The American psychologist"; the journal: American Psychologist.
+        ("34843274", "American Psychologist"),
         ("11700088", "Journal of Magnetic Resonance"),
         ("29963580", "Journal of Medical Imaging"),
         ("9997", "Biochimica et Biophysica Acta"),
@@ -192,7 +193,7 @@ def test_apa_keeps_the_hyphen_of_hyphenated_initials() -> None:
         ("38962805", "AIDS Care"),
     ],
 )
-def test_apa_and_mla_print_the_journal_name_in_title_case_without_nlm_qualifiers(
+def test_apa_and_mla_print_the_journal_name_in_title_case_without_nlm_qualifiers_or_added_the(
     pmid: str, name: str
 ) -> None:
     cites = all_citations(_record(pmid))
@@ -408,3 +409,23 @@ def test_citeproc_agrees_on_the_issue_golden_authors() -> None:
 def test_the_shared_folder_path_is_not_in_any_citation() -> None:
     for pmid in _pmids():
         assert str(Path(SHARED_DATA)) not in "".join(all_citations(_record(pmid)).values())
+
+
+# --------------------------------------------------------------------------- issue 41 residue
+
+
+@pytest.mark.parametrize(
+    ("pmid", "journal"),
+    [("9997", "Biochim Biophys Acta"), ("17284678", "Genome Res"), ("27797938", "Gut")],
+)
+def test_vancouver_prints_nlm_abbreviations_where_the_record_gives_iso_periods(
+    pmid: str, journal: str
+) -> None:
+    # 9997 and 17284678 give ISOAbbreviation "Biochim. Biophys. Acta", "Genome Res."
+    assert f". {journal}. " in _cite(pmid, "vancouver")
+
+
+def test_mla_keeps_a_hyphenated_gene_name_and_a_species_with_its_authority() -> None:
+    # PMID 35856662: "OXA-48-Like β-Lactamases: ..."; 11748933: "... Diplodus puntazzo (Cetti)."
+    assert "“OXA-48-Like β-Lactamases: Global Epidemiology," in _cite("35856662", "mla")
+    assert "Spermatozoa of Diplodus puntazzo (Cetti).”" in _cite("11748933", "mla")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -27,7 +28,15 @@ from biomcp.domain.quality import (
     total_score,
     words_to_number,
 )
-from biomcp.domain.records import Journal, PubDate, PubMedRecord, QualityBreakdown, utc
+from biomcp.domain.records import (
+    Journal,
+    Notice,
+    NoticeKind,
+    PubDate,
+    PubMedRecord,
+    QualityBreakdown,
+    utc,
+)
 from tests.support.builders import make_record
 
 pytestmark = pytest.mark.unit
@@ -336,7 +345,7 @@ def test_sample_size_thresholds_follow_the_config() -> None:
         ("A total of 560 were analysed.", 560),
         ("We enrolled 85 and followed them.", 85),
         ("We randomized 1,200 to each arm.", 1200),
-        ("The trial included 64 children and 1,999 adults.", 1999),
+        ("The trial included 64 children and 1,999 adults.", 2063),
         ("Between 2010 and 2015, 640 patients were enrolled.", 640),
     ],
 )
@@ -608,7 +617,7 @@ def test_a_duration_before_a_people_word_is_not_a_sample_size() -> None:
         ("One thousand ninety-nine women answered.", 1099),
         ("One-hundred-fourteen trauma patients were seen.", 114),
         ("Seventy six patients underwent surgery.", 76),
-        ("Thirty-two children and 12 adults took part.", 32),
+        ("Thirty-two children and 12 adults took part.", 44),
         ("Twenty thousand five hundred participants were followed.", 20500),
     ],
 )
@@ -687,3 +696,72 @@ def test_design_points_follow_the_design(design: StudyDesign, points: int) -> No
 def test_non_research_items_get_no_design_points() -> None:
     assert design_points(DesignClassification(StudyDesign.OTHER, "other.non_research")) == 0
     assert design_points(DesignClassification(StudyDesign.OTHER, "other.unclassified")) == 1
+
+
+# --- human points follow the design; a retracted record ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("design", "expected"),
+    [
+        (DesignClassification(StudyDesign.IN_VITRO, "in_vitro.text"), 0),
+        (DesignClassification(StudyDesign.IN_VITRO, "in_vitro.mesh"), 0),
+        (DesignClassification(StudyDesign.OTHER, "other.genomics_mesh"), 0),
+        (DesignClassification(StudyDesign.ANIMAL, "animal.text_species"), 1),
+        (DesignClassification(StudyDesign.OBSERVATIONAL, "observational.text"), 2),
+    ],
+    ids=["in-vitro-text", "in-vitro-mesh", "genome", "animal", "observational"],
+)
+def test_human_points_follow_the_design_even_with_mesh_humans(
+    design: DesignClassification, expected: int
+) -> None:
+    record = make_record(
+        mesh_terms=("Humans", "Cell Line, Tumor"),
+        text="Human cancer cells from 40 patients were cultured and treated in vitro.",
+    )
+    assert score_quality(record, TODAY, design=design).human == expected
+
+
+def test_an_in_vitro_record_with_mesh_humans_gets_no_human_points_by_its_own_design() -> None:
+    record = make_record(
+        mesh_terms=("Humans", "Cell Line, Tumor"),
+        text="HeLa cells were treated in vitro with the compound and proliferation was measured.",
+    )
+    design = classify_design(record)
+    assert design.design is StudyDesign.IN_VITRO
+    assert score_quality(record, TODAY).human == 0
+
+
+def _retracted_rct(**overrides: object) -> PubMedRecord:
+    return make_record(
+        journal=NEJM,
+        pdat=PubDate(2024),
+        publication_types=("Randomized Controlled Trial", "Retracted Publication"),
+        mesh_terms=("Humans",),
+        text="We randomly assigned 1,200 patients to the drug or placebo.",
+        **overrides,
+    )
+
+
+def test_a_retracted_trial_keeps_no_points_for_what_it_reports() -> None:
+    record = _retracted_rct()
+    intact = replace(record, publication_types=("Randomized Controlled Trial",))
+    assert score_quality(intact, TODAY).total == 10
+
+    quality = score_quality(record, TODAY)
+    assert (quality.design, quality.human, quality.sample_size) == (0, 0, 0)
+    assert (quality.journal, quality.recency, quality.total) == (2, 2, 4)
+    assert quality.sample_size_n == 1200  # what was read stays in the breakdown
+
+
+def test_a_retraction_notice_alone_marks_the_record_retracted() -> None:
+    notice = (Notice(NoticeKind.RETRACTION_IN, pmid="99999999"),)
+    record = _retracted_rct(notices=notice)
+    record = replace(record, publication_types=("Randomized Controlled Trial",))
+    assert score_quality(record, TODAY).design == 0
+
+
+def test_rescoring_a_retracted_record_keeps_its_total_low() -> None:
+    stored = score_quality(_retracted_rct(), TODAY)
+    again = rescore_recency(stored, 2024, date(2026, 1, 1))
+    assert again.total == stored.total == 4

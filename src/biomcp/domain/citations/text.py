@@ -5,8 +5,10 @@ its strings on one line (`one_line`: control characters and line breaks become a
 spaces one). A value cannot end an RIS record or add a tag, nor close a BibTeX field or entry.
 
 Journal names (APA, MLA, BibTeX, RIS `T2`) come from `journals.journal_name`: NLM's catalogue
-title without its place qualifier, in title case. Vancouver and RIS `J2` keep the ISO
-abbreviation.
+title without its place qualifier, in title case. APA 7 and MLA 9 print a periodical's name as
+the journal does (`periodical_of`). NLM's catalogue copies a leading "The" from old title pages
+(`The American psychologist`), so it is dropped unless the journal's own name keeps it. Vancouver
+prints NLM's abbreviation (`nlm_abbreviation`); RIS `J2` keeps the ISO abbreviation as given.
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ from typing import Any
 from biomcp.domain.journals import journal_name
 from biomcp.domain.records import PubMedRecord
 
-__all__ = ["clean_record", "doi_url", "end", "journal_of", "one_line", "title_of", "year_of"]
+__all__ = [
+    "clean_record",
+    "doi_url",
+    "end",
+    "journal_of",
+    "nlm_abbreviation",
+    "one_line",
+    "periodical_of",
+    "title_of",
+    "year_of",
+]
 
 # Control characters (tab, line feed, carriage return, NEL, escape...) and Unicode's line and
 # paragraph separators: any of them can end a line for some reader.
@@ -78,6 +90,35 @@ def end(text: str) -> str:
 def journal_of(record: PubMedRecord) -> str:
     """The journal's name in title case without NLM's place qualifier (APA, MLA, BibTeX)."""
     return journal_name(record.journal.title, record.journal.iso_abbreviation)
+
+
+# Journals whose own name begins with "The" (their masthead), case-folded, after the "The".
+_THE_IN_OWN_NAME = frozenset(
+    {
+        "new england journal of medicine",
+        "journal of clinical investigation",
+        "journal of neuroscience",
+        "journal of physiology",
+    }
+)
+
+
+def periodical_of(record: PubMedRecord) -> str:
+    """The journal's name as APA 7 and MLA 9 print it: `journal_of` without the leading "The"
+    NLM's catalogue adds (`The American Psychologist` -> `American Psychologist`)."""
+    name = journal_of(record)
+    rest = name[4:] if name.startswith("The ") else None
+    if not rest or rest.casefold() in _THE_IN_OWN_NAME:
+        return name
+    return rest
+
+
+def nlm_abbreviation(abbreviation: str) -> str:
+    """The journal abbreviation as NLM prints it (MedlineTA, Citing Medicine): without periods.
+    Older records give ISO 4 with periods: `Proc. Natl. Acad. Sci. U.S.A.` -> `Proc Natl Acad
+    Sci U S A`, `Biochim. Biophys. Acta` -> `Biochim Biophys Acta`."""
+    spaced = re.sub(r"\.(?=\w)", " ", abbreviation)
+    return re.sub(r"\s+", " ", spaced.replace(".", " ")).strip()
 
 
 def year_of(record: PubMedRecord) -> str | None:
