@@ -21,14 +21,17 @@ fires wins:
    descriptors (Cohort, Case-Control, Prospective Studies...) -> `observational`; the Animals
    tag without Humans -> `animal` (`in_vitro` for cultured cells, `other` for genome
    sequencing). With Humans and not Animals, species words in the text are not trusted.
-3. Title and abstract (`design_text`), in this order: a title that is a guideline
-   (`guideline.title`); a systematic search or pooled analysis (`systematic_review.text`); a
-   narrative review (`narrative_review.text`); a commentary (`other.commentary`, not
-   research); Mendelian randomization (`observational.mendelian_randomization`); a trial whose
-   subjects are animals (`animal.text_trial_species`, species before randomization); a stated
-   randomization (`rct.text`); a trial without one (`nonrandomized_trial.text`); a case
-   (`case_report.text`); a computational title; an economic evaluation
-   (`computational.economic_model` on a model, else `observational.economic`); then species
+3. Title and abstract (`design_text`, `design_reports`), in this order: a title that is a
+   guideline (`guideline.title`); a systematic search or pooled analysis
+   (`systematic_review.text`); a title that names a case (`case_report.title`); a narrative
+   review (`narrative_review.text`); a commentary (`other.commentary`, not research); Mendelian
+   randomization (`observational.mendelian_randomization`); a trial whose subjects are animals
+   (`animal.text_trial_species`, species before randomization); a stated randomization
+   (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either
+   (`nonrandomized_trial.text`); a case in the abstract (`case_report.text`, a handful of
+   patients at most; an animal case is left to the species rules); a computational title;
+   an economic evaluation (`computational.economic_model` on a model, else
+   `observational.economic`); then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
    `in_vitro.text_assays` for bench assays on cells), computational work and human
    participants (`observational.human_participants`).
@@ -45,6 +48,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from biomcp.domain.design_reports import (
+    case_title,
+    narrative_review,
+    narrative_title,
+    states_case,
+)
 from biomcp.domain.design_text import (
     NUMBER_WORDS,
     animal_experiment,
@@ -59,11 +68,9 @@ from biomcp.domain.design_text import (
     is_commentary,
     is_mendelian_randomization,
     lab_assays,
-    narrative_review,
-    narrative_title,
+    latin_square,
     observational_methods,
     research_sentences,
-    states_case,
     states_human_participants,
     states_randomization,
     states_trial,
@@ -276,6 +283,9 @@ def _by_statement(
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if systematic_search(title, sentences):
         return _found(D.SYSTEMATIC_REVIEW, "systematic_review.text")
+    animals = species_trusted and animal_experiment(sentences)  # a veterinary case is animal
+    if case_title(title) and not animals:
+        return _found(D.CASE_REPORT, "case_report.title")
     if narrative_review(title, text):
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if is_commentary(text) and not (
@@ -286,13 +296,15 @@ def _by_statement(
         return _found(D.OBSERVATIONAL, "observational.mendelian_randomization")
     randomized = states_randomization(sentences)
     trial = randomized or states_trial(sentences)
-    if trial and species_trusted and animal_experiment(sentences):
+    if trial and animals:
         return _found(D.ANIMAL, "animal.text_trial_species")
     if randomized:
         return _found(D.RCT, "rct.text")
+    if latin_square(sentences) and not animals:
+        return _found(D.RCT, "rct.text_latin_square")
     if trial:
         return _found(D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
-    if states_case(text):
+    if states_case(text) and not animals:
         return _found(D.CASE_REPORT, "case_report.text")
     if computational_title(title):
         return _found(D.COMPUTATIONAL, "computational.title")

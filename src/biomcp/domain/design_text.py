@@ -33,11 +33,9 @@ __all__ = [
     "is_commentary",
     "is_mendelian_randomization",
     "lab_assays",
-    "narrative_review",
-    "narrative_title",
+    "latin_square",
     "observational_methods",
     "research_sentences",
-    "states_case",
     "states_human_participants",
     "states_randomization",
     "states_trial",
@@ -140,6 +138,15 @@ def states_trial(sentences: list[str]) -> bool:
     )
 
 
+_LATIN_SQUARE = re.compile(r"\blatin[- ]square\b", _I)
+
+
+def latin_square(sentences: list[str]) -> bool:
+    """True when treatments were given in a Latin square design: each subject or group takes
+    the treatments in an order drawn from the square, an allocation design of its own."""
+    return _affirmed(_LATIN_SQUARE, sentences)
+
+
 def is_mendelian_randomization(text: str) -> bool:
     """True for a Mendelian randomization study (genetic variants as instruments)."""
     return bool(_MENDELIAN.search(text))
@@ -155,7 +162,7 @@ _SPECIES = re.compile(
     r"[Cc]anine|[Bb]eagles?|[Rr]abbits?|[Ss]heep|[Oo]vine|[Ll]ambs?|[Ee]wes?|[Zz]ebrafish|"
     r"(?:[Nn]on-?human )?[Pp]rimates?|"
     r"[Mm]onkeys?|[Mm]acaques?|[Bb]aboons?|[Mm]armosets?|[Hh]amsters?|[Gg]erbils?|[Ff]errets?|"
-    r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]onies|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
+    r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]on(?:y|ies)|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
     r"[Hh]eifers?|[Ss]teers?|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks|[Hh]ens|[Bb]roilers?|"
     r"[Qq]uails?|[Dd]ucks?|Drosophila|Caenorhabditis|C\. elegans|"
     r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
@@ -347,35 +354,8 @@ def economic_model(text: str) -> bool:
     return bool(analysis and _ECONOMIC_MODEL.search(text))
 
 
-# --- reviews, cases, observational and computational work -----------------------------------
+# --- observational and computational work --------------------------------------------------
 
-_NARRATIVE_TITLE = re.compile(r"\bnarrative (?:review|overview|synthesis)\b", _I)
-_REVIEW_TITLE = re.compile(r"\breview\b|\ban overview\b|\bstate of the art\b", _I)
-_REVIEW_TEXT = re.compile(
-    r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
-    r"this article reviews|the literature (?:is|was) reviewed|"
-    r"(?:studies|articles) were reviewed)\b",
-    _I,
-)
-_REVIEW_TEXT = re.compile(
-    r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
-    r"this article reviews|the literature (?:is|was) reviewed|"
-    r"(?:studies|articles) were reviewed)\b",
-    _I,
-)
-_RECORD_REVIEW = re.compile(
-    r"\b(?:chart|record|case notes?|file)s? review\b|\breviewed (?:the )?"
-    r"(?:medical |clinical |patient )?(?:records|charts)\b",
-    _I,
-)
-_CASE_REPORT = re.compile(
-    r"\bcase report\b|\bwe (?:report|describe|present) (?:a|an|the|two|three) "
-    r"(?:\w+[- ]){0,4}(?:case|patient|man|woman|boy|girl|infant|child)s?\b|"
-    r"\ban? \d{1,3}-(?:year|month|day)-old (?:\w+ ){0,2}(?:man|woman|boy|girl|patient|male|"
-    r"female|infant|child) (?:presented|was admitted|was referred|underwent|with)\b|"
-    r"\b(?:a|one) case of (?:[^.]{0,120}?) (?:is|was) (?:described|reported|presented)\b",
-    _I,
-)
 _OBSERVATIONAL_TEXT = re.compile(
     r"\b(?:retrospective(?:ly)?|prospective(?:ly)?|cohorts?|case-control|cross-sectional|"
     r"population-based|registry|register-based|surveys?|questionnaires?|case series|"
@@ -408,22 +388,6 @@ _GENOMICS_TEXT = re.compile(
     r"\b(?:genome sequenc\w+|sequencing (?:and|of) \w+|chromosome \d+ of|whole-genome)\b",
     _I,
 )
-
-
-def narrative_title(title: str) -> bool:
-    """True when the title calls the record a narrative review (whatever it searched)."""
-    return bool(_NARRATIVE_TITLE.search(title))
-
-
-def narrative_review(title: str, text: str) -> bool:
-    """True for a review that is not a chart or record review."""
-    said = bool(_REVIEW_TITLE.search(title) or _REVIEW_TEXT.search(text))
-    return said and not _RECORD_REVIEW.search(text)
-
-
-def states_case(text: str) -> bool:
-    """True for a case report: "we report a case", "A 7-year-old girl presented with"."""
-    return bool(_CASE_REPORT.search(text))
 
 
 def observational_methods(sentences: list[str]) -> bool:

@@ -117,11 +117,36 @@ RANDOM_SAMPLING = {
     ("pubmedqa", "18537964"): "randomly selected patients",
     ("pubmedqa", "12913347"): "randomly selected maternity units",
 }
+# Case reports as their texts say it: the title names a case or one patient.
+CASE_TITLES = {
+    (BASELINE_1979, "403614"): "...: report of a case with severe epistaxis",
+    (BASELINE_1979, "427390"): "...: report of three cases",
+    (BASELINE_1979, "413346"): "...in a patient with congenital lacticacidaemia",
+    (UPDATE_2021, "34091573"): "...in a 7-Year-Old Girl",
+    (UPDATE_2021, "34022760"): "...: A case report and literature review",
+}
+# ...or the abstract opens on the patient, or says a case is described.
+CASE_TEXTS = {
+    (BASELINE_1979, "401643"): "A 25-year-old insulin-dependent diabetic man who was admitted",
+    (BASELINE_1979, "405019"): "A patient with biopsy-proven papular mucinosis ... developed",
+    (BASELINE_1979, "411175"): "Reported is a case of septicemia",
+    (BASELINE_1979, "401603"): "Three patients with a gas-filled appendix ... are described",
+}
+# Case words that describe a group or an animal, not a patient.
+NOT_CASE_REPORTS = {
+    (UPDATE_2021, "31884885"): "...in a Child and Adolescent Cohort (9,875 participants)",
+    (BASELINE_1979, "428365"): "a case described in a 12 year old pony",
+}
+LATIN_SQUARES = {
+    (BASELINE_1979, "403551"): "treatments distributed according to a Latin square design",
+    (BASELINE_1979, "419163"): "a double-blind Latin square cross-over design",
+}
 _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
-        COMMENTARIES, STATED_RANDOMIZATION_OVER_MESH, RANDOM_SAMPLING,
+        COMMENTARIES, STATED_RANDOMIZATION_OVER_MESH, RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS,
+        NOT_CASE_REPORTS, LATIN_SQUARES,
     )
     for key in table
 }  # fmt: skip
@@ -179,6 +204,26 @@ def test_real_random_allocation_mesh_for_random_sampling_is_not_an_rct(
     record = _record(*key)
     assert "random allocation" in record.mesh_descriptors
     assert classify_design(record).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(CASE_TITLES))
+def test_real_case_report_titles_make_case_reports_from_text_alone(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "case_report.title"
+
+
+@pytest.mark.parametrize("key", sorted(CASE_TEXTS))
+def test_real_abstracts_about_one_patient_make_case_reports(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "case_report.text"
+
+
+@pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))
+def test_real_cohorts_and_animal_cases_are_not_case_reports(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is not D.CASE_REPORT
+
+
+@pytest.mark.parametrize("key", sorted(LATIN_SQUARES))
+def test_real_latin_square_trials_in_people_are_rcts(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "rct.text_latin_square"
 
 
 def test_no_pubmedqa_question_about_guidelines_is_a_guideline() -> None:

@@ -1,0 +1,115 @@
+"""Case reports, narrative reviews and Latin square trials from text alone (issue 41): synthetic
+twins of the real records in test_design_golden.py, one class of wording per case."""
+
+from __future__ import annotations
+
+import pytest
+
+from biomcp.domain.design import StudyDesign, classify_design
+from biomcp.domain.design_reports import case_title, narrative_review, states_case
+from tests.support.builders import make_record
+
+pytestmark = pytest.mark.unit
+
+D = StudyDesign
+
+
+def design(title: str = "A study of something", text: str = "") -> tuple[StudyDesign, str]:
+    found = classify_design(
+        make_record(title=title, text=text) if text else make_record(title=title)
+    )
+    return found.design, found.rule
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Splenic rupture in infectious mononucleosis: a case report.",
+        "Splenic rupture in infectious mononucleosis. Report of a case.",
+        "Hyperosmolar diabetes presenting as urinary retention: report of three cases.",
+        "[Coronary occlusion and arsenic poisoning. Apropos of 2 operated cases].",
+        "Torsion of the spleen in a five-and-a-half-month-old infant.",
+        "Orbital abscess of dental origin in a 7-Year-Old Girl.",
+        "Thiamine dependency in a patient with congenital lactic acidosis.",
+        "Polycystic kidney disease of early infancy in two sisters.",
+        "A case of central Horner syndrome after stroke.",
+        "Endobronchial lipoma: case report and review of the literature.",
+    ],
+)
+def test_a_title_that_names_a_case_makes_a_case_report(title: str) -> None:
+    assert design(title=title) == (D.CASE_REPORT, "case_report.title")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Early predictors of late-onset ADHD in a child and adolescent cohort.",
+        "Hospital costs in a patient population with heart failure.",
+        "MRI-guided prostate biopsy in a patient group with PI-RADS 4 and 5 targets.",
+        "A case for screening all newborns.",
+        "Two case-control studies of smoking and stroke.",
+        "Salmonellosis in children with cancer: review of 42 cases.",
+    ],
+)
+def test_a_title_about_a_group_or_an_argument_is_not_a_case_report(title: str) -> None:
+    assert not case_title(title)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A 25-year-old diabetic man who was admitted with ketoacidosis showed ECG changes.",
+        "An elderly woman with macroglobulinemia developed repeated severe epistaxis.",
+        "A patient with biopsy-proven papular mucinosis, plus a paraproteinemia, is described.",
+        "Reported is a case of septicemia following a barium enema. It is the fourth such case.",
+        "Three patients with a gas-filled appendix and acute abdominal pain are described.",
+        "Two new cases of ectopic vas deferens are reported. Six earlier cases are reviewed.",
+        "Fatal septicemia due to an unidentified rod developed in a 60-year-old alcoholic.",
+    ],
+)
+def test_an_abstract_about_one_patient_or_a_handful_makes_a_case_report(text: str) -> None:
+    assert design(title="Septicemia and fistula", text=text) == (
+        D.CASE_REPORT,
+        "case_report.text",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A patient with hypertension should be treated before surgery. Diuretics are first.",
+        "A retrospective study of 88 cases of renal cell carcinoma is presented.",
+        "A case series of 40 patients with burns is presented.",
+        "In the case of a 360-minute exposure, diuresis fell by 30 per cent.",
+    ],
+)
+def test_patients_in_general_or_a_series_are_not_a_case_report(text: str) -> None:
+    assert not states_case(text)
+
+
+def test_a_case_in_an_animal_is_an_animal_study() -> None:
+    text = "A case of azotaemia is described in a 12 year old pony with an obstructed oesophagus."
+    assert design(title="Azotaemia in a pony", text=text)[0] is D.ANIMAL
+
+
+def test_a_title_that_reviews_a_series_is_not_a_narrative_review() -> None:
+    assert not narrative_review("Ewing's sarcoma (a review of 195 cases).", "")
+    assert narrative_review("Ewing's sarcoma: a review.", "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Subjects were tested in a double blind procedure with treatments distributed "
+        "according to a Latin square design.",
+        "Each volunteer took three drugs and placebo in a double-blind latin-square cross-over "
+        "design.",
+    ],
+)
+def test_a_latin_square_design_in_people_is_an_rct(text: str) -> None:
+    assert design(text=text) == (D.RCT, "rct.text_latin_square")
+
+
+def test_a_latin_square_design_in_animals_is_an_animal_study() -> None:
+    text = "Ten beagles were fed four diets in a replicated 4 x 4 Latin square design."
+    assert design(text=text)[0] is D.ANIMAL
