@@ -32,6 +32,8 @@ def reference_hash(record: PubMedRecord) -> str:
         del content["grants"]
     if content["pmid_version"] == 1:  # additive, like grants: unversioned PMIDs keep their hash
         del content["pmid_version"]
+    if not content["trial_ids"]:  # additive too: records without trial ids keep their hash
+        del content["trial_ids"]
     payload = json.dumps(canonical(content), sort_keys=True, ensure_ascii=False)
     # The digest is the first v1 implementation's; only the prefix moved on (HASH_SCHEME).
     return f"{HASH_SCHEME}:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -311,9 +311,11 @@ class _Section:
 
 
 def _sections(record: PubMedRecord) -> tuple[list[_Section], bool]:
-    if record.is_structured:
+    if record.is_structured:  # a label without text (kept by the parser) is not a chunk
         return [
-            _Section(i, s.label, s.category, s.text) for i, s in enumerate(record.abstract)
+            _Section(i, s.label, s.category, s.text)
+            for i, s in enumerate(record.abstract)
+            if s.text.strip()
         ], True
     text = "\n".join(s.text for s in record.abstract if s.text)
     return ([_Section(0, None, None, text)] if text.strip() else []), False

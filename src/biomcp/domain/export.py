@@ -6,9 +6,12 @@ screener sees the evidence tier, study design and quality score beside it:
 
 * **RIS** (`ris`): the citation's tags, the MeSH descriptors as `KW` (reference managers
   import them as tags; a major topic keeps its `*`), and one `N1` note: `bio-mcp: evidence
-  clinical (rct); quality 7/10` and, for a retracted record, `RETRACTED`.
-* **BibTeX** (`bibtex`): the citation, `keywords` with the MeSH descriptors and the same text
-  in `annote` (BibTeX's free-text field; Zotero and JabRef keep it as a note).
+  clinical (rct); quality 7/10` and, for a retracted record, `RETRACTED`. A record naming
+  trials gets a second `N1`, `Trial registry: NCT01234567`: every reference manager keeps
+  notes, while the custom tags `C1`-`C8` are EndNote's alone and others drop or rename them.
+* **BibTeX** (`bibtex`): the citation, `keywords` with the MeSH descriptors and the same
+  texts in `annote` (BibTeX's free-text field; Zotero and JabRef keep it as a note, and
+  citation styles do not print it, as they would `note`).
 * **CSV** (`csv`): one row per record, the columns of `CSV_COLUMNS` (with the saved queries
   that brought it, so one spreadsheet can hold several topics). A cell that a spreadsheet
   would read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets
@@ -38,6 +41,7 @@ __all__ = [
     "csv_header",
     "csv_row",
     "derived_note",
+    "registry_note",
     "ris_entry",
 ]
 
@@ -64,6 +68,7 @@ CSV_COLUMNS = (
     "study_design",
     "quality_total",
     "retracted",
+    "trial_ids",
     "mesh",
     "saved_queries",
     "url",
@@ -99,28 +104,38 @@ def derived_note(item: ExportedRecord) -> str:
     return f"{note}; RETRACTED" if item.retracted else note
 
 
+def registry_note(record: PubMedRecord) -> str | None:
+    """`Trial registry: NCT01234567, 2004-001234-56`, or None when the record names none."""
+    return f"Trial registry: {', '.join(record.trial_ids)}" if record.trial_ids else None
+
+
 def _mesh_terms(record: PubMedRecord) -> list[str]:
     return [f"{h.descriptor}*" if h.is_major else h.descriptor for h in record.mesh]
 
 
 def ris_entry(item: ExportedRecord) -> str:
-    """The record's RIS citation with its MeSH descriptors (`KW`) and `derived_note` (`N1`)."""
+    """The record's RIS citation with its MeSH descriptors (`KW`), `derived_note` (`N1`) and
+    `registry_note` (a second `N1`, when there is one)."""
     lines = format_citation(item.record, "ris").split("\n")
     end = lines.pop()  # "ER  - "
     lines += [f"KW  - {one_line(term)}" for term in _mesh_terms(item.record)]
     lines.append(f"N1  - {derived_note(item)}")
+    if trials := registry_note(item.record):
+        lines.append(f"N1  - {trials}")
     lines.append(end)
     return "\n".join(lines)
 
 
 def bibtex_entry(item: ExportedRecord) -> str:
-    """The record's BibTeX entry with `keywords` (MeSH) and `annote` (`derived_note`)."""
+    """The record's BibTeX entry with `keywords` (MeSH) and `annote` (`derived_note`, then
+    `registry_note` when there is one)."""
     entry = bibtex(item.record)
     extra = []
     terms = _mesh_terms(item.record)
     if terms:
         extra.append(("keywords", ", ".join(bibtex_escape(t) for t in terms)))
-    extra.append(("annote", bibtex_escape(derived_note(item))))
+    notes = (derived_note(item), registry_note(item.record))
+    extra.append(("annote", bibtex_escape(". ".join(n for n in notes if n))))
     body = "".join(f",\n  {name} = {{{value}}}" for name, value in extra)
     head, closing = entry[: entry.rindex("\n}")], entry[entry.rindex("\n}") :]
     return f"{head}{body}{closing}"
@@ -159,6 +174,7 @@ def csv_row(item: ExportedRecord) -> str:
         "study_design": item.design,
         "quality_total": str(item.quality.total),
         "retracted": "yes" if item.retracted else "no",
+        "trial_ids": "; ".join(record.trial_ids),
         "mesh": "; ".join(_mesh_terms(record)),
         "saved_queries": "; ".join(item.queries),
         "url": f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",

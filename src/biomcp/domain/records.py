@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 from enum import StrEnum
 
 from biomcp.domain.errors import InvalidRecordError
+from biomcp.domain.registries import registry_of
 
 _PMID = re.compile(r"[1-9][0-9]{0,9}")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -150,7 +151,8 @@ def _one_month_and_day(
 @dataclass(frozen=True, slots=True)
 class AbstractSection:
     """One paragraph of an abstract: `label` as printed (e.g. "RESULTS"), `category` the
-    NlmCategory (BACKGROUND, OBJECTIVE, METHODS, RESULTS, CONCLUSIONS, UNASSIGNED) or None."""
+    NlmCategory (BACKGROUND, OBJECTIVE, METHODS, RESULTS, CONCLUSIONS, UNASSIGNED) or None.
+    `text` is empty only for a labelled section that states its label alone."""
 
     text: str
     label: str | None = None
@@ -246,6 +248,7 @@ class PubMedRecord:
     `edat` is the Entrez date (History `entrez`, else `pubmed`) and `lr` the last revision
     (DateRevised); both are timezone-aware UTC datetimes. `abstract` keeps the sections in order.
     `pmid_version` is the PMID's `Version` attribute (1 for all but a few versioned articles).
+    `trial_ids` are the trial registry ids it names, canonical (`domain.registries`).
     """
 
     pmid: str
@@ -266,12 +269,16 @@ class PubMedRecord:
     pages: str | None = None
     grants: tuple[Grant, ...] = ()
     pmid_version: int = 1
+    trial_ids: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _PMID.fullmatch(self.pmid):
             raise InvalidRecordError(f"PMID must be digits without a leading zero: {self.pmid!r}")
         if self.pmid_version < 1:
             raise InvalidRecordError(f"PMID version must be 1 or more: {self.pmid_version}")
+        for trial_id in self.trial_ids:
+            if registry_of(trial_id) is None:
+                raise InvalidRecordError(f"not a canonical trial registry id: {trial_id!r}")
         for name in ("edat", "lr"):
             value = getattr(self, name)
             if value is not None and (value.tzinfo is None or value.utcoffset() is None):
@@ -289,8 +296,12 @@ class PubMedRecord:
 
     @property
     def abstract_text(self) -> str:
-        """The abstract as one readable string, labelled sections as `LABEL: text`."""
-        return "\n".join(f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract)
+        """The abstract as one readable string, labelled sections as `LABEL: text` (a label
+        without text as the label alone)."""
+        return "\n".join(
+            f"{s.label}: {s.text}" if s.label and s.text else s.label or s.text
+            for s in self.abstract
+        )
 
     @property
     def mesh_descriptors(self) -> frozenset[str]:
@@ -335,7 +346,8 @@ class QualityBreakdown:
     before it was recorded): recency moves with the calendar, so a score from an earlier year
     may be out of date (`quality.rescore_recency`). `sample_size_reading` is what the sample
     size was read from, kept so a reader need not read the abstract again (None for a score
-    stored before it was kept).
+    stored before it was kept). `retracted` says the record was retracted when scored: its
+    design, human and sample-size points are then 0 (`quality` module docstring).
     """
 
     design: int
@@ -347,6 +359,7 @@ class QualityBreakdown:
     sample_size_n: int | None = None
     scored_in: int | None = None
     sample_size_reading: SampleSizeReading | None = None
+    retracted: bool = False
 
     def as_dict(self) -> dict[str, int | None]:
         return {

@@ -34,8 +34,11 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v5 (issue 41): study design reads the abstract first (species before randomization, the
 #: usual RCT wordings, Mendelian randomization, guideline titles, commentaries); dates keep
 #: only the month a record states; the PMID's version is part of the record.
+#: v6 (issue 41): more RCT, case report and review wordings; sample sizes sum their groups and
+#: read spaced thousands; human points follow the design; a retracted record's quality counts
+#: no design, human or sample-size points; trial registry ids and labels without text kept.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v5"
+HASH_SCHEME = "v6"
 
 
 def _canonical(value: Any) -> Any:
@@ -56,7 +59,7 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v5:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    """`v6:` + SHA-256 of the canonical JSON of the record's content (module docstring;
     `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")
@@ -65,6 +68,8 @@ def content_hash(record: PubMedRecord) -> str:
         content.pop("grants")
     if content["pmid_version"] == 1:  # added later: unversioned PMIDs keep their hash
         content.pop("pmid_version")
+    if not content["trial_ids"]:  # added later: records without trial ids keep their hash
+        content.pop("trial_ids")
     payload = json.dumps(content, sort_keys=True, ensure_ascii=False)
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     return f"{HASH_SCHEME}:{digest}"

@@ -16,6 +16,7 @@ from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_wi
 from biomcp.domain.design import classify_design
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk, PubMedRecord
+from biomcp.domain.registries import registry_of
 from biomcp.ports.documents import StoredDocument
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
@@ -25,7 +26,9 @@ __all__ = [
     "DESIGN_FACET",
     "EMBED_BATCH",
     "INDEX_LOCK",
+    "REGISTRY_FACET",
     "STUDY_DESIGN",
+    "TRIAL_ID_FACET",
     "ChunkIndexer",
     "IndexOutcome",
     "PreparedChunks",
@@ -35,6 +38,9 @@ __all__ = [
 #: The facet key a corpus chunk's study design is filtered by, and its metadata key in hits.
 DESIGN_FACET = "design"
 STUDY_DESIGN = "study_design"
+#: The facet keys of a chunk's trial registries (`REGISTRIES`) and its record's registry ids.
+REGISTRY_FACET = "registry"
+TRIAL_ID_FACET = "trial_id"
 
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
@@ -258,9 +264,14 @@ class ChunkIndexer:
 
 def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
     """The vector-store record of one chunk, with the document's filterable metadata: its
-    study design is both returned with hits (`metadata`) and filterable (`facets`)."""
+    study design is both returned with hits (`metadata`) and filterable (`facets`), and so
+    are its record's trial registry ids and their registries (`facets` only)."""
     record = doc.record
     design = (doc.evidence.design or classify_design(record)).design.value
+    facets: dict[str, tuple[str, ...]] = {DESIGN_FACET: (design,)}
+    if record.trial_ids:
+        facets[TRIAL_ID_FACET] = record.trial_ids
+        facets[REGISTRY_FACET] = tuple(dict.fromkeys(map(_registry, record.trial_ids)))
     return ChunkRecord(
         uuid=chunk.uuid,
         doc_id=record.doc_id,
@@ -278,5 +289,9 @@ def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) 
         source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
         has_numbers=has_numeric_result(chunk.text),
         metadata={STUDY_DESIGN: design},
-        facets={DESIGN_FACET: (design,)},
+        facets=facets,
     )
+
+
+def _registry(trial_id: str) -> str:
+    return registry_of(trial_id) or ""

@@ -70,9 +70,10 @@ def parse_doc_id(value: str) -> str:
 def document_payload(doc: StoredDocument) -> dict[str, Any]:
     """The `rag.get` response (and the paper resource): spec 01's fields, then the v1.1 ones
     (`evidence_type`, `study_design` and the rule that decided it, the full
-    `quality_breakdown` with what was read for the sample size, flags, identifiers, authors,
-    MeSH). The study design is the one stored with the tier (the same rules decided both);
-    a document stored before designs were kept has it derived here from its record."""
+    `quality_breakdown` with what was read for the sample size, flags, identifiers, trial
+    registry ids, authors, MeSH). The study design is the one stored with the tier (the same
+    rules decided both); a document stored before designs were kept has it derived here from
+    its record."""
     record = doc.record
     quality = doc.quality
     design = doc.evidence.design or classify_design(record)
@@ -117,6 +118,7 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
             # done again does not give the stored n (older rules: see versioning).
             "sample_size_text": reading.phrase if reading.n == quality.sample_size_n else None,
             "sample_size_refused": list(reading.refused),
+            "retracted": quality.retracted,  # design, human and sample size count 0
             "total": quality.total,
         },
         "doi": record.doi,
@@ -124,6 +126,7 @@ def document_payload(doc: StoredDocument) -> dict[str, Any]:
         "pdat_text": record.pdat.raw if record.pdat is not None else None,
         "authors": [author.display_name for author in record.authors],
         "mesh_terms": [heading.descriptor for heading in record.mesh],
+        "trial_ids": list(record.trial_ids),
         "retracted": record.is_retracted,
         "retraction": retraction_notice(record),
         "url": f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",

@@ -20,6 +20,7 @@ from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.records import EvidenceType
+from biomcp.domain.registries import REGISTRIES, TRIAL_ID_HELP, normalise_trial_id
 from biomcp.domain.rerank import RerankWeights
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
@@ -32,7 +33,7 @@ from biomcp.ports.vectors import (
     VectorStore,
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
-from biomcp.usecases.indexing import DESIGN_FACET, STUDY_DESIGN
+from biomcp.usecases.indexing import DESIGN_FACET, REGISTRY_FACET, STUDY_DESIGN, TRIAL_ID_FACET
 from biomcp.usecases.ranking import hybrid_search, quality_rerank
 from biomcp.usecases.saved_queries import records_of_query
 
@@ -43,6 +44,7 @@ __all__ = [
     "check_designs",
     "check_filters",
     "with_designs",
+    "with_trial_id",
 ]
 
 MAX_TOP_K = 100
@@ -155,15 +157,18 @@ class SearchCorpus:
         include_retracted: bool = False,
         study_designs: Collection[str] | None = None,
         query_key: str | None = None,
+        trial_id: str | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (retracted papers left out unless
         `include_retracted`; only chunks of `study_designs` when given: `StudyDesign` values;
-        only the records the saved query `query_key` brought, when given).
+        only the records the saved query `query_key` brought, when given; only records naming
+        the registry id `trial_id`, or any registry id when it is `any`).
 
         Raises:
             InvalidRequestError: an empty query, `top_k` outside 1..100, an unknown design or
-                evidence type, a year range that ends before it starts; a `query_key` synced
-                before its records were recorded, or holding more than `MAX_QUERY_RECORDS`.
+                evidence type, a year range that ends before it starts; a `trial_id` that is
+                no registry id; a `query_key` synced before its records were recorded, or
+                holding more than `MAX_QUERY_RECORDS`.
             NotFoundError: nothing has been indexed yet; no saved query `query_key` holds
                 records.
             EmbeddingError, VectorStoreError: from the adapters.
@@ -174,6 +179,7 @@ class SearchCorpus:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
         if filters is not None:
             check_filters(filters)
+        filters = with_trial_id(filters, trial_id)
         if query_key is not None:
             filters = await self._within_query(query_key, filters)
             if filters.doc_ids == frozenset():  # none of the ids asked for is the query's
@@ -336,6 +342,33 @@ def with_designs(
     facet = (DESIGN_FACET, frozenset(study_designs))
     base = filters or SearchFilters()
     others = tuple(f for f in base.facets or () if f[0] != DESIGN_FACET)
+    return replace(base, facets=(*others, facet))
+
+
+def with_trial_id(filters: SearchFilters | None, trial_id: str | None) -> SearchFilters | None:
+    """`filters` narrowed to chunks whose record names `trial_id` (any spelling of it), or any
+    registry id when it is `any` (None or blank: unchanged). Chunks indexed before registry
+    ids were kept carry none until the corpus is re-indexed (`biomcp index rebuild`).
+
+    Raises:
+        InvalidRequestError: `trial_id` is neither `any` nor a registry id.
+    """
+    wanted = (trial_id or "").strip()
+    if not wanted:
+        return filters
+    if wanted.casefold() == "any":
+        facet = (REGISTRY_FACET, frozenset(REGISTRIES))
+    else:
+        canonical = normalise_trial_id(wanted)
+        if canonical is None:
+            raise InvalidRequestError(
+                f"trial_id {trial_id!r} is not a trial registry id: use 'any' or one like "
+                f"{TRIAL_ID_HELP}",
+                details={"field": "trial_id", "value": trial_id},
+            )
+        facet = (TRIAL_ID_FACET, frozenset({canonical}))
+    base = filters or SearchFilters()
+    others = tuple(f for f in base.facets or () if f[0] != facet[0])
     return replace(base, facets=(*others, facet))
 
 

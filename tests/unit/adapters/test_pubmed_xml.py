@@ -429,12 +429,13 @@ def test_empty_article_title_falls_back_to_the_vernacular_title() -> None:
     assert record.title == "Un article synthétique."
 
 
-def test_copyright_and_empty_sections_stay_out_of_the_abstract_and_markup_is_flattened() -> None:
+def test_copyright_stays_out_an_empty_section_keeps_its_label_and_markup_is_flattened() -> None:
     record = _by_pmid(_fixture("synthetic_mixed_set.xml"))["20000002"]
 
     assert record.abstract == (
         AbstractSection("The BRCA1 gene and CO2 levels.", "BACKGROUND", "BACKGROUND"),
         AbstractSection("It worked in 103 cells.", "RESULTS", "RESULTS"),
+        AbstractSection("", "EMPTY"),
     )
     assert "©" not in record.abstract_text
 

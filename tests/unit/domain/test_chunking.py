@@ -109,6 +109,13 @@ def test_a_record_without_abstract_gets_one_title_chunk_and_without_either_none(
     assert chunk_record(_record([], title=None)) == ()
 
 
+def test_a_label_without_text_is_no_chunk_and_leaves_the_title_chunk() -> None:
+    only_label = _record([("LEVEL OF EVIDENCE: 4", "")], title="Knee outcomes")
+    assert [(c.chunk_id, c.text) for c in chunk_record(only_label)] == [("w0", "Knee outcomes")]
+    with_results = _record([("LEVEL OF EVIDENCE: 4", ""), ("RESULTS", "Pain fell by 3 points.")])
+    assert [c.chunk_id for c in chunk_record(with_results)] == ["s1_0"]
+
+
 def test_results_stay_whole_up_to_the_maximum_while_other_sections_split_at_the_target() -> None:
     body = FILLER  # over the target, under the maximum
     config = ChunkingConfig(target_tokens=40, max_tokens=80, overlap_tokens=5)

@@ -50,6 +50,10 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "synthetic": "083841c0f2a7f63b2b6fc4ebefa3fd042c65ea6a8257ba24d59ca6d2d86ea431",
         "real": "b0fabd2718f589a732735561de7a2c9fbd8f76b180dab5fb6f271c513e35677d",
     },
+    "v6": {
+        "synthetic": "083841c0f2a7f63b2b6fc4ebefa3fd042c65ea6a8257ba24d59ca6d2d86ea431",
+        "real": "be02bbd59877a7f7b3bdf1fad3663fc283845b7fcd0240ba23fdd55afc00128b",
+    },
 }
 
 

@@ -73,7 +73,11 @@ def test_the_note_says_tier_design_and_score_and_flags_a_retraction() -> None:
     )
     retracted = exported(**TRIAL, notices=(Notice(kind=NoticeKind.RETRACTION_IN, pmid="39000001"),))
     assert retracted.retracted
-    assert derived_note(retracted) == f"{note}; RETRACTED"
+    assert derived_note(retracted) == (
+        f"bio-mcp: evidence {retracted.evidence.evidence_type} (rct); "
+        f"quality {retracted.quality.total}/10; RETRACTED"
+    )
+    assert retracted.quality.total < item.quality.total  # what it reports is withdrawn
 
 
 def test_ris_reads_back_with_keywords_and_the_note() -> None:

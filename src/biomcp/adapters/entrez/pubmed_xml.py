@@ -45,6 +45,7 @@ from biomcp.domain.records import (
     PubDate,
     PubMedRecord,
 )
+from biomcp.domain.registries import trial_ids
 
 __all__ = ["ParsedArticleSet", "parse_pubmed_articles"]
 
@@ -54,6 +55,7 @@ _T = TypeVar("_T")
 _NOTICE_KINDS = {kind.value: kind for kind in NoticeKind}
 _ORCID = re.compile(r"(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
+_ACCESSIONS = "AccessionNumberList/AccessionNumber"
 # MathML annotations carry the formula again in another notation (TeX, content MathML).
 _MATHML_ANNOTATIONS = (f"{{{MATHML_NS}}}annotation", f"{{{MATHML_NS}}}annotation-xml")
 
@@ -207,10 +209,11 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
         art = etree.Element("Article")  # a citation without an Article: keep the bare PMID
     pubmed_data = article.find("PubmedData")
 
+    abstract: tuple[AbstractSection, ...] = optional("abstract", lambda: _abstract(art), ())
     return PubMedRecord(
         pmid=pmid,
         title=optional("title", lambda: _title(art), None),
-        abstract=optional("abstract", lambda: _abstract(art), ()),
+        abstract=abstract,
         journal=optional("journal", lambda: _journal(art), Journal()),
         publication_types=optional(
             "publication_types",
@@ -232,6 +235,7 @@ def _parse_article(article: etree._Element, index: int, problems: list[str]) -> 
         pages=optional("pages", lambda: _pages(art), None),
         grants=optional("grants", lambda: _grants(art), ()),
         pmid_version=optional("pmid version", lambda: _pmid_version(citation), 1),
+        trial_ids=optional("trial ids", lambda: _trial_ids(art, abstract), ()),
     )
 
 
@@ -255,15 +259,21 @@ def _abstract(art: etree._Element) -> tuple[AbstractSection, ...]:
     sections: list[AbstractSection] = []
     for node in art.iterfind("Abstract/AbstractText"):
         text = node_text(node)
-        if text:
+        label = node_attr(node, "Label")
+        if text or label:  # `<AbstractText Label="LEVEL OF EVIDENCE: 4"/>` says its label
             sections.append(
-                AbstractSection(
-                    text,
-                    label=node_attr(node, "Label"),
-                    category=node_attr(node, "NlmCategory"),
-                )
+                AbstractSection(text or "", label=label, category=node_attr(node, "NlmCategory"))
             )
     return tuple(sections)
+
+
+def _trial_ids(art: etree._Element, abstract: tuple[AbstractSection, ...]) -> tuple[str, ...]:
+    """Registry ids from the DataBankList and from the abstract's text."""
+    banks = [
+        (node_text(bank.find("DataBankName")), node_texts(bank.iterfind(_ACCESSIONS)))
+        for bank in art.iterfind("DataBankList/DataBank")
+    ]
+    return trial_ids(banks, (s.text for s in abstract))
 
 
 def _journal(art: etree._Element) -> Journal:

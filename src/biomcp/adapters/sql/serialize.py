@@ -188,6 +188,7 @@ def record_to_json(record: PubMedRecord) -> JsonDict:
             for g in record.grants
         ],
         "pmid_version": record.pmid_version,  # additive: older rows read back as version 1
+        "trial_ids": list(record.trial_ids),  # additive: older rows read back as none
     }
 
 
@@ -242,6 +243,7 @@ def record_from_json(data: JsonDict) -> PubMedRecord:
                 for g in data.get("grants", ())
             ),
             pmid_version=data.get("pmid_version", 1),
+            trial_ids=tuple(data.get("trial_ids", ())),
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"malformed record_json: {exc!r}") from exc
@@ -259,6 +261,8 @@ def quality_to_json(quality: QualityBreakdown) -> JsonDict:
     if reading is not None:
         data["sample_size_text"] = reading.phrase
         data["sample_size_refused"] = list(reading.refused)
+    if quality.retracted:
+        data["retracted"] = True
     return data
 
 
@@ -283,6 +287,7 @@ def quality_from_json(data: JsonDict) -> QualityBreakdown:
                 if "sample_size_refused" in data
                 else None
             ),
+            retracted=bool(data.get("retracted", False)),
         )
     except KeyError as exc:
         raise ValueError(f"malformed quality_json: missing {exc}") from exc

@@ -150,12 +150,14 @@ class AsyncCorpus:
         include_retracted: bool = False,
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
+        trial_id: str | None = None,
     ) -> list[SearchHit]:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
         reranked by quality unless `quality_bias=False`). The keyword filters narrow the
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
         total, journal titles, document ids, study designs (`"rct"`, `"systematic_review"`,
-        ...: `StudyDesign`), the records one saved query synced (`query_key`). Retracted
+        ...: `StudyDesign`), the records one saved query synced (`query_key`), the records
+        naming a trial registry id (`trial_id`: `"NCT01234567"`..., or `"any"`). Retracted
         papers are left out unless `include_retracted` (their hits then say `retracted`).
         `hit.as_payload()` is one `rag.search` result."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
@@ -168,6 +170,7 @@ class AsyncCorpus:
                 include_retracted=include_retracted,
                 study_designs=_names(study_designs),
                 query_key=query_key,
+                trial_id=trial_id,
             )
         )
 

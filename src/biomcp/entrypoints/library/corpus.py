@@ -151,6 +151,7 @@ class Corpus:
         include_retracted: bool = False,
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
+        trial_id: str | None = None,
     ) -> list[SearchHit]:
         return self._run(
             self._aio.search(
@@ -166,6 +167,7 @@ class Corpus:
                 include_retracted=include_retracted,
                 study_designs=study_designs,
                 query_key=query_key,
+                trial_id=trial_id,
             )
         )
 

@@ -55,6 +55,7 @@ class QualityBreakdown(TypedDict):
     sample_size_n: int | None
     sample_size_text: str | None
     sample_size_refused: list[str]
+    retracted: bool
     total: int
 
 
@@ -90,6 +91,7 @@ class Document(TypedDict):
     pdat_text: str | None
     authors: list[str]
     mesh_terms: list[str]
+    trial_ids: list[str]
     retracted: bool
     retraction: RetractionNotice | None
     url: str

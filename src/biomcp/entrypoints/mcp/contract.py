@@ -290,6 +290,7 @@ _QUALITY_BREAKDOWN = {
         "study_design": {"type": "string", "enum": _STUDY_DESIGN_VALUES},
         "sample_size_text": NULLABLE_STRING,
         "sample_size_refused": {"type": "array", "items": {"type": "string"}},
+        "retracted": {"type": "boolean"},
         "total": {"type": "integer"},
     },
     "additionalProperties": False,
@@ -329,6 +330,7 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "pdat_text": NULLABLE_STRING,
             "authors": {"type": "array", "items": {"type": "string"}},
             "mesh_terms": {"type": "array", "items": {"type": "string"}},
+            "trial_ids": {"type": "array", "items": {"type": "string"}},
             "retracted": {"type": "boolean"},
             "retraction": {
                 "anyOf": [

@@ -8,6 +8,7 @@ for `FakeCorpus.from_xml_bytes` or to be written to a file.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from datetime import date, timedelta
 from xml.sax.saxutils import escape
@@ -67,6 +68,7 @@ _DESIGNS = (
     (None, None, "Effects of"),
 )
 _DESIGN_WEIGHTS = (3, 1, 2, 2, 1, 5)
+_TRIAL_TYPES = frozenset({"Randomized Controlled Trial", "Clinical Trial"})
 _JOURNALS = (
     ("The New England journal of medicine", "N Engl J Med", "0028-4793", "1533-4406"),
     ("Lancet (London, England)", "Lancet", "0140-6736", "1474-547X"),
@@ -103,7 +105,8 @@ def generate_articles(
     [`start`, `end`] (later PMIDs never have earlier dates), each with a random hour and minute.
     About one article in five is a randomized controlled trial; every article is tagged
     Humans or Animals in MeSH, has a title, a one- or two-section abstract, a journal with an
-    ISSN, one to three authors, a DateRevised and a DOI. The DateRevised (LR, what `mdat`
+    ISSN, one to three authors, a DateRevised and a DOI; about half of the trials list an NCT
+    id in a DataBankList. The DateRevised (LR, what `mdat`
     searches) is 1-400 days after the Entrez date, or exactly `revised_after_days` after it
     (0: revised the day it appeared, so no record looks revised since a later sync).
 
@@ -164,7 +167,8 @@ def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int 
         f'<ELocationID EIdType="doi" ValidYN="Y">{doi}</ELocationID>'
         f"<Abstract>{abstract}</Abstract>"
         f'<AuthorList CompleteYN="Y">{authors}</AuthorList>'
-        f"<Language>eng</Language><PublicationTypeList>{''.join(types)}</PublicationTypeList>"
+        f"<Language>eng</Language>{_databanks(pmid, pub_type)}"
+        f"<PublicationTypeList>{''.join(types)}</PublicationTypeList>"
         f"</Article><MedlineJournalInfo><Country>United States</Country>"
         f"<MedlineTA>{abbrev}</MedlineTA><NlmUniqueID>{9000000 + len(abbrev)}</NlmUniqueID>"
         f"</MedlineJournalInfo><MeshHeadingList>{mesh}"
@@ -172,6 +176,21 @@ def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int 
         f"</History><PublicationStatus>ppublish</PublicationStatus><ArticleIdList>"
         f'<ArticleId IdType="pubmed">{pmid}</ArticleId><ArticleId IdType="doi">{doi}'
         f"</ArticleId></ArticleIdList></PubmedData></PubmedArticle>"
+    )
+
+
+def _databanks(pmid: int, pub_type: str | None) -> str:
+    """A ClinicalTrials.gov `DataBankList` for about half of the trials, its NCT id derived
+    from the PMID alone: the shared random stream is not drawn from, so other articles stay
+    the same."""
+    digest = hashlib.sha256(f"nct:{pmid}".encode()).digest()
+    if pub_type not in _TRIAL_TYPES or digest[0] % 2:
+        return ""
+    nct = f"NCT{int.from_bytes(digest[1:5]) % 10**8:08d}"
+    return (
+        '<DataBankList CompleteYN="Y"><DataBank><DataBankName>ClinicalTrials.gov'
+        f"</DataBankName><AccessionNumberList><AccessionNumber>{nct}</AccessionNumber>"
+        "</AccessionNumberList></DataBank></DataBankList>"
     )
 
 

@@ -55,31 +55,29 @@ def _descriptions(sync_wait_s: float, *, v11: bool) -> dict[str, str]:
         "pubmed.sync_delta": "Incrementally sync the PubMed records matching `term` into the "
         "evidence corpus, under the saved-query name `query_key`: records whose Entrez date "
         "falls after the query's checkpoint (minus `overlap_days`) are fetched, classified "
-        "(clinical / preclinical / basic), quality-scored, chunked and embedded; unchanged "
-        "records are skipped, so replaying is safe. A long sync runs as a job: after "
+        "(clinical / preclinical / basic), scored, chunked and embedded; unchanged "
+        "records are skipped (replay is safe). A long sync runs as a job: after "
         f"{sync_wait_s:g} s the answer carries the counts so far and a warning naming the job, "
-        "which goes on (also when this request is cancelled); corpus_sync_status reports its "
-        "progress and final report.",
+        "which goes on (even if this request is cancelled); corpus_sync_status reports its "
+        "progress and result.",
         "corpus.sync_status": "The state of a sync job started by <!-- if pubmed_sync_delta -->"
-        "pubmed_sync_delta<!-- else -->a sync<!-- end --> (its job_id): queued, running (with "
-        "progress), succeeded (with the final report), failed (with the error) or "
-        "interrupted (its process stopped; sync again to complete it).",
+        "pubmed_sync_delta<!-- else -->a sync<!-- end --> (its job_id), with its progress, "
+        "final report or error; interrupted: its process stopped, sync again.",
         "corpus.overview": "Which topics the corpus holds: record and chunk counts, and every "
-        "saved query with its PubMed term, last_edat, last sync status, records and pending "
-        "PMIDs. Its key narrows rag_search (query_key)<!-- if pubmed_sync_delta --> and, with "
-        "its term, syncs it again (pubmed_sync_delta)<!-- end -->.",
-        "rag.search": "Hybrid (BM25 + vector) search over the synced corpus, returning the "
+        "saved query with its term, last_edat, sync status and records. Its key narrows "
+        "rag_search (query_key)<!-- if pubmed_sync_delta --> and, with its term, syncs it "
+        "again (pubmed_sync_delta)<!-- end -->.",
+        "rag.search": "Hybrid (BM25 + vector) search of the synced corpus: the "
         "top_k most relevant abstract chunks. With quality_bias (default) the ranking favours "
         "higher-quality studies, Results/Conclusions sections and the evidence tier the "
         "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), "
         + (
             "the chunk text, its section, evidence type, study design, quality (0-10), "
-            "year, journal and the raw scores; optional filters by study design, evidence "
-            "tier, year and quality."
+            "year, journal and the raw scores; optional filters."
             if v11
             else "the chunk's uuid, quality (0-10) and the raw and final scores."
         ),
-        "rag.get": "The metadata of one corpus document by doc_id (pmid:<digits>): "
+        "rag.get": "One corpus document by doc_id (pmid:<digits>): "
         "title, abstract, journal, publication types, dates, "
         + (
             "evidence type and the quality score with its breakdown."

@@ -72,6 +72,7 @@ class CorpusHandlers:
             include_retracted=bool(args.get("include_retracted", False)),
             study_designs=args.get("study_design"),
             query_key=args.get("query_key"),
+            trial_id=args.get("trial_id"),
         )
         return {"results": [hit.as_payload() for hit in hits]}
 

@@ -35,6 +35,7 @@ QUERY_KEY_MAX_CHARS = 200
 SEARCH_QUERY_MAX_CHARS = 4000
 _STUDY_DESIGN_VALUES = list(STUDY_DESIGN_VALUES)
 DOC_ID_MAX_CHARS = 32
+TRIAL_ID_MAX_CHARS = 40
 TIMESTAMP_MAX_CHARS = 64
 #: Ten years of overlap: more is a backfill, which moving the checkpoint does better.
 OVERLAP_DAYS_MAX = 3650
@@ -97,6 +98,12 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "type": "string",
                 "maxLength": QUERY_KEY_MAX_CHARS,
                 "description": "Only papers this saved query synced.",
+            },
+            "trial_id": {
+                "type": "string",
+                "maxLength": TRIAL_ID_MAX_CHARS,
+                "description": "Only papers naming this trial id (NCT, ISRCTN, EudraCT, "
+                "ChiCTR) or 'any'.",
             },
         },
         "additionalProperties": False,
