@@ -155,6 +155,7 @@ def test_search_returns_pmids_brief_summaries_and_the_urls_without_the_key(
                 "source": "Am Psychol. 2022 Sep",
                 "pubDate": "2022-09",
                 "epubDate": "2021-11-29",
+                "retracted": False,
             },
             {
                 "pmid": STRUCTURED,
@@ -163,6 +164,7 @@ def test_search_returns_pmids_brief_summaries_and_the_urls_without_the_key(
                 "source": "N Engl J Med. 2018 May 17",
                 "pubDate": "2018-05-17",
                 "epubDate": None,
+                "retracted": False,
             },
         ]
         assert "api_key" not in answer["eSearchUrl"]
@@ -810,6 +812,7 @@ def test_similar_articles_come_with_scores_titles_and_authors(
                 "authors": "Bao Y, Prescott J, Yuan C, et al.",
                 "score": 31_000_000,
                 "linkUrl": f"https://pubmed.ncbi.nlm.nih.gov/{MANY_AUTHORS}/",
+                "retracted": False,
             },
             {
                 "pmid": UNKNOWN,  # linked, but PubMed has no summary for it
@@ -817,6 +820,7 @@ def test_similar_articles_come_with_scores_titles_and_authors(
                 "authors": None,
                 "score": 30_000_000,
                 "linkUrl": f"https://pubmed.ncbi.nlm.nih.gov/{UNKNOWN}/",
+                "retracted": False,
             },
         ]
         assert answer["retrievedCount"] == 2
@@ -996,7 +1000,7 @@ def test_citations_of_a_collective_author(tmp_path: Path, fake: FakeEutilsServer
     title += "three age cohorts"
     # APA and MLA: the journal's name in title case, not NLM's catalogue title
     assert cites["apa_string"] == (
-        f"{group}. (2022). {title}. *The American Psychologist*, *77*(6), 770–780. "
+        f"{group}. (2022). {title}. *American Psychologist*, *77*(6), 770–780. "
         "https://doi.org/10.1037/amp0000904"
     )
     mla_title = (
@@ -1004,7 +1008,7 @@ def test_citations_of_a_collective_author(tmp_path: Path, fake: FakeEutilsServer
         "Three Age Cohorts"  # MLA 9 keeps every preposition lower case
     )
     assert cites["mla_string"] == (
-        f"{group}. “{mla_title}.” *The American Psychologist*, vol. 77, no. 6, Sept. 2022, "
+        f"{group}. “{mla_title}.” *American Psychologist*, vol. 77, no. 6, Sept. 2022, "
         "pp. 770–80, https://doi.org/10.1037/amp0000904."
     )
     assert cites["vancouver_string"] == (

@@ -38,6 +38,7 @@ __all__ = [
     "LinkInfo",
     "LinkSet",
     "SearchResult",
+    "SummaryReference",
     "WindowEnumeration",
 ]
 
@@ -158,6 +159,16 @@ class FetchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryReference:
+    """A linked notice an ESummary lists under `References`: its type as PubMed spells it
+    ("Retraction in", "Erratum in"...), the notice's citation and its PMID."""
+
+    kind: str
+    source: str | None = None
+    pmid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DocSummary:
     """An ESummary v2.0 DocumentSummary, reduced to what tools show."""
 
@@ -178,6 +189,7 @@ class DocSummary:
     pmcid: str | None = None
     issn: str | None = None
     eissn: str | None = None
+    references: tuple[SummaryReference, ...] = ()
     error: str | None = None
 
 

@@ -16,13 +16,21 @@ repeated PMIDs). It assumes the clocks of the processes that sync and export agr
 jobs' times already do. An export `new` keeps that moment for itself: it starts at the key's
 export mark (every record of the key the first time), and `mark` moves the mark on once the
 caller has the whole export.
+
+An export `new` also carries the key's earlier records that were retracted since its mark, as
+flagged entries, so a screening tool learns of the retraction. The store knows them this way: a
+sync stores a record again, flagged, when PubMed retracts it (the retraction re-check), and that
+refreshes its `last_seen_at`. So a record retracted now, held by the key before the mark, and
+stored or seen at or after the mark is carried. One retracted already when it was synced is
+carried again only if a later sync sees it again (a repeat, which screening tools drop by PMID).
+The filters apply to carried records too, except the lowest quality: a retraction may lower it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,7 +67,9 @@ class ExportSummary:
     `retracted_left_out`. For one saved query, `next_added_since` is the `added_since` of the
     next export that takes up where this one stopped, and `sync_running` says that a sync of
     the query was running (what it brings comes with that next export). `new` says that the
-    export started at the key's export mark (`added_since`, None for a first one)."""
+    export started at the key's export mark (`added_since`, None for a first one).
+    `retracted_carried` counts the exported entries of a `new` export that are earlier records
+    of the key retracted since its mark (also counted in `considered` and `exported`)."""
 
     format: str
     query_key: str | None
@@ -71,9 +81,10 @@ class ExportSummary:
     next_added_since: datetime | None = None
     sync_running: bool = False
     new: bool = False
+    retracted_carried: int = 0
 
     def as_payload(self) -> dict[str, Any]:
-        return {
+        payload = {
             "format": self.format,
             "query_key": self.query_key,
             "added_since": iso_utc(self.added_since),
@@ -85,6 +96,9 @@ class ExportSummary:
             "sync_running": self.sync_running,
             "new": self.new,
         }
+        if self.new:
+            payload["retracted_carried"] = self.retracted_carried
+        return payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +110,8 @@ class _Selection:
     added_since: datetime | None
     next_added_since: datetime | None = None
     sync_running: bool = False
+    #: Earlier records of the key retracted since the mark (`new` only), carried flagged.
+    carried: frozenset[str] = frozenset()
 
 
 class ExportRecords:
@@ -140,10 +156,12 @@ class ExportRecords:
             added_since = added_since.replace(tzinfo=UTC)  # as ISO 8601 text without an offset
         key = query_key.strip() if query_key is not None else None
         chosen_records = await self._select(key, added_since, new=new)
-        pmids = sorted(chosen_records.pmids, key=int)
+        carried = chosen_records.carried
+        pmids = sorted([*chosen_records.pmids, *carried], key=int)
+        lenient = _without_quality(filters)
         if chosen is ExportFormat.CSV:
             write(csv_header())
-        exported = filtered = retracted = 0
+        exported = filtered = retracted = carried_count = 0
         for start in range(0, len(pmids), _PAGE):
             page = pmids[start : start + _PAGE]
             docs = await self._metadata.get_documents(page)
@@ -153,14 +171,15 @@ class ExportRecords:
                 if doc is None:  # deleted since the PMIDs were read
                     continue
                 item = _exported(doc, tuple(held.get(pmid, ())))
-                if not _passes(item, filters, designs):
+                if not _passes(item, lenient if pmid in carried else filters, designs):
                     filtered += 1
                     continue
-                if item.retracted and not include_retracted:
+                if item.retracted and not include_retracted and pmid not in carried:
                     retracted += 1
                     continue
                 write(_entry(chosen, item, doc, first=exported == 0))
                 exported += 1
+                carried_count += pmid in carried
         return ExportSummary(
             format=chosen.value,
             query_key=key,
@@ -172,6 +191,7 @@ class ExportRecords:
             next_added_since=chosen_records.next_added_since,
             sync_running=chosen_records.sync_running,
             new=new,
+            retracted_carried=carried_count,
         )
 
     async def _select(
@@ -200,7 +220,23 @@ class ExportRecords:
         pmids = await records_of_query(
             self._metadata, key, purpose="export it", added_since=added_since
         )
-        return _Selection(pmids, added_since, next_since, running)
+        carried: frozenset[str] = frozenset()
+        if new and added_since is not None:
+            carried = await self._retracted_since(key, added_since, exclude=frozenset(pmids))
+        return _Selection(pmids, added_since, next_since, running, carried)
+
+    async def _retracted_since(
+        self, key: str, mark: datetime, *, exclude: frozenset[str]
+    ) -> frozenset[str]:
+        """The records `key` held before `mark` (less `exclude`) that are retracted now and
+        were stored or seen again at or after `mark`: retracted since the last export."""
+        earlier = [p for p in await self._metadata.records_of(key) if p not in exclude]
+        found: set[str] = set()
+        for start in range(0, len(earlier), _PAGE):
+            retracted = await self._metadata.retracted_pmids(earlier[start : start + _PAGE])
+            docs = await self._metadata.get_documents(sorted(retracted))
+            found.update(p for p, doc in docs.items() if doc.last_seen_at >= mark)
+        return frozenset(found)
 
     async def mark_of(self, query_key: str) -> datetime | None:
         """Where the next `new` export of `query_key` starts; None before its first.
@@ -255,6 +291,13 @@ def _exported(doc: StoredDocument, queries: tuple[str, ...]) -> ExportedRecord:
         design=str(design.design),
         queries=queries,
     )
+
+
+def _without_quality(filters: SearchFilters | None) -> SearchFilters | None:
+    """`filters` less the lowest quality, for records carried as retracted."""
+    if filters is None or filters.min_quality is None:
+        return filters
+    return replace(filters, min_quality=None)
 
 
 def _passes(item: ExportedRecord, filters: SearchFilters | None, designs: frozenset[str]) -> bool:

@@ -29,6 +29,7 @@ from biomcp.ports.entrez import (
     LinkInfo,
     LinkSet,
     SearchResult,
+    SummaryReference,
 )
 
 __all__ = ["parse_einfo", "parse_elink", "parse_esearch", "parse_espell", "parse_esummary"]
@@ -170,6 +171,11 @@ def _summary_v2(node: etree._Element) -> DocSummary | None:
         pmcid=_pmcid(ids.get("pmc"), ids.get("pmcid")),
         issn=_text(node.find("ISSN")),
         eissn=_text(node.find("ESSN")),
+        references=tuple(
+            SummaryReference(kind, _text(ref.find("RefSource")), _text(ref.find("PMID")))
+            for ref in node.iterfind("References/Reference")
+            if (kind := _text(ref.find("RefType")))
+        ),
     )
 
 

@@ -7,6 +7,7 @@ ELink as `elink 20101123`, EInfo as `einfo 20190110`, EFetch as `PubmedArticleSe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
@@ -137,6 +138,22 @@ def esummary_xml(
     return _document("eSummaryResult", "".join(parts))
 
 
+def _references(record: PubMedRecord) -> str:
+    """ESummary's `References`: the record's notices, typed as ESummary spells them."""
+    return "".join(
+        f"\t\t<Reference>\n\t\t\t<RefSource>{_e(notice.source)}</RefSource>\n"
+        f"\t\t\t<RefType>{_e(_ref_type(notice.kind))}</RefType>\n"
+        f"\t\t\t<PMID>{_e(notice.pmid)}</PMID>\n\t\t\t<Note></Note>\n\t\t</Reference>\n"
+        for notice in record.notices
+    )
+
+
+def _ref_type(kind: str) -> str:
+    """`RetractionIn` (EFetch's RefType) -> `Retraction in` (ESummary's)."""
+    words = re.findall(r"[A-Z][a-z]*", kind)
+    return " ".join([words[0], *(w.lower() for w in words[1:])])
+
+
 def _summary(record: PubMedRecord, x: ArticleExtras) -> str:
     journal = record.journal
     names = [(a.display_name, "CollectiveName" if a.collective_name else "Author")
@@ -197,7 +214,7 @@ def _summary(record: PubMedRecord, x: ArticleExtras) -> str:
         f"\t<RecordStatus>{_e(status)}</RecordStatus>\n"
         f"\t<ArticleIds>\n{article_ids}\t</ArticleIds>\n"
         f"\t<History>\n{history_xml}\t</History>\n"
-        "\t<References>\n\t</References>\n"
+        f"\t<References>\n{_references(record)}\t</References>\n"
         f"\t<Attributes>\n{flags}\t</Attributes>\n"
         "\t<PmcRefCount>0</PmcRefCount>\n"
         f"\t<FullJournalName>{_e(journal.title)}</FullJournalName>\n"

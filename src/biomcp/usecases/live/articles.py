@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
-from biomcp.domain.citations import format_citation
+from biomcp.domain.retracted_citations import cite
 from biomcp.domain.sanitize import parse_pmid, parse_pmids
 from biomcp.ports.entrez import EntrezRequestError
 from biomcp.usecases.errors import InvalidRequestError
@@ -28,6 +28,7 @@ from biomcp.usecases.live.shapes import (
     abstract_plus,
     author_string,
     citation_data,
+    summary_retraction,
     unique_links,
 )
 
@@ -186,6 +187,7 @@ class ArticleDetails:
                     "authors": author_string(summary.authors) if summary else None,
                     "score": link.score,
                     "linkUrl": pubmed_url(link.pmid),
+                    **summary_retraction(summary),
                 }
             )
         cmd = "neighbor_score" if scored else "neighbor"
@@ -221,7 +223,7 @@ class ArticleDetails:
             "sourcePmid": source,
             "relationshipType": "citation_formats",
             "relatedArticles": [],
-            "citations": {s: format_citation(record, STYLE_KEYS[s]) for s in styles},
+            "citations": {s: cite(record, STYLE_KEYS[s]) for s in styles},
             "retrievedCount": 0,
             "eLinkUrl": None,
             "eFetchUrl": self.context.url("efetch", [("id", source), ("retmode", "xml")]),

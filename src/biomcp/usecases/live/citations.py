@@ -1,5 +1,6 @@
 """Citations for many PMIDs at once (`pubmed_format_citations`): one EFetch, every style of
-`biomcp.domain.citations` the caller asks for, and every PMID accounted for.
+`biomcp.domain.citations` the caller asks for, and every PMID accounted for. A retracted
+paper's citations say so (`biomcp.domain.retracted_citations`), and its entry has `retracted`.
 
 A PMID PubMed does not return is listed in `notFoundPmids`, a book record in `bookPmids` (its
 citation is not generated: the styles are those of journal articles); when not one of the
@@ -11,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biomcp.domain.citations import CitationStyle, format_citation
+from biomcp.domain.citations import CitationStyle
+from biomcp.domain.retracted_citations import cite
 from biomcp.domain.sanitize import parse_pmids
 from biomcp.usecases.errors import NotFoundError
 from biomcp.usecases.live.common import LiveContext, check_choice, within_deadline
@@ -59,7 +61,8 @@ class CitationFormatter:
         citations = [
             {
                 "pmid": p,
-                "citations": {s: format_citation(by_pmid[p], STYLE_KEYS[s]) for s in chosen},
+                "citations": {s: cite(by_pmid[p], STYLE_KEYS[s]) for s in chosen},
+                "retracted": by_pmid[p].is_retracted,
             }
             for p in wanted
             if p in by_pmid

@@ -37,6 +37,7 @@ from biomcp.domain.citematch import (
 from biomcp.ports.entrez import DocSummary, EntrezRequestError
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.live.common import LiveContext, within_deadline
+from biomcp.usecases.live.shapes import summary_retraction
 
 __all__ = ["MAX_CANDIDATES", "MAX_FALLBACK_SEARCHES", "MAX_REFERENCES", "CitationLookup"]
 
@@ -79,7 +80,8 @@ class CitationLookup:
         first = {
             ref.key: list(answers[ref.key].pmids) if ref.key in answers else [] for ref in parsed
         }
-        facts = await self._facts({p for pmids in first.values() for p in pmids})
+        retracted: dict[str, dict[str, Any]] = {}
+        facts = await self._facts({p for pmids in first.values() for p in pmids}, retracted)
         comparisons = {
             ref.key: [
                 compare(ref, facts[p], via="ecitmatch", order=n)
@@ -91,7 +93,7 @@ class CitationLookup:
         pending = [ref for ref in parsed if not _settled(ref, comparisons[ref.key])]
         more, notes = await self._fallback(pending)
         known = set(facts)
-        facts.update(await self._facts({p for ps in more.values() for p in ps} - known))
+        facts.update(await self._facts({p for ps in more.values() for p in ps} - known, retracted))
         results = []
         for index, (ref, given) in enumerate(zip(parsed, references, strict=True)):
             found = comparisons[ref.key] + [
@@ -100,7 +102,9 @@ class CitationLookup:
                 if p in facts
             ]
             results.append(
-                _result(index, ref, given, found, answers.get(ref.key), notes.get(ref.key))
+                _result(
+                    index, ref, given, found, answers.get(ref.key), notes.get(ref.key), retracted
+                )
             )
         counts = {
             "matched": sum(r["status"] == "matched" for r in results),
@@ -118,11 +122,20 @@ class CitationLookup:
         )
         return {answer.key: answer for answer in answers}
 
-    async def _facts(self, pmids: set[str]) -> dict[str, Candidate]:
+    async def _facts(
+        self, pmids: set[str], retracted: dict[str, dict[str, Any]]
+    ) -> dict[str, Candidate]:
+        """The candidates' facts from their ESummaries; adds the retracted ones to
+        `retracted`, with their notices (summary_retraction)."""
         if not pmids:
             return {}
         docs = await self.context.call(self.context.entrez.esummary(sorted(pmids, key=int)))
-        return {doc.pmid: _candidate(doc) for doc in docs if doc.error is None}
+        usable = [doc for doc in docs if doc.error is None]
+        for doc in usable:
+            shown = summary_retraction(doc)
+            if shown["retracted"]:
+                retracted[doc.pmid] = shown
+        return {doc.pmid: _candidate(doc) for doc in usable}
 
     async def _fallback(
         self, references: list[Reference]
@@ -238,6 +251,7 @@ def _result(
     comparisons: list[Comparison],
     citmatch: CitMatchAnswer | None,
     note: str | None,
+    retracted: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     decided = verdict(comparisons)
     key = given.get("key")
@@ -248,12 +262,12 @@ def _result(
         "pmid": decided.ranked[0].candidate.pmid if decided.status == "matched" else None,
         "given": list(reference.given()),
         "ecitmatch": citmatch.status if citmatch is not None else "not_asked",
-        "candidates": [_shown(c) for c in decided.ranked[:MAX_CANDIDATES]],
+        "candidates": [_shown(c, retracted) for c in decided.ranked[:MAX_CANDIDATES]],
         "note": note,
     }
 
 
-def _shown(comparison: Comparison) -> dict[str, Any]:
+def _shown(comparison: Comparison, retracted: dict[str, dict[str, Any]]) -> dict[str, Any]:
     candidate = comparison.candidate
     return {
         "pmid": candidate.pmid,
@@ -266,4 +280,5 @@ def _shown(comparison: Comparison) -> dict[str, Any]:
         "matchedFields": list(comparison.matched),
         "unmatchedFields": list(comparison.unmatched),
         "via": comparison.via,
+        **retracted.get(candidate.pmid, {"retracted": False}),
     }

@@ -17,6 +17,10 @@ from biomcp.usecases.live.common import pubmed_url
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.retractions import retraction_notice
 
+#: The publication type PubMed gives a retracted paper (ESummary's PubType flags, EFetch's types).
+RETRACTED_TYPE = "Retracted Publication"
+#: ESummary's type of the reference to a record's retraction notice.
+RETRACTION_IN = "retraction in"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _AUTHORS_SHOWN = 3
 
@@ -50,7 +54,30 @@ def brief_summary(doc: DocSummary) -> dict[str, Any]:
         "source": source,
         "pubDate": _standard_date(doc.pdat),
         "epubDate": _standard_date(doc.epubdate),
+        **summary_retraction(doc),
     }
+
+
+def summary_retracted(doc: DocSummary | None) -> bool:
+    """Whether an ESummary marks the article retracted (its PubType list or a `Retraction in`
+    reference)."""
+    return doc is not None and (
+        RETRACTED_TYPE in doc.pub_types
+        or any(ref.kind.casefold() == RETRACTION_IN for ref in doc.references)
+    )
+
+
+def summary_retraction(doc: DocSummary | None) -> dict[str, Any]:
+    """`retracted`, and for a retracted article its `retractionNotice` (the PMID and citation
+    of its `Retraction in` reference, both None when the summary lists none)."""
+    if doc is None or not summary_retracted(doc):
+        return {"retracted": False}
+    notice: dict[str, str | None] = {"noticePmid": None, "source": None}
+    for ref in doc.references:
+        if ref.kind.casefold() == RETRACTION_IN:
+            notice = {"noticePmid": ref.pmid, "source": ref.source}
+            break
+    return {"retracted": True, "retractionNotice": notice}
 
 
 def unique_links(linksets: Sequence[Any], source: str, linkname: str) -> list[Link]:

@@ -101,6 +101,8 @@ def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
     ]
     if breakdown.get("sample_size_n"):
         parts.append(f"n={breakdown['sample_size_n']}")
+    if breakdown.get("retracted"):
+        parts.append("retracted: design, human and sample size count 0")
     evidence = doc.get("evidence_type") or "-"
     if doc.get("evidence_rule"):
         evidence += f" (rule {doc['evidence_rule']})"
@@ -121,6 +123,7 @@ def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
         ("Evidence", evidence),
         ("Quality", f"{doc['quality']['total']}/10  ({', '.join(parts)})"),
         ("MeSH", "; ".join(doc.get("mesh_terms") or []) or None),
+        ("Trials", ", ".join(doc.get("trial_ids") or []) or None),
         ("PMCID", doc.get("pmcid")),
         ("DOI", doc.get("doi")),
         ("URL", doc.get("url")),
@@ -133,7 +136,10 @@ def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
     ]
     lines = [f"{doc['doc_id']}  (version {doc['version']})"]
     if doc.get("retracted"):
-        lines.append("*** RETRACTED ***")
+        notice = doc.get("retraction") or {}
+        source, pmid = notice.get("source"), notice.get("notice_pmid")
+        said = f"Retraction in: {source or 'a notice'}" if source or pmid else "no notice given"
+        lines.append(f"*** RETRACTED *** {said}" + (f" (PMID {pmid})" if pmid else ""))
     lines += textwrap.wrap(doc.get("title") or "(no title)", width=width, subsequent_indent="  ")
     lines.append("")
     indent = " " * 13
@@ -188,6 +194,14 @@ def search(
             help="Search only the records this saved query synced.",
         ),
     ] = None,
+    trial_id: Annotated[
+        str | None,
+        typer.Option(
+            "--trial-id",
+            help="Only records naming this trial registry id (NCT01234567, ISRCTN..., "
+            "EudraCT, ChiCTR...), or any id: 'any'.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
@@ -204,6 +218,7 @@ def search(
             include_retracted=include_retracted,
             study_designs=[d.strip().casefold() for d in design or [] if d.strip()],
             query_key=query_key,
+            trial_id=trial_id,
         )
 
     hits = execute(settings, work, json_output=json_output)

@@ -68,6 +68,10 @@ def _summary_line(summary: ExportSummary, output: Path | None) -> str:
             f"{summary.retracted_left_out} retracted left out "
             "(--include-retracted adds them, flagged)"
         )
+    if summary.retracted_carried:
+        left.append(
+            f"{summary.retracted_carried} exported before and retracted since, carried flagged"
+        )
     if left:
         line += "; " + "; ".join(left)
     if summary.next_added_since is not None:  # iso_utc rounds down: a repeat, never a loss
@@ -108,8 +112,9 @@ def export(
         typer.Option(
             "--new",
             help="With -k: only what the query brought since its last --new export (all "
-            "of its records the first time), for a living review's next screening; the "
-            "export, once complete, marks where the next one starts.",
+            "of its records the first time), for a living review's next screening, plus "
+            "its earlier records retracted since, flagged; the export, once complete, marks "
+            "where the next one starts.",
         ),
     ] = False,
     include_retracted: Annotated[

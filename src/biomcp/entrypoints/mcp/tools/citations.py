@@ -29,8 +29,8 @@ CITATION_PORTABLE_NAMES = {"formatCitations": "pubmed_format_citations"}
 
 _DESCRIPTION = (
     "Citations of up to 50 PubMed articles in one call (NCBI EFetch): RIS, BibTeX, APA 7, "
-    "MLA 9 or Vancouver strings per PMID. PMIDs PubMed does not have are listed in "
-    "notFoundPmids; when none can be cited the call fails with NOT_FOUND."
+    "MLA 9 or Vancouver strings per PMID (a retracted one says so). PMIDs PubMed lacks are "
+    "in notFoundPmids; when none can be cited the call fails with NOT_FOUND."
 )
 _STYLES = list(STYLE_KEYS)
 _PMID = {"type": "string", "pattern": r"^\d+$", "maxLength": 20}
@@ -65,6 +65,7 @@ CITATION_OUTPUT: dict[str, Any] = {
                 "required": ["pmid", "citations"],
                 "properties": {
                     "pmid": {"type": "string"},
+                    "retracted": {"type": "boolean"},
                     "citations": {
                         "type": "object",
                         "properties": {s: {"type": "string"} for s in _STYLES},

@@ -3,10 +3,12 @@
 * `search(query)` answers `{"results": [{"id", "title", "url"}], "source"}`: the documents of
   the corpus's best chunks (hybrid search, quality-biased), or, when the corpus has nothing
   (empty, or no hit), PubMed's own best matches (live ESearch + ESummary). Ids are
-  `pmid:<digits>`, URLs `https://pubmed.ncbi.nlm.nih.gov/<pmid>/`.
+  `pmid:<digits>`, URLs `https://pubmed.ncbi.nlm.nih.gov/<pmid>/`. A live result PubMed marks
+  retracted has `retracted: true` (the corpus leaves retracted records out).
 * `fetch(id)` answers `{"id", "title", "text", "url", "metadata"}`: the title and abstract of
   the document, from the corpus when it holds it, else from PubMed (EFetch). It accepts
-  `pmid:<digits>`, bare digits or a PubMed URL; an id PubMed does not know is NOT_FOUND.
+  `pmid:<digits>`, bare digits or a PubMed URL; an id PubMed does not know is NOT_FOUND. A
+  retracted article says so in its text and in `metadata.retraction_notice`.
 
 Both are read-only thin adapters over the corpus and live use cases. Their names are the
 clients' convention, the same in both naming modes. `BIOMCP_SEARCH_FETCH_TOOLS=false` hides
@@ -37,6 +39,7 @@ _ID: Final = re.compile(
     re.IGNORECASE,
 )
 
+_NO_NOTICE: Final = "Retracted publication."
 _STRING: Final = {"type": "string"}
 _STRINGS: Final = {"type": "array", "items": {"type": "string"}}
 
@@ -64,6 +67,7 @@ SEARCH_OUTPUT: Final[dict[str, Any]] = {
                     "id": {**_STRING, "description": "pmid:<digits>, for fetch"},
                     "title": _STRING,
                     "url": {**_STRING, "description": "The article's PubMed page"},
+                    "retracted": {"type": "boolean"},
                 },
                 "required": ["id", "title", "url"],
                 "additionalProperties": False,
@@ -114,6 +118,7 @@ FETCH_OUTPUT: Final[dict[str, Any]] = {
                 "evidence_type": _STRING,
                 "quality": {"type": "number", "description": "0-10 (corpus only)"},
                 "retracted": {"type": "boolean"},
+                "retraction_notice": _STRING,
             },
             "required": ["source", "pmid"],
             "additionalProperties": False,
@@ -149,10 +154,9 @@ def specs(services: Services) -> list[ToolSpec]:
             "search",
             "search",
             "Search PubMed evidence",
-            "Find PubMed articles for a question or keywords. Searches the synced evidence "
-            "corpus first (hybrid search, ranked by relevance and study quality); when the "
-            f"corpus has nothing, searches PubMed live. Returns up to {MAX_RESULTS} articles: "
-            "id (pmid:<digits>, for fetch), title and PubMed URL, and which source answered.",
+            "Find PubMed articles for a question or keywords: the synced evidence corpus "
+            "(ranked by relevance and study quality), else PubMed live. Returns up to "
+            f"{MAX_RESULTS} articles (id for fetch, title, URL, retracted) and the source.",
             search,
             writes=False,
             annotations=READING_LIVE,
@@ -163,10 +167,9 @@ def specs(services: Services) -> list[ToolSpec]:
             "fetch",
             "fetch",
             "Fetch a PubMed article",
-            "The title and abstract of one article by the id search gave (pmid:<digits>; bare "
-            "digits or a PubMed URL work too), with its metadata: journal, date, publication "
-            "types, authors, MeSH terms, DOI and, from the corpus, evidence type and quality "
-            "(0-10). Read from the corpus when it holds the article, else from PubMed.",
+            "Title and abstract of one article by id (pmid:<digits>, digits or PubMed URL), "
+            "with metadata: journal, date, types, authors, MeSH, DOI, retraction notice and, "
+            "from the corpus, evidence type and quality (0-10).",
             fetch,
             writes=False,
             annotations=READING_LIVE,
@@ -197,15 +200,23 @@ def pubmed_url(pmid: str) -> str:
     return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 
 
-def _result(pmid: str, title: str | None) -> dict[str, str]:
-    return {"id": f"pmid:{pmid}", "title": _title(pmid, title), "url": pubmed_url(pmid)}
+def _result(pmid: str, title: str | None, *, retracted: bool = False) -> dict[str, Any]:
+    """One search result; `retracted` only on a retracted article."""
+    result: dict[str, Any] = {
+        "id": f"pmid:{pmid}",
+        "title": _title(pmid, title),
+        "url": pubmed_url(pmid),
+    }
+    if retracted:
+        result["retracted"] = True
+    return result
 
 
 def _title(pmid: str, title: str | None) -> str:
     return (title or "").strip() or f"PubMed article {pmid}"
 
 
-async def _corpus_search(services: Services, query: str) -> list[dict[str, str]]:
+async def _corpus_search(services: Services, query: str) -> list[dict[str, Any]]:
     """The corpus's documents for `query`, best first (empty: an empty corpus or no hit)."""
     try:
         hits = await services.search.run(query, _CHUNKS, True)
@@ -222,10 +233,17 @@ async def _corpus_search(services: Services, query: str) -> list[dict[str, str]]
     return results
 
 
-async def _live_search(services: Services, query: str) -> list[dict[str, str]]:
+async def _live_search(services: Services, query: str) -> list[dict[str, Any]]:
     answer = await services.live.search(query, max_results=MAX_RESULTS, brief_summaries=MAX_RESULTS)
-    titles = {brief["pmid"]: brief.get("title") for brief in answer["briefSummaries"]}
-    return [_result(pmid, titles.get(pmid)) for pmid in answer["pmids"]]
+    briefs = {brief["pmid"]: brief for brief in answer["briefSummaries"]}
+    return [
+        _result(
+            pmid,
+            briefs.get(pmid, {}).get("title"),
+            retracted=bool(briefs.get(pmid, {}).get("retracted")),
+        )
+        for pmid in answer["pmids"]
+    ]
 
 
 def _from_corpus(document: dict[str, Any]) -> dict[str, Any]:
@@ -244,6 +262,7 @@ def _from_corpus(document: dict[str, Any]) -> dict[str, Any]:
         "evidence_type": document.get("evidence_type"),
         "quality": quality.get("total"),
         "retracted": document.get("retracted"),
+        "retraction_notice": notice_text(document.get("retraction")),
     }
     return _document(pmid, document.get("title"), document.get("abstract"), metadata)
 
@@ -268,8 +287,29 @@ async def _live_fetch(services: Services, pmid: str) -> dict[str, Any]:
         "mesh_terms": [t["descriptorName"] for t in article.get("meshTerms", ())],
         "doi": article.get("doi"),
         "pmcid": article.get("pmcid"),
+        "retracted": article.get("retracted"),
+        "retraction_notice": notice_text(_snake(article.get("retractionNotice"))),
     }
     return _document(pmid, article.get("title"), article.get("abstractText"), metadata)
+
+
+def notice_text(notice: dict[str, Any] | None) -> str | None:
+    """`Retraction in: <citation>. PMID: <n>.` of a retraction notice (`notice_pmid`,
+    `source`); `Retracted publication.` for one without either; None without a notice."""
+    if notice is None:
+        return None
+    source = (notice.get("source") or "").strip().rstrip(". ")
+    pmid = notice.get("notice_pmid")
+    parts = [f"{source}." if source else "", f"PMID: {pmid}." if pmid else ""]
+    shown = " ".join(p for p in parts if p)
+    return f"Retraction in: {shown}" if shown else _NO_NOTICE
+
+
+def _snake(notice: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The live answer's `retractionNotice` spelled as the corpus's `retraction`."""
+    if notice is None:
+        return None
+    return {"notice_pmid": notice.get("noticePmid"), "source": notice.get("source")}
 
 
 def _author(author: dict[str, Any]) -> str | None:
@@ -283,7 +323,13 @@ def _document(
     pmid: str, title: str | None, abstract: str | None, metadata: dict[str, Any]
 ) -> dict[str, Any]:
     shown = _title(pmid, title)
-    text = f"{shown}\n\n{abstract.strip()}" if abstract and abstract.strip() else shown
+    parts = [shown]
+    if metadata.get("retracted"):  # said in the text too: a reader of the text sees it
+        notice = metadata.get("retraction_notice")
+        parts.append(f"RETRACTED. {notice}" if notice != _NO_NOTICE else "RETRACTED.")
+    if abstract and abstract.strip():
+        parts.append(abstract.strip())
+    text = "\n\n".join(part.strip() for part in parts)
     return {
         "id": f"pmid:{pmid}",
         "title": shown,

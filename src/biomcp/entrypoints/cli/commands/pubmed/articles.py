@@ -75,7 +75,8 @@ def _search_view(answer: dict[str, Any]) -> str:
         if summary is None:
             lines.append(f"{rank:>3}. {pmid}")
             continue
-        lines.append(f"{rank:>3}. {pmid}  {summary.get('pubDate') or ''}".rstrip())
+        flag = "  RETRACTED" if summary.get("retracted") else ""
+        lines.append(f"{rank:>3}. {pmid}  {summary.get('pubDate') or ''}".rstrip() + flag)
         lines += _wrap(summary.get("title") or "(no title)", indent="     ")
         byline = "; ".join(p for p in (summary.get("authors"), summary.get("source")) if p)
         if byline:
@@ -115,6 +116,8 @@ def _article_view(article: dict[str, Any]) -> str:
     lines = [f"PMID {article['pmid']}"]
     lines += _wrap(article.get("title") or "(no title)", indent="")
     lines.append("")
+    if article.get("retracted"):
+        lines += _field("RETRACTED", _notice_text(article.get("retractionNotice")))
     mesh = [
         ("*" if m["isMajorTopic"] else "")
         + m["descriptorName"]
@@ -145,6 +148,16 @@ def _article_view(article: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _notice_text(notice: dict[str, Any] | None) -> str:
+    """The retraction notice as `Retraction in: <citation> (PMID <n>)`."""
+    notice = notice or {}
+    source, pmid = notice.get("source"), notice.get("noticePmid")
+    if not source and not pmid:
+        return "PubMed marks it retracted (no notice given)"
+    where = f" (PMID {pmid})" if pmid else ""
+    return f"Retraction in: {source or 'notice'}{where}"
+
+
 def _fetch_view(answer: dict[str, Any]) -> str:
     level = answer.get("detailLevel", "abstract_plus")
     blocks = []
@@ -168,7 +181,8 @@ def _related_view(answer: dict[str, Any]) -> str:
     lines = [f"PMID {answer['sourcePmid']}: {len(related)} of {total} ({kind})"]
     for rank, article in enumerate(related, 1):
         score = f"  score {article['score']}" if article.get("score") is not None else ""
-        lines.append(f"{rank:>3}. {article['pmid']}{score}")
+        flag = "  RETRACTED" if article.get("retracted") else ""
+        lines.append(f"{rank:>3}. {article['pmid']}{score}{flag}")
         lines += _wrap(article.get("title") or "(no summary in PubMed)", indent="     ")
         if article.get("authors"):
             lines += _wrap(article["authors"], indent="     ")

@@ -48,9 +48,36 @@ def _fulltext_view(answer: dict[str, Any]) -> str:
             lines.append(
                 label if outline else f"{label}\n    {clip(section.get('text', ''), width)}"
             )
+        lines.extend(_captions_lines(article.get("captions", []), width))
+        lines.extend(_references_lines(article, width))
         blocks.append("\n".join(lines))
     used = f"{answer.get('usedChars', 0)} of {answer.get('maxChars')} characters"
     return "\n\n".join(blocks) + f"\n\n{used}"
+
+
+def _captions_lines(captions: list[dict[str, Any]], width: int) -> list[str]:
+    """Figures, tables (with their footnotes) and supplementary files, one line each."""
+    lines: list[str] = []
+    for caption in captions:
+        head = caption.get("label") or caption["kind"]
+        files = f" [{', '.join(caption['files'])}]" if caption.get("files") else ""
+        text = f"{head}: {caption['caption']}{files}"
+        lines.append(f"  {clip(text, width - 2)}")
+        lines.extend(f"    {clip(note, width - 4)}" for note in caption.get("footnotes", []))
+    return lines
+
+
+def _references_lines(article: dict[str, Any], width: int) -> list[str]:
+    """The shown references as citations, with their PMID and DOI; then what was left out."""
+    lines: list[str] = []
+    for number, reference in enumerate(article.get("references", []), start=1):
+        lines.append(f"  [{reference.get('label') or number}] {clip(reference['text'], width - 8)}")
+        ids = "; ".join(f"{k.upper()} {reference[k]}" for k in ("pmid", "doi") if reference.get(k))
+        if ids:
+            lines.append(f"      {clip(ids, width - 6)}")
+    if article.get("referencesOmitted"):
+        lines.append(f"  ... {article['referencesOmitted']} more references (over the budget)")
+    return lines
 
 
 def _ids_view(answer: dict[str, Any]) -> str:
@@ -89,7 +116,8 @@ def _match_view(answer: dict[str, Any]) -> str:
             matched = ", ".join(candidate["matchedFields"]) or "-"
             differs = ", ".join(candidate["unmatchedFields"])
             extra = f"; differs: {differs}" if differs else ""
-            lines.append(f"  {candidate['pmid']} (matched: {matched}{extra})")
+            flag = " RETRACTED" if candidate.get("retracted") else ""
+            lines.append(f"  {candidate['pmid']}{flag} (matched: {matched}{extra})")
     return "\n".join(lines)
 
 

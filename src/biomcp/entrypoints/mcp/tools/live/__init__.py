@@ -25,29 +25,27 @@ __all__ = ["specs"]
 
 _DESCRIPTIONS = {
     "searchPubMedArticles": (
-        "Search PubMed (live, via NCBI ESearch) for articles matching queryTerm, in PubMed "
-        "query syntax. Optional dateRange (pdat/mdat/edat) and filterByPublicationTypes are "
-        "folded into the term. Returns the effective term, the total count, up to maxResults "
-        "PMIDs and, with fetchBriefSummaries > 0, ESummary v2.0 summaries (title, authors, "
-        "source, dates) of the top PMIDs, plus the E-utility URLs used (API key removed). "
-        "Page with offset or cursor=nextCursor (goes past 9,999). A likely misspelling gets "
-        "ESpell's suggestion (spelling), searched only if the query finds nothing. "
-        "Use pubmed_fetch_article_details to read the articles."
+        "Search PubMed live (ESearch) with queryTerm in PubMed syntax. "
+        "dateRange (pdat/mdat/edat) and filterByPublicationTypes are folded into the term. "
+        "Returns the effective term, the count, up to maxResults PMIDs, with "
+        "fetchBriefSummaries > 0 summaries of the top ones (title, authors, source, dates, "
+        "retraction), and the E-utility URLs (no API key). "
+        "Page with offset or cursor=nextCursor (past 9,999). A likely misspelling gets "
+        "ESpell's suggestion, searched only if the query finds nothing. "
+        "Read them with pubmed_fetch_article_details."
     ),
     "fetchArticleDetails": (
         "Fetch up to 200 PubMed articles by PMID (NCBI EFetch). detailLevel: abstract_plus "
-        "(parsed: title, abstract, authors with affiliations, journal and standardized date, "
-        "publication types, keywords, MeSH with qualifiers and major-topic flags, optional "
-        "grants, DOI), full_xml (raw PubmedArticle XML), medline_text (MEDLINE format) or "
-        "citation_data (minimal data to cite). PMIDs PubMed does not have are listed in "
-        "notFoundPmids. Repeated fetches are served from a response cache."
+        "(parsed: title, abstract, authors, affiliations, journal, date, types, keywords, "
+        "MeSH with qualifiers and major topics, grants, DOI, retraction), full_xml "
+        "(PubmedArticle XML), medline_text (MEDLINE format) or citation_data (data to cite). "
+        "Missing PMIDs are in notFoundPmids. Fetches are cached."
     ),
     "getArticleRelationships": (
         "Articles related to a PMID (NCBI ELink): pubmed_similar_articles (with scores), "
         "pubmed_citedin (articles citing it), pubmed_references (articles it cites), each "
-        "enriched with title, authors and link; or citation_formats: its citation as RIS, "
-        "BibTeX, APA 7, MLA 9 or Vancouver strings. An article without links gives an empty "
-        "list; an unknown PMID gives a NOT_FOUND error."
+        "with title, authors, link and retraction; or citation_formats: its citation as "
+        "RIS, BibTeX, APA 7, MLA 9 or Vancouver strings. An unknown PMID: NOT_FOUND."
     ),
 }
 _TITLES = {

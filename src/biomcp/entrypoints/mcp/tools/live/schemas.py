@@ -30,6 +30,7 @@ _PMID = {"type": "string", "pattern": r"^\d+$"}
 _PMID_ARG = {**_PMID, "maxLength": 20}
 _STRING = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+_RETRACTED = {"type": "boolean", "description": "additive: retracted in PubMed"}
 
 # --- inputs (spec 04 section 3, translated) ------------------------------------------------
 
@@ -193,6 +194,16 @@ def _optional(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
+_NOTICE = _optional(
+    {
+        **_object({"noticePmid": NULLABLE_STRING, "source": NULLABLE_STRING}),
+        "description": "additive: its notice, if retracted",
+    }
+)
+#: A summary's notice, declared loosely to keep the catalogue small (the article's is exact).
+_BRIEF_NOTICE = {"type": "object", "description": "additive: {noticePmid, source}, if retracted"}
+
+
 _PUBLICATION_DATE = _object(
     {
         "year": {"type": "integer"},
@@ -273,13 +284,8 @@ _ARTICLE = _object(
         "doi": NULLABLE_STRING,
         "pmcid": NULLABLE_STRING,
         "pubmedUrl": _STRING,
-        "retracted": {"type": "boolean", "description": "additive: PubMed marks it retracted"},
-        "retractionNotice": _optional(
-            {
-                **_object({"noticePmid": NULLABLE_STRING, "source": NULLABLE_STRING}),
-                "description": "additive: the retraction notice (RetractionIn), if retracted",
-            }
-        ),
+        "retracted": _RETRACTED,
+        "retractionNotice": _NOTICE,
         # full_xml and medline_text
         "fullXml": {"type": "string", "description": "the PubmedArticle element as NCBI sent it"},
         "medlineText": {"type": "string", "description": "the article's MEDLINE record"},
@@ -294,7 +300,10 @@ _BRIEF_SUMMARY = _object(
         "source": NULLABLE_STRING,
         "pubDate": NULLABLE_STRING,
         "epubDate": NULLABLE_STRING,
-    }
+        "retracted": _RETRACTED,
+        "retractionNotice": _BRIEF_NOTICE,
+    },
+    required=["pmid", "title", "authors", "source", "pubDate", "epubDate"],
 )
 _RELATED = _object(
     {
@@ -303,7 +312,10 @@ _RELATED = _object(
         "authors": NULLABLE_STRING,
         "score": NULLABLE_NUMBER,
         "linkUrl": _STRING,
-    }
+        "retracted": _RETRACTED,
+        "retractionNotice": _BRIEF_NOTICE,
+    },
+    required=["pmid", "title", "authors", "score", "linkUrl"],
 )
 
 LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
