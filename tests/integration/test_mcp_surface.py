@@ -27,7 +27,9 @@ from tests.support.mcp_inprocess import serve, test_settings
 
 pytestmark = pytest.mark.integration
 
-NO_NCBI = "http://127.0.0.1:9/"  # never called: these tests read words and local state only
+NO_NCBI = "http://127.0.0.1:9/"  # unreachable: these tests read words and local state only
+#: pico_search looks MeSH up and, NCBI unreachable, degrades to free text at once.
+NO_RETRY = {"ncbi_max_retries": 0}
 RESOURCE_NOT_FOUND = -32002
 MODES: dict[str, dict[str, Any]] = {
     "portable": {},
@@ -54,7 +56,7 @@ def _all_tool_names(tmp_path: Path) -> set[str]:
         for spec in server.tool_specs.values():
             names.update({spec.portable_name, spec.spec_name})
 
-    serve(test_settings(tmp_path / "all", NO_NCBI), body)
+    serve(test_settings(tmp_path / "all", NO_NCBI, **NO_RETRY), body)
     return names
 
 
@@ -135,7 +137,7 @@ def test_every_text_names_only_the_tools_the_mode_exposes(tmp_path: Path, mode: 
         for tool in exposed:  # the help guide lists each exposed tool
             assert f"`{tool}`" in texts["biomcp://help"]
 
-    serve(test_settings(tmp_path / "data", NO_NCBI, **MODES[mode]), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY, **MODES[mode]), body)
 
 
 def test_skills_are_listed_markdown_resources_with_titles(tmp_path: Path) -> None:
@@ -157,7 +159,7 @@ def test_skills_are_listed_markdown_resources_with_titles(tmp_path: Path) -> Non
         for uri in skills:
             assert f"`{uri}`" in help_text
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 def test_the_prompts_exist_build_the_pico_query_and_complete_arguments(tmp_path: Path) -> None:
@@ -215,7 +217,7 @@ def test_the_prompts_exist_build_the_pico_query_and_complete_arguments(tmp_path:
         )
         assert nothing.completion.values == []
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 # --- protocol errors -------------------------------------------------------------------------
@@ -232,7 +234,7 @@ def test_an_unknown_tool_is_invalid_params_listing_the_tools(tmp_path: Path) -> 
         # The server goes on serving.
         assert (await client.list_tools()).tools
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 def test_a_hidden_writing_tool_is_unknown_in_read_only_mode(tmp_path: Path) -> None:
@@ -244,7 +246,7 @@ def test_a_hidden_writing_tool_is_unknown_in_read_only_mode(tmp_path: Path) -> N
         assert "rag_search" in message
         assert "pubmed_sync_delta" not in message.split("Tools:")[1]
 
-    serve(test_settings(tmp_path / "data", NO_NCBI, biomcp_read_only=True), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY, biomcp_read_only=True), body)
 
 
 @pytest.mark.parametrize(
@@ -269,7 +271,7 @@ def test_prompt_errors_are_invalid_params_never_code_0(
         assert expected in raised.value.message
         assert "Prompts: research_plan, pico_search, evidence_review." in raised.value.message
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 @pytest.mark.parametrize(
@@ -290,7 +292,7 @@ def test_an_unknown_resource_is_not_found_with_the_templates_and_an_example(
         assert "biomcp://skill/keeping-corpus-fresh" in message
         assert raised.value.data == {"uri": uri}
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 @pytest.mark.parametrize(("pmid", "code"), [("1", "NOT_FOUND"), ("not-a-pmid", "VALIDATION")])
@@ -305,7 +307,7 @@ def test_an_unknown_or_malformed_pmid_is_not_found_too(
         assert "e.g. resource://pubmed/paper/31452104" in raised.value.message
         assert raised.value.data["error"]["code"] == code  # spec 01's envelope rides along
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
 
 
 def test_a_huge_unknown_uri_is_echoed_only_as_a_prefix(tmp_path: Path) -> None:
@@ -315,4 +317,4 @@ def test_a_huge_unknown_uri_is_echoed_only_as_a_prefix(tmp_path: Path) -> None:
         assert raised.value.code == RESOURCE_NOT_FOUND
         assert len(raised.value.message) < 2_000
 
-    serve(test_settings(tmp_path / "data", NO_NCBI), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)

@@ -9,7 +9,7 @@ errors (-32602) whose message says what is accepted: never the SDK's default cod
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -19,6 +19,10 @@ from pydantic import Field
 from biomcp.domain.errors import DomainError
 from biomcp.domain.pico import TIERS, pico_query
 from biomcp.entrypoints.mcp.guide import Guide
+from biomcp.usecases.pico_query import PicoSearch, build_pico_search
+
+if TYPE_CHECKING:
+    from biomcp.entrypoints.services import Services
 
 __all__ = ["FOCUSES", "PROMPTS", "STUDY_DESIGNS", "complete", "prompt_error", "register_prompts"]
 
@@ -69,10 +73,13 @@ def _checked(name: str, value: str | None) -> str | None:
     return value
 
 
-def register_prompts(server: MCPServer[Any], guide: Guide) -> None:
-    """Add the three prompts and their argument completion to `server`."""
+def register_prompts(
+    server: MCPServer[Any], guide: Guide, services: Services | None = None
+) -> None:
+    """Add the three prompts and their argument completion to `server`. `pico_search` looks
+    MeSH up through `services.live`, built on its first call (None: free text only)."""
     _register_research_plan(server, guide)
-    _register_pico_search(server, guide)
+    _register_pico_search(server, guide, services)
     _register_evidence_review(server, guide)
 
     @server.completion()  # type: ignore[no-untyped-call, untyped-decorator]  # the SDK's is untyped
@@ -94,15 +101,16 @@ def _register_research_plan(server: MCPServer[Any], guide: Guide) -> None:
         return guide.render(_RESEARCH_PLAN).format(question=question)
 
 
-def _register_pico_search(server: MCPServer[Any], guide: Guide) -> None:
+def _register_pico_search(server: MCPServer[Any], guide: Guide, services: Services | None) -> None:
     @server.prompt(
         name="pico_search",
         title="PubMed query from a PICO question",
         description="Builds a PubMed query from population, intervention, comparison and "
         "outcome with the evidence-tier templates (A: clinical, B: basic / preclinical, both), "
-        "and says how to check and use it. Separate synonyms with ';'.",
+        "each element looked up in MeSH first, and says how to check and use it. Separate "
+        "synonyms with ';', the main name first.",
     )
-    def pico_search(
+    async def pico_search(
         population: Annotated[str, Field(description="P: the condition / population.")],
         intervention: Annotated[
             str | None, Field(description="I: the drug, target or exposure.")
@@ -121,17 +129,38 @@ def _register_pico_search(server: MCPServer[Any], guide: Guide) -> None:
         ):
             _checked(name, value)
         try:
-            built = pico_query(population, intervention, comparison, outcome, tier=tier)
+            if services is None:
+                found = PicoSearch(
+                    pico_query(population, intervention, comparison, outcome, tier=tier)
+                )
+            else:
+                found = await build_pico_search(
+                    services.live, population, intervention, comparison, outcome, tier=tier
+                )
         except DomainError as exc:
             raise prompt_error(f"pico_search: {exc}") from None
-        unused = (
-            f"\n\nNot searched in this tier: {', '.join(built.unused)} (Tier A searches them)."
-            if built.unused
-            else ""
-        )
         return guide.render(_PICO).format(
-            term=built.term, tier=built.tier, key=built.query_key, unused=unused
+            term=found.query.term,
+            tier=found.query.tier,
+            key=found.query.query_key,
+            mesh=_pico_mesh(found),
         )
+
+
+def _pico_mesh(found: PicoSearch) -> str:
+    """What MeSH said about the elements, and the elements this tier leaves out."""
+    lines = []
+    if found.query.headings:
+        used = ", ".join(f"{heading} ({element})" for element, heading in found.query.headings)
+        lines.append(f"MeSH headings used: {used}.")
+    for element, term, others in found.not_in_mesh:
+        near = f" (closest headings: {'; '.join(others)})" if others else ""
+        lines.append(f"Not found in MeSH, searched as free text: {element} {term!r}{near}.")
+    lines += [f"Note: {note}." for note in found.notes]
+    if found.query.unused:
+        lines.append(f"Not searched in this tier: {', '.join(found.query.unused)} (Tier A "
+                     "searches them).")  # fmt: skip
+    return "".join(f"\n\n{line}" for line in lines)
 
 
 def _register_evidence_review(server: MCPServer[Any], guide: Guide) -> None:
@@ -200,11 +229,13 @@ _PICO = """PubMed query (tier {tier}) for this PICO question:
 {term}
 ```
 
-Suggested query_key: `{key}`.{unused}
+Suggested query_key: `{key}`.{mesh}
 
 1. Check its size live: pubmed_search_articles with this query as queryTerm (maxResults 20).
    Narrow it (a date range, an outcome) when count is in the thousands; widen it (synonyms
-   separated by ';', drop the comparison) when it is a handful.
+   separated by ';', drop the comparison) when it is a handful.<!-- if pubmed_lookup_mesh -->
+   For an element MeSH did not name, pubmed_lookup_mesh with a shorter or broader term finds
+   its heading; give it back as the element's first term.<!-- end -->
 2. <!-- if pubmed_sync_delta -->Save it: pubmed_sync_delta with query_key `{key}` and this
    query as term; then rag_search and rag_get to screen.<!-- else -->This server is read-only:
    screen the live results with pubmed_fetch_article_details, and give the query and its key

@@ -242,5 +242,5 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
     set_instructions(server, guide.instructions())
     server.guide = guide
     register_resources(server, services, guide=guide)
-    register_prompts(server, guide)
+    register_prompts(server, guide, services)
     return server
