@@ -21,12 +21,13 @@ __all__ = [
     "ProjectLimits",
     "checked_items",
     "citation",
+    "item_uuid",
     "refused_chunks",
     "strings",
     "with_vector",
 ]
 
-#: The namespace of project chunk uuids: uuid5(namespace, f"{project}\0{item id}").
+#: The namespace of project chunk uuids (`item_uuid`).
 _NAMESPACE = uuid.UUID("3f1c2a9e-6d1b-5c4e-9a57-0b9c1d2e3f40")
 #: Facets a `filters` object may name, and where each comes from in an item's metadata.
 FACET_KEYS = ("tags", "citekey", "source", "section", "doc_id")
@@ -102,6 +103,13 @@ def _facets(
     return {key: tuple(dict.fromkeys(values)) for key, values in found.items() if values}
 
 
+def item_uuid(project_id: str, item_id: str, part: int = 0) -> str:
+    """The uuid of an item's chunk: uuid5 of the project and item ids joined by a NUL; a split
+    item's parts after the first append a NUL and the part number."""
+    name = f"{project_id}\0{item_id}" + (f"\0{part}" if part else "")
+    return str(uuid.uuid5(_NAMESPACE, name))
+
+
 def citation(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The citation fields of spec 02's answers (None where the payload has nothing)."""
     citekey = _first(payload, ("zotero", "citekey"), ("citekey",))
@@ -159,7 +167,7 @@ def checked_items(
         vector = _checked_embedding(project, item.get("embedding"), payload, where)
         stored = {**payload, "project": project.project_id, "embed_model": project.model_id}
         record = ChunkRecord(
-            uuid=str(uuid.uuid5(_NAMESPACE, f"{project.project_id}\0{item_id}")),
+            uuid=item_uuid(project.project_id, item_id),
             doc_id=item_id,
             chunk_id="0",
             text=text,

@@ -11,8 +11,10 @@ cannot compute embeddings); with one, it must be of the project's model and dime
 Decisions where spec 02 is open: 1 to 500 items per call (fewer than 100 are accepted); a
 batch is all-or-nothing (checked whole before anything is written, written in one store
 call; a timeout can only strike before the write); `full_text` is the item's whole text,
-returned only when asked for; vector scores are cosines clamped to [0, 1], hybrid scores the
-relative-score fusion of both arms (already in [0, 1]).
+returned only when asked for; an item longer than the embedder's window is stored as several
+parts, each its own vector, and found once by its best part (`project_parts`); vector scores
+are cosines clamped to [0, 1], hybrid scores the relative-score fusion of both arms (already
+in [0, 1]).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from biomcp.domain.errors import InvalidConfigError
+from biomcp.domain.item_parts import part_budget
 from biomcp.domain.projects import check_project_id, collection_name, trim_text, unit_score
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.projects import ProjectInfo, ProjectRegistry
@@ -47,6 +51,16 @@ from biomcp.usecases.project_items import (
     strings,
     with_vector,
 )
+from biomcp.usecases.project_parts import (
+    best_per_item,
+    drop_stale_parts,
+    part_count,
+    part_uuids,
+    plan_items,
+    split_warning,
+    stored_part_counts,
+    whole_texts,
+)
 from biomcp.usecases.ranking import hybrid_search
 
 __all__ = [
@@ -59,6 +73,8 @@ __all__ = [
 T = TypeVar("T")
 _log = logging.getLogger("biomcp.projects")
 _SAMPLE_MAX = 5
+#: How many times a search asks for four times more hits when split items crowd its list.
+_WIDENINGS = 3
 
 
 class ProjectCollections:
@@ -176,37 +192,58 @@ class ProjectCollections:
             await self._project(project_id), migrate=allow_model_change
         )
         records = checked_items(project, items, self.limits)
-        missing = [i for i, (_, vector) in enumerate(records) if vector is None]
+        planned = plan_items(records, project.project_id, self._budget)
+        missing = [p for item in planned if item.vector is None for p in item.parts]
 
         async def embed() -> list[list[float]]:
-            return await self._embedder.embed([records[i][0].text for i in missing])
+            return await self._embedder.embed([part.text for part in missing])
 
         embedded = await self._bounded(embed(), self.limits.store_timeout_s) if missing else []
-        vectors = dict(zip(missing, embedded, strict=True))
+        vectors = {part.uuid: vector for part, vector in zip(missing, embedded, strict=True)}
         chunks = [
-            with_vector(record, vector if vector is not None else vectors[i])
-            for i, (record, vector) in enumerate(records)
+            with_vector(part, item.vector if item.vector is not None else vectors[part.uuid])
+            for item in planned
+            for part in item.parts
         ]
         await self._ensure_collection(project)
         refused = refused_chunks(chunks, project.dim)
         if refused:
             raise _refusal(project, refused)
-        # What the batch replaces, to put back if the store takes only part of it (a store
-        # whose batches are atomic never does).
+        firsts = [item.parts[0] for item in planned]
+        stored = await stored_part_counts(self._vectors, project.collection, firsts)
+        await self._write(project, chunks, stored)
+        await drop_stale_parts(self._vectors, project.collection, planned, stored)
+        return {
+            "chunks_written": len(planned),
+            "project": project.project_id,
+            "embed_model": project.model_id,
+            "warnings": split_warning(planned, self._embedder.max_tokens),
+        }
+
+    @property
+    def _budget(self) -> int | None:
+        """The estimated tokens an item (or a part of one) may hold: the embedder's window."""
+        try:
+            return part_budget(self._embedder.max_tokens)
+        except InvalidConfigError:
+            return None  # a window too small to split for: items are stored whole
+
+    async def _write(
+        self, project: ProjectInfo, chunks: Sequence[ChunkRecord], stored: Mapping[str, int]
+    ) -> None:
+        """Write `chunks` all or none; a store that takes a batch in part is undone."""
+        # What the batch replaces (every part each item had), to put back if the store takes
+        # only part of it (a store whose batches are atomic never does).
         atomic = self._vectors.atomic_batches
-        uuids = [c.uuid for c in chunks]
+        uuids = {c.uuid for c in chunks}
+        for doc_id, count in stored.items():
+            uuids.update(part_uuids(project.project_id, doc_id, count))
         previous = [] if atomic else await self._vectors.fetch_chunks(project.collection, uuids)
         report = await self._vectors.upsert_chunks(project.collection, chunks)
         if report.errors:
             if not atomic:
                 await self._take_back(project, chunks, previous)
             raise _refusal(project, report.errors)
-        return {
-            "chunks_written": report.upserted,
-            "project": project.project_id,
-            "embed_model": project.model_id,
-            "warnings": [],
-        }
 
     async def _take_back(
         self, project: ProjectInfo, chunks: Sequence[ChunkRecord], previous: list[ChunkRecord]
@@ -214,9 +251,8 @@ class ProjectCollections:
         """Undo a batch the store took in part: remove what it added, restore what it
         replaced."""
         held = {c.uuid for c in previous}
-        for chunk in chunks:
-            if chunk.uuid not in held:
-                await self._vectors.delete_chunks(project.collection, chunk.doc_id)
+        for doc_id in dict.fromkeys(c.doc_id for c in chunks if c.uuid not in held):
+            await self._vectors.delete_chunks(project.collection, doc_id)
         if previous:
             await self._vectors.upsert_chunks(project.collection, previous)
 
@@ -256,11 +292,13 @@ class ProjectCollections:
         full_text: bool = False,
     ) -> dict[str, Any]:
         project = await self._project(project_id)
-        hits = await self._bounded(
-            self._search(project, query, top_k, filters, alpha=1.0), self.limits.find_timeout_s
+        hits, whole = await self._bounded(
+            self._search(project, query, top_k, filters, alpha=1.0, full_text=full_text),
+            self.limits.find_timeout_s,
         )
         items = [
-            self._item(hit, full_text, hit.sim if hit.sim is not None else 0.0) for hit in hits
+            self._item(hit, whole, full_text, hit.sim if hit.sim is not None else 0.0)
+            for hit in hits
         ]
         return {"items": items, "count": len(items)}
 
@@ -280,11 +318,13 @@ class ProjectCollections:
                 f"Hybrid search is not enabled for project {project_id!r}; use find_chunks",
                 {"project_id": project_id, "hybrid_enabled": False},
             )
-        hits = await self._bounded(
-            self._search(project, query, top_k, filters, alpha=self.limits.alpha),
+        hits, whole = await self._bounded(
+            self._search(
+                project, query, top_k, filters, alpha=self.limits.alpha, full_text=full_text
+            ),
             self.limits.hybrid_timeout_s,
         )
-        items = [self._item(hit, full_text, hit.score) for hit in hits]
+        items = [self._item(hit, whole, full_text, hit.score) for hit in hits]
         return {"items": items, "count": len(items), "hybrid_enabled": True}
 
     async def _search(
@@ -295,7 +335,10 @@ class ProjectCollections:
         filters: Mapping[str, Any] | None,
         *,
         alpha: float,
-    ) -> list[VectorHit]:
+        full_text: bool,
+    ) -> tuple[list[VectorHit], dict[str, str]]:
+        """The best part of each of the `top_k` best items, and with `full_text` the whole
+        text of each split one."""
         if not query.strip():
             raise InvalidRequestError("query must be non-empty text")
         project = await self._on_server_model(project, migrate=False)
@@ -303,24 +346,36 @@ class ProjectCollections:
         wanted = self._filters(project, filters)
         [vector] = await self._embedder.embed([query])
         try:
-            return await hybrid_search(
-                self._vectors,
-                project.collection,
-                query,
-                vector,
-                limit=limit,
-                alpha=alpha,
-                fusion=Fusion.RELATIVE_SCORE,
-                filters=wanted,
+            asked = limit
+            for _ in range(_WIDENINGS + 1):
+                hits = await hybrid_search(
+                    self._vectors,
+                    project.collection,
+                    query,
+                    vector,
+                    limit=asked,
+                    alpha=alpha,
+                    fusion=Fusion.RELATIVE_SCORE,
+                    filters=wanted,
+                )
+                best = best_per_item(hits)[:limit]
+                if len(best) == limit or len(hits) < asked:
+                    break
+                asked *= 4  # parts of one item filled the list: make room for others
+            whole = (
+                await whole_texts(self._vectors, project.collection, project.project_id, best)
+                if full_text
+                else {}
             )
         except CollectionNotFoundError:
-            return []  # a project nothing was stored in yet
+            return [], {}  # a project nothing was stored in yet
         except VectorStoreUnavailableError as exc:
             raise ProjectError(
                 "INDEX_UNAVAILABLE",
                 f"the collection of project {project.project_id!r} cannot be searched now: {exc}",
                 {"project_id": project.project_id},
             ) from exc
+        return best, whole
 
     def _top_k(self, top_k: int | None) -> int:
         limits = self.limits
@@ -351,14 +406,18 @@ class ProjectCollections:
             facets.append((key, frozenset(values)))
         return SearchFilters(facets=tuple(facets))
 
-    def _item(self, hit: VectorHit, full_text: bool, score: float) -> dict[str, Any]:
+    def _item(
+        self, hit: VectorHit, whole: Mapping[str, str], full_text: bool, score: float
+    ) -> dict[str, Any]:
+        """One result: the matched part's text (of a split item) or the item's, trimmed."""
         text = hit.text or ""
+        shown = text.strip() if part_count(hit.chunk_id) > 1 else text
         return {
             "id": hit.doc_id,
-            "render_text": trim_text(text, self.limits.max_chars_per_chunk) if text else "",
+            "render_text": trim_text(shown, self.limits.max_chars_per_chunk) if shown else "",
             "score": round(unit_score(score), 6),
             **citation(hit.metadata),
-            "full_text": text if full_text else None,
+            "full_text": whole.get(hit.doc_id, text) if full_text else None,
         }
 
     # --- inspect -------------------------------------------------------------------------
@@ -383,6 +442,7 @@ class ProjectCollections:
                 f"the collection of project {project.project_id!r} cannot be read now: {exc}",
                 {"project_id": project.project_id},
             ) from exc
+        shown = best_per_item(shown)  # a split item's parts share one payload
         keys = sorted({key for hit in shown for key in hit.metadata})  # of up to 20 chunks
         return {
             "project": project.project_id,

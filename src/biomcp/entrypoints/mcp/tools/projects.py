@@ -4,9 +4,10 @@ and list_projects. Each is thin over `ProjectCollections`.
 Their schemas translate spec 02's parameter lists to JSON Schema 2020-12 (the contract is
 `tests/fixtures/contracts/spec02_inputs.json`; a test holds these equal to it), plus the outputs
 the tools answer with. Decisions where spec 02 is open are in the descriptions: `embedding` is
-optional (the server embeds), 1-500 items per call, `full_text` on request, `top_k` up to the
-server's bound (6 by default, at most 20). Bounds spec 02 leaves open: filter values up to 256
-characters and 50 per key, vectors up to 8,192 dimensions, `sample` up to 5 (spec 02's most).
+optional (the server embeds), 1-500 items per call, a long item split into searchable parts,
+`full_text` on request, `top_k` up to the server's bound (6 by default, at most 20). Bounds
+spec 02 leaves open: filter values up to 256 characters and 50 per key, vectors up to 8,192
+dimensions, `sample` up to 5 (spec 02's most).
 """
 
 from __future__ import annotations
@@ -85,8 +86,7 @@ def project_inputs(top_k_max: int = 6) -> dict[str, dict[str, Any]]:
                     "type": "array",
                     "minItems": 1,
                     "maxItems": 500,
-                    "description": "1 to 500 chunks, written all or none. The same `id` "
-                    "overwrites (last write wins).",
+                    "description": "1 to 500 chunks.",
                     "items": {
                         "type": "object",
                         "required": ["id", "text"],
@@ -97,9 +97,9 @@ def project_inputs(top_k_max: int = 6) -> dict[str, dict[str, Any]]:
                                 "type": "array",
                                 "items": {"type": "number"},
                                 "maxItems": 8192,
-                                "description": "Optional: a vector of the project's model "
-                                "(metadata.embed_model must name it). Left out, the server "
-                                "embeds `text` with the project's model.",
+                                "description": "A vector of the project's model "
+                                "(metadata.embed_model names it); left out, the server "
+                                "embeds `text`.",
                             },
                             "metadata": {
                                 "type": "object",
@@ -272,12 +272,13 @@ _TITLES = {
 def _descriptions(services: Services) -> dict[str, str]:
     limits = services.project_limits
     return {
-        "store_chunks": "Store your own chunks (notes, passages, excerpts) in a project's "
-        "collection, 1 to 500 per call, all or none. Each item: a deterministic `id` (the "
-        "same id overwrites it: last write wins), `text`, a `metadata` payload (zotero.citekey "
-        "and tags, doc.section / page_span / section_path, source, doi, url...) and, "
-        "optionally, `embedding` (only vectors of the project's model; leave it out and the "
-        "server embeds the text). Errors: INVALID_PROJECT, EMBEDDING_MISMATCH, TIMEOUT "
+        "store_chunks": "Store your own chunks (notes, passages, excerpts) in a project, 1 to "
+        "500 per call, all or none. Each item: a deterministic `id` (the same id overwrites "
+        "it), `text`, `metadata` (zotero.citekey and tags, doc.section / page_span / "
+        "section_path, source, doi, url...), optional `embedding` (the project's model only; "
+        "left out, the server embeds). Text past the model's window is split at sentence ends "
+        "into parts, each searchable; a search names the item once, with the part that "
+        "matched. Errors: INVALID_PROJECT, EMBEDDING_MISMATCH, TIMEOUT "
         f"({limits.store_timeout_s:g} s).",
         "find_chunks": "Vector search over one project's chunks; never returns another "
         f"project's. Up to {limits.top_k_max} citation-ready results (render_text trimmed to "
