@@ -352,7 +352,8 @@ class BeirEvaluation:
     """Indexes a `BeirDataset` into `collection` of `vectors` and scores each mode on it.
 
     `search` gives the oversampling, rerank weights, alpha and fusion of the product (the
-    collection is replaced by `collection`); `depth` is how many chunks each query ranks."""
+    collection is replaced by `collection`); `depth` is how many chunks each query ranks;
+    `recall_at` are the cut-offs of the Recall@k metrics."""
 
     def __init__(
         self,
@@ -366,6 +367,7 @@ class BeirEvaluation:
         embed_batch_size: int = EMBED_BATCH,
         index_batch: int = 1000,
         title_every_chunk: bool | None = None,
+        recall_at: Sequence[int] = (10, 100),
     ) -> None:
         if depth < 1:
             raise InvalidRequestError(f"depth must be >= 1, got {depth}")
@@ -374,6 +376,7 @@ class BeirEvaluation:
         self.collection = collection
         self.search = replace(search or SearchConfig(), collection=collection)
         self.depth = depth
+        self.recall_at = tuple(recall_at)
         self._index_batch = index_batch
         if title_every_chunk is not None:
             base = chunking or chunking_for_window(embedder.max_tokens)
@@ -437,7 +440,7 @@ class BeirEvaluation:
             hits = await search.ranked(text, self.depth, mode.quality_bias)
             ranking = [beir_id.get(doc, doc) for doc in _documents_of(hits)]
             ranked_docs += len(ranking)
-            per_query[qid] = score_ranking(ranking, data.qrels[qid])
+            per_query[qid] = score_ranking(ranking, data.qrels[qid], recall=self.recall_at)
         seconds = time.perf_counter() - began
         if progress is not None:
             progress(f"{mode.name}: {len(per_query)} queries in {seconds:.1f}s")

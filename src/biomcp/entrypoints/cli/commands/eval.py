@@ -1,9 +1,11 @@
-"""`biomcp eval beir|gold`: retrieval evaluation from the command line.
+"""`biomcp eval beir|pubmedqa|gold`: retrieval evaluation from the command line.
 
 * `eval beir` indexes a BEIR data set into a throwaway embedded store (a temporary folder,
   removed afterwards unless `--keep-index`) with the configured embedder behind a persistent
   embedding cache (`--cache`, default `$BIOMCP_DATA_DIR/eval/embeddings.sqlite3`), so a second
   run embeds nothing; then it scores each search mode (`biomcp.eval.beir`).
+* `eval pubmedqa` does the same with PubMedQA's questions, each searching for its own abstract
+  among all PQA-L abstracts and a BEIR corpus as distractors (`biomcp.eval.pubmedqa`).
 * `eval gold` asks the questions of a gold JSONL file of the configured corpus (sync first).
 
 Each writes `<name>.json` (the report) and `<name>.md` (a short table) into `--out` (default:
@@ -18,6 +20,7 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,13 +39,16 @@ from biomcp.eval.report import METRICS, bar_chart_svg, beir_markdown, gold_markd
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
     from biomcp.entrypoints.settings import Settings
+    from biomcp.eval.beir import BeirDataset, BeirEvaluation, BeirReport, Mode
     from biomcp.eval.gold import GoldReport
-    from biomcp.ports.vectors import Fusion
+    from biomcp.ports.embeddings import Embedder
+    from biomcp.ports.vectors import Fusion, VectorStore
 
 __all__ = ["app"]
 
 app = group_app(
-    "eval", "Measure retrieval quality: BEIR data sets and gold questions (spec 03 §12)."
+    "eval",
+    "Measure retrieval quality: BEIR data sets, PubMedQA and gold questions (spec 03 §12).",
 )
 
 OutOption = Annotated[
@@ -102,6 +108,19 @@ KeepIndexOption = Annotated[
     Path | None,
     typer.Option("--keep-index", help="Build the index in this folder and keep it."),
 ]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Embed everything, keep nothing.")]
+DepthOption = Annotated[int, typer.Option("--depth", min=1, help="Chunks ranked per query.")]
+PerQueryOption = Annotated[
+    bool, typer.Option("--per-query", help="Keep every query's metrics in the JSON.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress.")]
+EmbeddingsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--embeddings",
+        help="onnx, hf, openai, hashing or deterministic (default BIOMCP_EMBEDDINGS).",
+    ),
+]
 
 
 def _slug(text: str) -> str:
@@ -142,21 +161,17 @@ def beir(
     mode: ModeOption = None,
     alpha: AlphaOption = None,
     fusion: FusionOption = None,
-    depth: Annotated[int, typer.Option("--depth", min=1, help="Chunks ranked per query.")] = 200,
+    depth: DepthOption = 200,
     chunk_tokens: ChunkTokensOption = None,
     title: TitleOption = "every",
     max_queries: MaxQueriesOption = None,
     cache: CacheOption = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Embed everything, keep nothing.")
-    ] = False,
+    no_cache: NoCacheOption = False,
     keep_index: KeepIndexOption = None,
     out: OutOption = None,
     plot: PlotOption = False,
-    per_query: Annotated[
-        bool, typer.Option("--per-query", help="Keep every query's metrics in the JSON.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress.")] = False,
+    per_query: PerQueryOption = False,
+    quiet: QuietOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Index a BEIR data set through the product's chunk -> embed -> index path into a
@@ -166,43 +181,70 @@ def beir(
     settings = cli_settings(json_output)
     say = _say(quiet or json_output)
     chosen = _beir_fusion(settings, fusion, title, keep_index, json_output=json_output)
-    cache_path = (
-        None if no_cache else cache or settings.biomcp_data_dir / "eval" / "embeddings.sqlite3"
-    )
+    cache_path = _cache_path(settings, cache, no_cache)
 
     async def work(services: Services) -> dict[str, Any]:
-        from biomcp.entrypoints.backends import EvaluationIndex
-
         dataset = load_beir(data, split, max_queries=max_queries)
         modes = modes_for(
             mode or ["all"],
             alpha=settings.biomcp_search_alpha if alpha is None else alpha,
             fusion=chosen,
         )
-        with tempfile.TemporaryDirectory(prefix="biomcp-eval-") as scratch:
-            index = EvaluationIndex(settings, keep_index or Path(scratch), cache_path)
-            try:
-                evaluation = BeirEvaluation(
-                    index.vectors,
-                    index.embedder,
-                    chunking=budget_chunking(chunk_tokens) if chunk_tokens else None,
-                    title_every_chunk=title == "every",
-                    search=services.search.config,
-                    depth=depth,
-                )
-                say(
-                    f"{dataset.name}/{split}: {len(dataset.documents)} documents, "
-                    f"{len(dataset.queries)} queries; embedder {index.embedder.model_id}"
-                )
-                report = await evaluation.run(dataset, modes, progress=say)
-            finally:
-                await index.aclose()
+
+        def evaluation(vectors: VectorStore, embedder: Embedder) -> BeirEvaluation:
+            return BeirEvaluation(
+                vectors,
+                embedder,
+                chunking=budget_chunking(chunk_tokens) if chunk_tokens else None,
+                title_every_chunk=title == "every",
+                search=services.search.config,
+                depth=depth,
+            )
+
+        report, cache_stats = await _evaluate(
+            settings, keep_index, cache_path, evaluation, dataset, modes, say
+        )
         payload = report.as_dict(per_query=per_query)
-        if index.cache_stats is not None:
-            payload["embedding_cache"] = {"path": str(cache_path), **index.cache_stats}
+        if cache_stats is not None:
+            payload["embedding_cache"] = {"path": str(cache_path), **cache_stats}
         return payload
 
     _show_beir(execute(settings, work, json_output=json_output), out, plot, json_output=json_output)
+
+
+def _cache_path(settings: Settings, cache: Path | None, no_cache: bool) -> Path | None:
+    """The embedding cache file of an evaluation (None with `--no-cache`)."""
+    if no_cache:
+        return None
+    return cache or settings.biomcp_data_dir / "eval" / "embeddings.sqlite3"
+
+
+async def _evaluate(
+    settings: Settings,
+    keep_index: Path | None,
+    cache_path: Path | None,
+    evaluation: Callable[[VectorStore, Embedder], BeirEvaluation],
+    dataset: BeirDataset,
+    modes: list[Mode],
+    say: Callable[[str], None],
+) -> tuple[BeirReport, dict[str, int] | None]:
+    """Run `evaluation` over a throwaway index (kept in `keep_index` when given); returns the
+    report and the embedding cache's hits and misses."""
+    from biomcp.entrypoints.backends import EvaluationIndex
+
+    with tempfile.TemporaryDirectory(prefix="biomcp-eval-") as scratch:
+        index = EvaluationIndex(settings, keep_index or Path(scratch), cache_path)
+        try:
+            say(
+                f"{dataset.name}/{dataset.split}: {len(dataset.documents)} documents, "
+                f"{len(dataset.queries)} queries; embedder {index.embedder.model_id}"
+            )
+            report = await evaluation(index.vectors, index.embedder).run(
+                dataset, modes, progress=say
+            )
+        finally:
+            await index.aclose()
+    return report, index.cache_stats
 
 
 def _beir_fusion(
@@ -252,6 +294,114 @@ def _show_beir(payload: dict[str, Any], out: Path | None, plot: bool, *, json_ou
         )
     markdown = beir_markdown(payload)
     written = _write(out or Path.cwd(), name, payload, markdown, svg)
+    if json_output:
+        emit_json(payload)
+    else:
+        typer.echo(markdown.rstrip())
+        typer.echo("wrote " + ", ".join(str(p) for p in written))
+
+
+@app.command("pubmedqa")
+def pubmedqa(
+    data: Annotated[
+        Path, typer.Option("--data", help="PubMedQA folder holding ori_pqal.json (PQA-L).")
+    ],
+    distractors: Annotated[
+        Path,
+        typer.Option("--distractors", help="BEIR folder whose corpus.jsonl adds distractors."),
+    ],
+    mode: ModeOption = None,
+    alpha: AlphaOption = None,
+    fusion: FusionOption = None,
+    depth: DepthOption = 200,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Ask only the first N questions.")
+    ] = None,
+    max_distractors: Annotated[
+        int | None,
+        typer.Option("--max-distractors", min=0, help="Keep only the first N distractors."),
+    ] = None,
+    embeddings: EmbeddingsOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    out: OutOption = None,
+    plot: PlotOption = False,
+    per_query: PerQueryOption = False,
+    quiet: QuietOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Search each PubMedQA question for its own abstract among every PQA-L abstract and the
+    distractors, in every search mode (Recall@1, Recall@10, nDCG@10, MRR@10)."""
+    from biomcp.eval.beir import BeirEvaluation, modes_for
+    from biomcp.eval.pubmedqa import RECALL_AT, load_pubmedqa_retrieval, pubmedqa_payload
+
+    settings = _with_embedder(cli_settings(json_output), embeddings, json_output=json_output)
+    say = _say(quiet or json_output)
+    chosen = _beir_fusion(settings, fusion, "every", None, json_output=json_output)
+    cache_path = _cache_path(settings, cache, no_cache)
+
+    async def work(services: Services) -> dict[str, Any]:
+        dataset = load_pubmedqa_retrieval(
+            data, distractors, limit=limit, max_distractors=max_distractors
+        )
+        modes = modes_for(
+            mode or ["all"],
+            alpha=settings.biomcp_search_alpha if alpha is None else alpha,
+            fusion=chosen,
+        )
+
+        def evaluation(vectors: VectorStore, embedder: Embedder) -> BeirEvaluation:
+            return BeirEvaluation(
+                vectors, embedder, search=services.search.config, depth=depth, recall_at=RECALL_AT
+            )
+
+        report, cache_stats = await _evaluate(
+            settings, None, cache_path, evaluation, dataset, modes, say
+        )
+        payload = pubmedqa_payload(report, dataset, per_query=per_query)
+        if cache_stats is not None:
+            payload["embedding_cache"] = {"path": str(cache_path), **cache_stats}
+        return payload
+
+    payload = execute(settings, work, json_output=json_output)
+    _show_pubmedqa(payload, out, plot, json_output=json_output)
+
+
+def _with_embedder(settings: Settings, embeddings: str | None, *, json_output: bool) -> Settings:
+    """`settings` with the embedder `--embeddings` names (unchanged without the option)."""
+    from typing import get_args
+
+    from biomcp.usecases.errors import InvalidRequestError
+
+    if embeddings is None:
+        return settings
+    kinds = get_args(type(settings).model_fields["biomcp_embeddings"].annotation)
+    problem = None
+    if embeddings not in kinds:
+        problem = f"unknown --embeddings {embeddings!r}: use {', '.join(kinds)}"
+    elif embeddings == "openai" and settings.openai_api_key is None:
+        problem = "--embeddings openai needs OPENAI_API_KEY"
+    if problem is not None:
+        raise fail(InvalidRequestError(problem), settings, json_output)
+    return settings.model_copy(update={"biomcp_embeddings": embeddings})
+
+
+def _show_pubmedqa(
+    payload: dict[str, Any], out: Path | None, plot: bool, *, json_output: bool
+) -> None:
+    """Write the report files of `pubmedqa`, then print the table (or the report with --json)."""
+    from biomcp.eval.pubmedqa import pubmedqa_markdown
+
+    columns = [("recall@1", "Recall@1"), ("recall@10", "Recall@10"), ("ndcg@10", "nDCG@10")]
+    svg = None
+    if plot:
+        svg = bar_chart_svg(
+            f"PubMedQA ({payload['split']}) as retrieval, by mode",
+            [label for _, label in columns],
+            [(m["mode"], [m["metrics"][key] for key, _ in columns]) for m in payload["modes"]],
+        )
+    markdown = pubmedqa_markdown(payload)
+    written = _write(out or Path.cwd(), _slug("eval-pubmedqa"), payload, markdown, svg)
     if json_output:
         emit_json(payload)
     else:
