@@ -55,6 +55,11 @@ class Corpus:
 
 
 #: The corpus synced when the stack starts (what the searches read), across four years.
+#: The `nice -n` of the stack's replicas and CLI syncs. The fake E-utilities runs in the test's
+#: process and timestamps each arrival; at a lower priority, the processes under test cannot
+#: keep it from reading an arrival when it comes (bunched arrivals on a loaded machine).
+CHILD_NICENESS = 5
+
 BASE = Corpus(31_000_000, 40, date(2018, 1, 1), date(2021, 12, 31))
 #: Synced while a Weaviate node is down.
 OUTAGE = Corpus(32_000_000, 60, date(2023, 1, 1), date(2023, 12, 31))
@@ -146,7 +151,9 @@ def _env(
 def start_replica(stack_env: dict[str, str], root: Path, name: str, exits: ExitStack) -> HttpServer:
     """A `biomcp serve-http` replica with a data folder of its own (not yet waited for)."""
     env = {**stack_env, "BIOMCP_DATA_DIR": str(root / name)}
-    return exits.enter_context(serve_http(["--port", "0"], env=env, cwd=root, wait=False))
+    return exits.enter_context(
+        serve_http(["--port", "0"], env=env, cwd=root, wait=False, niceness=CHILD_NICENESS)
+    )
 
 
 def wait_ready(replica: HttpServer) -> None:

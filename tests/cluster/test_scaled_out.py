@@ -28,9 +28,9 @@ from tests.cluster.calls import (
     until_ended,
     until_progress,
 )
-from tests.cluster.stack import BUDGET, KILLED, OUTAGE, Corpus, Stack
+from tests.cluster.stack import BUDGET, CHILD_NICENESS, KILLED, OUTAGE, Corpus, Stack
 from tests.cluster.stores import missing_on, stored
-from tests.support.servers import biomcp_command, mcp_http
+from tests.support.servers import biomcp_command, mcp_http, niced
 from tests.support.virtual_time import most_in_span
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -138,7 +138,17 @@ def _most_at_once(log: list[dict[str, Any]]) -> int:
 def _cli_sync(stack: Stack, index: int) -> subprocess.Popen[str]:
     corpus = BUDGET[index]
     return subprocess.Popen(  # noqa: S603 - our own entry point, fixed arguments
-        [*biomcp_command(), "sync", "-k", f"budget-cli-{index}", "-t", corpus.term, "--json", "-q"],
+        [
+            *niced(CHILD_NICENESS),
+            *biomcp_command(),
+            "sync",
+            "-k",
+            f"budget-cli-{index}",
+            "-t",
+            corpus.term,
+            "--json",
+            "-q",
+        ],
         env=stack.cli_env(f"cli-{index}"),
         cwd=stack.root,
         stdin=subprocess.DEVNULL,

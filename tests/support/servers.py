@@ -13,6 +13,7 @@ import asyncio
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ __all__ = [
     "http_client",
     "mcp_http",
     "mcp_stdio",
+    "niced",
     "run_biomcp",
     "serve_http",
     "server_env",
@@ -85,6 +87,13 @@ START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 URL_LINE = re.compile(r"bio-mcp serving MCP at (?P<url>http://\S+/mcp)\s*$")
 _ISOLATED = ("MCP_", "BIOMCP_", "NCBI_", "WEAVIATE_", "OPENAI_")
+
+
+def niced(niceness: int) -> list[str]:
+    """The `nice -n NICENESS` prefix of a command (none for 0, or without `nice`). `nice`
+    execs the command, so the child's pid is the command's."""
+    nice = shutil.which("nice")
+    return [nice, "-n", str(niceness)] if niceness and nice else []
 
 
 def biomcp_command() -> list[str]:
@@ -134,12 +143,15 @@ def run_biomcp(
 class HttpServer:
     """One `biomcp serve-http` child process (use `serve_http`, which always stops it)."""
 
-    def __init__(self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> None:
+    def __init__(
+        self, args: Sequence[str], *, env: Mapping[str, str], cwd: Path, niceness: int = 0
+    ) -> None:
         self.args = list(args)
+
         self._stderr_path = cwd / f"serve-http-{time.monotonic_ns()}.stderr"
         self._stderr = self._stderr_path.open("w", encoding="utf-8")
         self.process = subprocess.Popen(  # noqa: S603 - our own entry point
-            [*biomcp_command(), "serve-http", *self.args],
+            [*niced(niceness), *biomcp_command(), "serve-http", *self.args],
             env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -253,10 +265,16 @@ def recent_fake(count: int, *, seed: int, **options: Any) -> Iterator[FakeEutils
 
 @contextmanager
 def serve_http(
-    args: Sequence[str], *, env: Mapping[str, str], cwd: Path, wait: bool = True
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    wait: bool = True,
+    niceness: int = 0,
 ) -> Iterator[HttpServer]:
-    """A running `biomcp serve-http ARGS` (ready: URL printed and /health answering)."""
-    server = HttpServer(args, env=env, cwd=cwd)
+    """A running `biomcp serve-http ARGS` (ready: URL printed and /health answering), at
+    `niceness` (`nice -n`) when given."""
+    server = HttpServer(args, env=env, cwd=cwd, niceness=niceness)
     try:
         if wait:
             server.wait_started()
