@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from biomcp import __version__
+from biomcp.domain.relevance import floor_for
 from biomcp.entrypoints import backends
 from biomcp.entrypoints.projects_file import read_projects_file
 from biomcp.entrypoints.settings import Settings
@@ -145,6 +146,7 @@ class Services:
             alpha=s.biomcp_search_alpha,
             fusion=Fusion(s.biomcp_search_fusion),
             oversample=s.biomcp_search_oversample,
+            floor=floor_for(self.embedder.model_id, s.biomcp_relevance_floor),
         )
         return SearchCorpus(self.vectors, self.embedder, config=config, metadata=self.metadata)
 

@@ -187,6 +187,9 @@ class Settings(BaseSettings):
     biomcp_search_alpha: float = Field(0.6, ge=0.0, le=1.0)
     biomcp_search_fusion: Literal["relative_score", "ranked"] = "relative_score"
     biomcp_search_oversample: int = Field(2, ge=1, le=20)
+    #: The least cosine a hit needs for a search to have found something relevant; unset:
+    #: the floor calibrated for the embedding model (none for other models); 0: no floor.
+    biomcp_relevance_floor: float | None = Field(None, ge=0.0, le=1.0)
 
     # --- project collections (spec 02) -------------------------------------------------------
     #: Projects declared in TOML (`[projects."<id>"]` tables, optional `hybrid = false`);

@@ -21,6 +21,7 @@ from typing import Any
 from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.registries import REGISTRIES, TRIAL_ID_HELP, normalise_trial_id
+from biomcp.domain.relevance import RelevanceFloor
 from biomcp.domain.rerank import RerankWeights
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.metadata import MetadataStore
@@ -63,6 +64,8 @@ class SearchConfig:
     fusion: Fusion = Fusion.RELATIVE_SCORE
     oversample: int = 2
     weights: RerankWeights = field(default_factory=RerankWeights)
+    #: None: no search is judged for relevance (`domain.relevance`).
+    floor: RelevanceFloor | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.alpha <= 1.0:
