@@ -189,6 +189,15 @@ def _object(properties: dict[str, Any], required: list[str] | None = None) -> di
     }
 
 
+def _undescribed(schema: Any) -> Any:
+    """A copy of `schema` without its descriptions: an echoed input needs its shape only."""
+    if isinstance(schema, dict):
+        return {k: _undescribed(v) for k, v in schema.items() if k != "description"}
+    if isinstance(schema, list):
+        return [_undescribed(v) for v in schema]
+    return copy.deepcopy(schema)
+
+
 def _optional(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` or null."""
     return {"anyOf": [schema, {"type": "null"}]}
@@ -325,7 +334,7 @@ LIVE_OUTPUTS: dict[str, dict[str, Any]] = {
                 "type": "object",
                 "required": ["queryTerm", "maxResults", "sortBy", "fetchBriefSummaries"],
                 "properties": {  # the cursor is not echoed
-                    k: copy.deepcopy(v)
+                    k: _undescribed(v)
                     for k, v in LIVE_INPUTS["searchPubMedArticles"]["properties"].items()
                     if k != "cursor"
                 },
