@@ -48,8 +48,9 @@ pytestmark = pytest.mark.integration
 #: with `rag_search`'s `query_key` and `corpus_overview`'s records per query (the filters' and
 #: `pubmed_sync_delta`'s descriptions shortened to pay for them), 11,994 (2026-11-28):
 #: with `rag_search`'s `trial_id` and the live tools' retraction notices (their descriptions
-#: shortened to pay), 12,000 (2026-11-29): the next tool needs a trim elsewhere or a reason to
-#: raise this (issue 44 owns the catalogue's size).
+#: shortened to pay), 12,000 (2026-11-29). `pubmed_search_articles` echoing its inputs without
+#: their descriptions gave 209 back; `rag_search`'s `group_by` and relevance verdict took 53:
+#: 11,835 (2026-11-29). Issue 44 owns the catalogue's size.
 TOKEN_BUDGET = 12_000
 
 MODES: dict[str, dict[str, Any]] = {
@@ -292,6 +293,7 @@ _ADDED_INPUTS = {
         "min_quality",
         "query_key",
         "trial_id",
+        "group_by",
     }
 }
 

@@ -141,14 +141,15 @@ class Services:
     @cached_property
     def search(self) -> SearchCorpus:
         s = self.settings
+        vectors, embedder = self.vectors, self.embedder
         config = SearchConfig(
             collection=s.biomcp_collection,
             alpha=s.biomcp_search_alpha,
             fusion=Fusion(s.biomcp_search_fusion),
             oversample=s.biomcp_search_oversample,
-            floor=floor_for(self.embedder.model_id, s.biomcp_relevance_floor),
+            floor=floor_for(embedder.model_id, s.biomcp_relevance_floor),
         )
-        return SearchCorpus(self.vectors, self.embedder, config=config, metadata=self.metadata)
+        return SearchCorpus(vectors, embedder, config=config, metadata=self.metadata)
 
     @cached_property
     def documents(self) -> GetDocument:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.records import EvidenceType
@@ -35,10 +34,20 @@ from biomcp.ports.vectors import (
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.indexing import DESIGN_FACET, REGISTRY_FACET, STUDY_DESIGN, TRIAL_ID_FACET
+from biomcp.usecases.paper_results import (
+    CHUNKS_PER_PAPER,
+    GROUPINGS,
+    GroupBy,
+    SearchOutcome,
+    group_by_paper,
+)
 from biomcp.usecases.ranking import hybrid_search, quality_rerank
 from biomcp.usecases.saved_queries import records_of_query
+from biomcp.usecases.search_hits import SearchHit
 
 __all__ = [
+    "MAX_PAPER_CHUNKS",
+    "PAPER_OVERSAMPLE",
     "SearchConfig",
     "SearchCorpus",
     "SearchHit",
@@ -54,6 +63,9 @@ MAX_TOP_K = 100
 MAX_QUERY_RECORDS = 100_000
 #: Vector searches one query may make while retracted papers are left out of its candidates.
 _MAX_ROUNDS = 4
+#: Chunks a paper search ranks per paper asked for, and the most it ranks.
+PAPER_OVERSAMPLE = 5
+MAX_PAPER_CHUNKS = 500
 _EMPTY_QUERY = "query is empty: ask a question or give keywords"
 
 
@@ -75,41 +87,14 @@ class SearchConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchHit:
-    doc_id: str
-    uuid: str
-    chunk_id: str
-    score: float
-    fused: float
-    sim: float | None
-    bm25: float | None
-    quality: float | None
-    evidence_type: str | None
-    section: str | None
-    text: str | None
-    year: int | None
-    journal: str | None
-    retracted: bool = False
-    study_design: str | None = None
+class _Scope:
+    """What narrows a search's candidates (`run`'s keyword arguments)."""
 
-    def as_payload(self) -> dict[str, Any]:
-        """One `rag.search` result: spec 01's fields, then the v1.1 ones."""
-        return {
-            "doc_id": self.doc_id,
-            "uuid": self.uuid,
-            "sim": self.sim,
-            "bm25": self.bm25,
-            "quality": self.quality,
-            "score": self.score,
-            "evidence_type": self.evidence_type,
-            "section": self.section,
-            "chunk_id": self.chunk_id,
-            "text": self.text,
-            "retracted": self.retracted,
-            "study_design": self.study_design,
-            "year": self.year,
-            "journal": self.journal,
-        }
+    filters: SearchFilters | None
+    include_retracted: bool
+    study_designs: Collection[str] | None
+    query_key: str | None
+    trial_id: str | None
 
 
 class SearchCorpus:
@@ -176,23 +161,70 @@ class SearchCorpus:
                 records.
             EmbeddingError, VectorStoreError: from the adapters.
         """
+        scope = _Scope(filters, include_retracted, study_designs, query_key, trial_id)
+        return await self._scoped(query, top_k, top_k, quality_bias, scope)
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        group_by: GroupBy = "chunk",
+        chunks_per_paper: int = CHUNKS_PER_PAPER,
+        filters: SearchFilters | None = None,
+        include_retracted: bool = False,
+        study_designs: Collection[str] | None = None,
+        query_key: str | None = None,
+        trial_id: str | None = None,
+    ) -> SearchOutcome:
+        """`run`'s search with the relevance verdict; with `group_by="paper"`, the best
+        `top_k` papers (each with up to `chunks_per_paper` of its chunks, the best first) out
+        of the best `top_k * PAPER_OVERSAMPLE` chunks (at most `MAX_PAPER_CHUNKS`).
+
+        Raises:
+            InvalidRequestError: as `run`; an unknown `group_by`, `chunks_per_paper` < 1.
+            NotFoundError, EmbeddingError, VectorStoreError: as `run`.
+        """
+        if group_by not in GROUPINGS:
+            raise InvalidRequestError(
+                f"group_by must be one of {', '.join(GROUPINGS)}, got {group_by!r}",
+                details={"field": "group_by", "allowed": list(GROUPINGS)},
+            )
+        if chunks_per_paper < 1:
+            raise InvalidRequestError(f"chunks_per_paper must be >= 1, got {chunks_per_paper}")
+        floor = self.config.floor
+        scope = _Scope(filters, include_retracted, study_designs, query_key, trial_id)
+        if group_by == "chunk":
+            hits = await self._scoped(query, top_k, top_k, quality_bias, scope)
+            return SearchOutcome.judged(hits, None, floor)
+        limit = min(top_k * PAPER_OVERSAMPLE, MAX_PAPER_CHUNKS)
+        ranked = await self._scoped(query, top_k, limit, quality_bias, scope)
+        papers = group_by_paper(ranked, limit=top_k, chunks_per_paper=chunks_per_paper, floor=floor)
+        return SearchOutcome.judged([c for p in papers for c in p.chunks], papers, floor)
+
+    async def _scoped(
+        self, query: str, top_k: int, limit: int, quality_bias: bool, scope: _Scope
+    ) -> list[SearchHit]:
+        """The best `limit` chunks within `scope`, `top_k` checked as `run` checks it."""
         if not query.strip():
             raise InvalidRequestError(_EMPTY_QUERY)
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidRequestError(f"top_k must be in 1..{MAX_TOP_K}, got {top_k}")
+        filters = scope.filters
         if filters is not None:
             check_filters(filters)
-        filters = with_trial_id(filters, trial_id)
-        if query_key is not None:
-            filters = await self._within_query(query_key, filters)
+        filters = with_trial_id(filters, scope.trial_id)
+        if scope.query_key is not None:
+            filters = await self._within_query(scope.query_key, filters)
             if filters.doc_ids == frozenset():  # none of the ids asked for is the query's
                 return []
         return await self.ranked(
             query,
-            top_k,
+            limit,
             quality_bias,
-            filters=with_designs(filters, study_designs),
-            include_retracted=include_retracted,
+            filters=with_designs(filters, scope.study_designs),
+            include_retracted=scope.include_retracted,
         )
 
     async def ranked(

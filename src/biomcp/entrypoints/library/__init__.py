@@ -43,6 +43,7 @@ from biomcp.entrypoints.library.results import (
     PruneReport,
 )
 from biomcp.usecases.export import ExportSummary
+from biomcp.usecases.paper_results import PaperHit, SearchOutcome
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
@@ -60,10 +61,12 @@ __all__ = [
     "ExportSummary",
     "ForgetReport",
     "FoundChunks",
+    "PaperHit",
     "ProjectCreated",
     "ProjectList",
     "PruneReport",
     "SearchHit",
+    "SearchOutcome",
     "SyncJobStatus",
     "SyncProgress",
     "SyncReport",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from types import TracebackType
-from typing import IO, Any, Self, TypeVar, cast
+from typing import IO, Any, Self, TypeVar, cast, overload
 
 from biomcp.entrypoints.library.loop import LoopThread, stop_loop
 from biomcp.entrypoints.library.payloads import (
@@ -35,6 +35,7 @@ from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.export import ExportSummary
+from biomcp.usecases.paper_results import GroupBy, SearchOutcome
 from biomcp.usecases.payloads import parse_iso_utc
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
@@ -135,6 +136,7 @@ class AsyncCorpus:
             )
         )
 
+    @overload
     async def search(
         self,
         query: str,
@@ -151,7 +153,47 @@ class AsyncCorpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
-    ) -> list[SearchHit]:
+        group_by: None = None,
+    ) -> list[SearchHit]: ...
+
+    @overload
+    async def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
+        trial_id: str | None = None,
+        group_by: GroupBy,
+    ) -> SearchOutcome: ...
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
+        trial_id: str | None = None,
+        group_by: GroupBy | None = None,
+    ) -> list[SearchHit] | SearchOutcome:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
         reranked by quality unless `quality_bias=False`). The keyword filters narrow the
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
@@ -159,19 +201,23 @@ class AsyncCorpus:
         ...: `StudyDesign`), the records one saved query synced (`query_key`), the records
         naming a trial registry id (`trial_id`: `"NCT01234567"`..., or `"any"`). Retracted
         papers are left out unless `include_retracted` (their hits then say `retracted`).
-        `hit.as_payload()` is one `rag.search` result."""
+        `hit.as_payload()` is one `rag.search` result. With `group_by` (`"chunk"` or
+        `"paper"`) the answer is a `SearchOutcome`: the chunks, or the best `top_k` papers
+        (`outcome.papers`, each with its best chunks), and whether nothing passed the
+        relevance floor (`outcome.nothing_relevant`, None when no floor applies)."""
         filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
+        search = self._services.search
+        options: dict[str, Any] = {
+            "filters": filters,
+            "include_retracted": include_retracted,
+            "study_designs": _names(study_designs),
+            "query_key": query_key,
+            "trial_id": trial_id,
+        }
+        if group_by is None:
+            return await self._run(lambda: search.run(query, top_k, quality_bias, **options))
         return await self._run(
-            lambda: self._services.search.run(
-                query,
-                top_k,
-                quality_bias,
-                filters=filters,
-                include_retracted=include_retracted,
-                study_designs=_names(study_designs),
-                query_key=query_key,
-                trial_id=trial_id,
-            )
+            lambda: search.search(query, top_k, quality_bias, group_by=group_by, **options)
         )
 
     async def get(self, doc_id: str | int) -> Document:

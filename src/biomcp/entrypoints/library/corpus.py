@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import IO, Any, Self, TypeVar
+from typing import IO, Any, Self, TypeVar, cast, overload
 
 from biomcp.entrypoints.library.async_corpus import AsyncCorpus
 from biomcp.entrypoints.library.payloads import (
@@ -38,6 +38,7 @@ from biomcp.entrypoints.library.results import (
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
 from biomcp.usecases.export import ExportSummary
+from biomcp.usecases.paper_results import GroupBy, SearchOutcome
 from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
@@ -136,6 +137,7 @@ class Corpus:
     ) -> SyncReport:
         return self._run(self._aio.sync(query_key, term, overlap_days, progress, rescan=rescan))
 
+    @overload
     def search(
         self,
         query: str,
@@ -152,9 +154,53 @@ class Corpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
-    ) -> list[SearchHit]:
+        group_by: None = None,
+    ) -> list[SearchHit]: ...
+
+    @overload
+    def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
+        trial_id: str | None = None,
+        group_by: GroupBy,
+    ) -> SearchOutcome: ...
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 20,
+        quality_bias: bool = True,
+        *,
+        evidence_types: Collection[str] | str | None = None,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        min_quality: float | None = None,
+        journals: Collection[str] | str | None = None,
+        doc_ids: Collection[str] | None = None,
+        include_retracted: bool = False,
+        study_designs: Collection[str] | str | None = None,
+        query_key: str | None = None,
+        trial_id: str | None = None,
+        group_by: GroupBy | None = None,
+    ) -> list[SearchHit] | SearchOutcome:
+        # One call for both overloads: too many optional arguments for mypy to split the union.
+        search = cast(
+            "Callable[..., Coroutine[Any, Any, list[SearchHit] | SearchOutcome]]", self._aio.search
+        )
         return self._run(
-            self._aio.search(
+            search(
                 query,
                 top_k,
                 quality_bias,
@@ -168,6 +214,7 @@ class Corpus:
                 study_designs=study_designs,
                 query_key=query_key,
                 trial_id=trial_id,
+                group_by=group_by,
             )
         )
 

@@ -277,6 +277,13 @@ def _extended(name: str, additions: dict[str, Any], *, at: tuple[str, ...] = ())
     return schema
 
 
+def _with_verdict(schema: dict[str, Any]) -> dict[str, Any]:
+    """`rag.search`'s answer with the relevance verdict beside the results."""
+    schema["properties"]["nothing_relevant"] = {"type": "boolean"}
+    schema["properties"]["warnings"] = {"type": "array", "items": {"type": "string"}}
+    return schema
+
+
 _QUALITY_BREAKDOWN = {
     "type": "object",
     "required": ["total"],
@@ -298,23 +305,26 @@ _QUALITY_BREAKDOWN = {
 
 V11_OUTPUTS: dict[str, dict[str, Any]] = {
     "pubmed.sync_delta": copy.deepcopy(V10_OUTPUTS["pubmed.sync_delta"]),
-    "rag.search": _extended(
-        "rag.search",
-        {
-            "evidence_type": {
-                "anyOf": [{"type": "string", "enum": _EVIDENCE_TYPES}, {"type": "null"}]
+    "rag.search": _with_verdict(
+        _extended(
+            "rag.search",
+            {
+                "evidence_type": {
+                    "anyOf": [{"type": "string", "enum": _EVIDENCE_TYPES}, {"type": "null"}]
+                },
+                "section": NULLABLE_STRING,
+                "chunk_id": {"type": "string"},
+                "text": NULLABLE_STRING,
+                "retracted": {"type": "boolean"},
+                "study_design": {
+                    "anyOf": [{"type": "string", "enum": _STUDY_DESIGN_VALUES}, {"type": "null"}]
+                },
+                "year": NULLABLE_INT,
+                "journal": NULLABLE_STRING,
+                "other_chunks": {"type": "array", "items": {"type": "object"}},
             },
-            "section": NULLABLE_STRING,
-            "chunk_id": {"type": "string"},
-            "text": NULLABLE_STRING,
-            "retracted": {"type": "boolean"},
-            "study_design": {
-                "anyOf": [{"type": "string", "enum": _STUDY_DESIGN_VALUES}, {"type": "null"}]
-            },
-            "year": NULLABLE_INT,
-            "journal": NULLABLE_STRING,
-        },
-        at=("properties", "results", "items"),
+            at=("properties", "results", "items"),
+        )
     ),
     "rag.get": _extended(
         "rag.get",

@@ -34,6 +34,7 @@ from biomcp.entrypoints.cli.common import (
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
+    from biomcp.usecases.paper_results import SearchOutcome
     from biomcp.usecases.search import SearchHit
 
 __all__ = ["get", "search"]
@@ -62,6 +63,7 @@ def _passage(text: str, section: str | None) -> str:
 
 
 def _searchtext_table(query: str, hits: list[SearchHit], quality_bias: bool) -> str:
+    """The table of a search: one row per hit (a paper's best chunk, or a chunk)."""
     if not hits:
         return f"no results for {query!r} (try fewer filters or other words)"
     rows = [
@@ -202,18 +204,25 @@ def search(
             "EudraCT, ChiCTR...), or any id: 'any'.",
         ),
     ] = None,
+    chunks: Annotated[
+        bool,
+        typer.Option("--chunks", help="One row per chunk, not per paper."),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality."""
+    """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality: one row per
+    paper (its best chunk), or per chunk with --chunks. When no hit passes the relevance floor,
+    a line says so above the closest hits (exit status 0)."""
     settings = cli_settings(json_output)
     filters = search_filters(evidence_type, year_min, year_max, min_quality, journal)
     quality_bias = not no_quality_bias
 
-    async def work(services: Services) -> list[SearchHit]:
-        return await services.search.run(
+    async def work(services: Services) -> SearchOutcome:
+        return await services.search.search(
             query,
             top_k,
             quality_bias,
+            group_by="chunk" if chunks else "paper",
             filters=filters,
             include_retracted=include_retracted,
             study_designs=[d.strip().casefold() for d in design or [] if d.strip()],
@@ -221,11 +230,14 @@ def search(
             trial_id=trial_id,
         )
 
-    hits = execute(settings, work, json_output=json_output)
+    outcome = execute(settings, work, json_output=json_output)
     if json_output:
-        emit_json({"results": [hit.as_payload() for hit in hits]})
-    else:
-        typer.echo(_searchtext_table(query, hits, quality_bias))
+        emit_json(outcome.as_payload())
+        return
+    shown = [p.best for p in outcome.papers] if outcome.papers is not None else outcome.hits
+    for warning in outcome.warnings:
+        typer.echo(warning)
+    typer.echo(_searchtext_table(query, list(shown), quality_bias))
 
 
 def get(

@@ -1,8 +1,9 @@
 """The `search` / `fetch` pair: the two tools ChatGPT's connectors and deep research look for.
 
-* `search(query)` answers `{"results": [{"id", "title", "url"}], "source"}`: the documents of
-  the corpus's best chunks (hybrid search, quality-biased), or, when the corpus has nothing
-  (empty, or no hit), PubMed's own best matches (live ESearch + ESummary). Ids are
+* `search(query)` answers `{"results": [{"id", "title", "url"}], "source"}`: the corpus's best
+  papers (hybrid search, quality-biased, one result per paper), or, when the corpus has nothing
+  relevant (empty, no hit, or no hit passing the relevance floor), PubMed's own best matches
+  (live ESearch + ESummary). Ids are
   `pmid:<digits>`, URLs `https://pubmed.ncbi.nlm.nih.gov/<pmid>/`. A live result PubMed marks
   retracted has `retracted: true` (the corpus leaves retracted records out).
 * `fetch(id)` answers `{"id", "title", "text", "url", "metadata"}`: the title and abstract of
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from mcp.server.mcpserver.context import Context
 
 from biomcp.entrypoints.mcp.toolspec import READING_LIVE, ToolSpec
+from biomcp.ports.entrez import EntrezApiKeyError, EntrezRequestError
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 
 if TYPE_CHECKING:
@@ -32,8 +34,6 @@ __all__ = ["FETCH_INPUT", "FETCH_OUTPUT", "SEARCH_INPUT", "SEARCH_OUTPUT", "spec
 
 #: The most documents one `search` answers with.
 MAX_RESULTS: Final = 10
-#: Corpus chunks read to find `MAX_RESULTS` distinct documents.
-_CHUNKS: Final = 3 * MAX_RESULTS
 _ID: Final = re.compile(
     r"\s*(?:pmid:\s*|(?:https?://)?pubmed\.ncbi\.nlm\.nih\.gov/)?([1-9][0-9]{0,11})/?\s*",
     re.IGNORECASE,
@@ -139,7 +139,13 @@ def specs(services: Services) -> list[ToolSpec]:
         found = await _corpus_search(services, query)
         if found:
             return {"results": found, "source": "corpus"}
-        return {"results": await _live_search(services, query), "source": "pubmed"}
+        try:
+            live = await _live_search(services, query)
+        except EntrezApiKeyError:
+            raise
+        except EntrezRequestError:  # PubMed could use none of the words: it found nothing
+            live = []
+        return {"results": live, "source": "pubmed"}
 
     async def fetch(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         pmid = parse_id(args["id"])
@@ -155,7 +161,8 @@ def specs(services: Services) -> list[ToolSpec]:
             "search",
             "Search PubMed evidence",
             "Find PubMed articles for a question or keywords: the synced evidence corpus "
-            "(ranked by relevance and study quality), else PubMed live. Returns up to "
+            "(ranked by relevance and study quality), else PubMed live when it has nothing "
+            "relevant. Returns up to "
             f"{MAX_RESULTS} articles (id for fetch, title, URL, retracted) and the source.",
             search,
             writes=False,
@@ -217,14 +224,17 @@ def _title(pmid: str, title: str | None) -> str:
 
 
 async def _corpus_search(services: Services, query: str) -> list[dict[str, Any]]:
-    """The corpus's documents for `query`, best first (empty: an empty corpus or no hit)."""
+    """The corpus's papers for `query`, best first (empty: an empty corpus, no hit, or no hit
+    passing the relevance floor)."""
     try:
-        hits = await services.search.run(query, _CHUNKS, True)
+        outcome = await services.search.search(query, MAX_RESULTS, True, group_by="paper")
     except NotFoundError:  # nothing synced yet
         return []
-    pmids = list(dict.fromkeys(hit.doc_id.removeprefix("pmid:") for hit in hits))
+    if outcome.nothing_relevant:
+        return []
     results = []
-    for pmid in pmids[:MAX_RESULTS]:
+    for paper in outcome.papers or ():
+        pmid = paper.doc_id.removeprefix("pmid:")
         try:
             document = await services.documents.run(pmid)
         except NotFoundError:  # removed since it was indexed

@@ -67,13 +67,14 @@ def _descriptions(sync_wait_s: float, *, v11: bool) -> dict[str, str]:
         "saved query with its term, last_edat, sync status and records. Its key narrows "
         "rag_search (query_key)<!-- if pubmed_sync_delta --> and, with its term, syncs it "
         "again (pubmed_sync_delta)<!-- end -->.",
-        "rag.search": "Hybrid (BM25 + vector) search of the synced corpus: the "
-        "top_k most relevant abstract chunks. With quality_bias (default) the ranking favours "
-        "higher-quality studies, Results/Conclusions sections and the evidence tier the "
-        "question calls for. Each result carries doc_id (pmid:<digits>, for rag_get), "
+        "rag.search": "Hybrid (BM25 + vector) search of the synced corpus: the top_k best "
+        + ("abstract chunks, or papers (group_by). " if v11 else "abstract chunks. ")
+        + "quality_bias (default) favours higher-quality studies, Results/Conclusions and the "
+        "evidence tier the question calls for. Each result carries doc_id (pmid:<digits>, for "
+        "rag_get), "
         + (
-            "the chunk text, its section, evidence type, study design, quality (0-10), "
-            "year, journal and the raw scores; optional filters."
+            "text, section, evidence type, design, quality (0-10), year, journal, scores; "
+            "nothing_relevant: no hit passed the relevance floor."
             if v11
             else "the chunk's uuid, quality (0-10) and the raw and final scores."
         ),

@@ -64,17 +64,18 @@ class CorpusHandlers:
         return await self.services.saved_queries.overview()
 
     async def rag_search(self, args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        hits = await self.services.search.run(
+        outcome = await self.services.search.search(
             args["query"],
             args["top_k"],
             args["quality_bias"],
+            group_by=args.get("group_by", "chunk"),
             filters=_search_filters(args),
             include_retracted=bool(args.get("include_retracted", False)),
             study_designs=args.get("study_design"),
             query_key=args.get("query_key"),
             trial_id=args.get("trial_id"),
         )
-        return {"results": [hit.as_payload() for hit in hits]}
+        return outcome.as_payload()
 
     async def rag_get(self, args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         return await self.services.documents.run(args["doc_id"])

@@ -18,6 +18,7 @@ from biomcp.entrypoints.mcp.contract import (
     NULLABLE_STRING,
     PUBMED_TERM_MAX_CHARS,
 )
+from biomcp.usecases.paper_results import GROUPINGS
 
 __all__ = [
     "CORPUS_OVERVIEW_INPUT",
@@ -72,7 +73,7 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
             "include_retracted": {
                 "type": "boolean",
                 "default": False,
-                "description": "Also return chunks of retracted papers (flagged retracted).",
+                "description": "Also retracted papers (flagged).",
             },
             "study_design": {
                 "type": "array",
@@ -104,6 +105,11 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "maxLength": TRIAL_ID_MAX_CHARS,
                 "description": "Only papers naming this trial id (NCT, ISRCTN, EudraCT, "
                 "ChiCTR) or 'any'.",
+            },
+            "group_by": {
+                "type": "string",
+                "enum": list(GROUPINGS),
+                "default": "chunk",
             },
         },
         "additionalProperties": False,
