@@ -174,12 +174,12 @@ def test_eval_gold_after_syncing_the_topics(
     overall = report["overall"]
     assert overall["questions"] == 36
     questions = {q["id"]: q for q in report["questions"]}
-    # Every expected paper or chunk is in its top 10, except for one cross-vocabulary
-    # question: "immune checkpoint inhibitor therapy" does not reach 31000015, which says
-    # "anti-PD-1 immunotherapy" (its other paper, 31000036, is found).
-    assert {qid for qid, q in questions.items() if q["missing"]} == {"kras-17"}
-    assert questions["kras-17"]["found"] == ["pmid:31000036"]
-    assert overall["recall"] == pytest.approx(35.5 / 36, abs=1e-4)
+    # Every expected paper or chunk is in its top 10. The cross-vocabulary question reaches
+    # both its papers: 31000015 says "anti-PD-1 immunotherapy", not "immune checkpoint
+    # inhibitor therapy", and the tempered quality bias no longer lets stronger papers pass it.
+    assert {qid for qid, q in questions.items() if q["missing"]} == set()
+    assert sorted(questions["kras-17"]["found"]) == ["pmid:31000015", "pmid:31000036"]
+    assert overall["recall"] == 1.0
     assert report["intents"]["efficacy"]["recall"] == 1.0
     assert report["intents"]["mechanism"]["recall"] == 1.0
     # Efficacy questions come back with numbers: a numeric chunk of each expected trial, and
@@ -191,12 +191,13 @@ def test_eval_gold_after_syncing_the_topics(
     assert questions["kras-5"]["found"] == ["31000015:s2_0", "pmid:31000015"]
     assert questions["glp1-3"]["numeric_found"] is None  # not asked for
     assert overall["numeric_found"] == 1.0
-    # The balance: trials dominate, efficacy questions bring back clinical papers only, and
-    # every mechanism question brings back preclinical or basic papers beside them.
+    # The balance: trials dominate, efficacy questions bring back clinical papers nearly only
+    # (the tempered bias lets one close basic paper in), and every mechanism question brings
+    # back preclinical or basic papers beside them.
     share = overall["evidence_share"]
     assert sum(share.values()) == pytest.approx(1.0, abs=1e-3)
     assert overall["clinical_share"] > overall["basic_share"] > 0
-    assert report["intents"]["efficacy"]["basic_share"] == 0.0
+    assert report["intents"]["efficacy"]["basic_share"] < 0.05
     intents = report["intents"]
     assert intents["mechanism"]["basic_share"] > intents["safety"]["basic_share"]
     for q in questions.values():

@@ -2,7 +2,9 @@
 
     final = similarity * (1 + quality_total / 10) * (1 + section_boost) * (1 + tier_weight)
 
-`section_boost` rewards the sections that carry findings (Results +0.10, Conclusions +0.05);
+`section_boost` rewards the sections that carry findings (Results +0.10, Conclusions +0.05),
+read from the section's NLM category, so INTERPRETATION counts as Conclusions and FINDINGS as
+Results (`biomcp.domain.sections`);
 `tier_weight` depends on what the question asks: a predictive question ("likelihood of
 success", efficacy, outcomes) favours clinical evidence (+0.20, preclinical +0.05), a mechanism
 question favours preclinical (+0.20) and basic (+0.10) evidence; a neutral question adds none.
@@ -19,9 +21,11 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from biomcp.domain.errors import InvalidConfigError
+from biomcp.domain.quality_bias import QUALITY_BIAS_STRENGTH, tempered_score
 from biomcp.domain.records import EvidenceType
+from biomcp.domain.sections import section_category
 
-__all__ = ["Intent", "RerankWeights", "detect_intent", "rerank_score"]
+__all__ = ["Intent", "RerankWeights", "asks_for_numbers", "detect_intent", "rerank_score"]
 
 
 class Intent(StrEnum):
@@ -44,7 +48,9 @@ _TIER_WEIGHTS = {
 
 @dataclass(frozen=True, slots=True)
 class RerankWeights:
-    """Section boosts by lower-cased label or NlmCategory, and tier weights by intent."""
+    """Section boosts by lower-cased label or NlmCategory, and tier weights by intent.
+    `numeric_first`: a question asking for a number gets, within each paper, the chunk that
+    carries one first (see `biomcp.usecases.ranking.numeric_first`)."""
 
     section_boosts: Mapping[str, float] = field(default_factory=lambda: _frozen(_SECTION_BOOSTS))
     tier_weights: Mapping[Intent, Mapping[str, float]] = field(
@@ -52,17 +58,25 @@ class RerankWeights:
             {intent: _frozen(w) for intent, w in _TIER_WEIGHTS.items()}
         )
     )
+    numeric_first: bool = True
+    #: The share of the multiplier's gain a score keeps (`biomcp.domain.quality_bias`).
+    strength: float = QUALITY_BIAS_STRENGTH
 
     def __post_init__(self) -> None:
+        tempered_score(1.0, 1.0, self.strength)  # refuses a strength outside [0, 1]
         values = [*self.section_boosts.values()]
         values += [v for weights in self.tier_weights.values() for v in weights.values()]
         if any(not math.isfinite(v) or v <= -1 for v in values):
             raise InvalidConfigError("boosts and tier weights must be finite and > -1")
 
-    def section_boost(self, section: str | None) -> float:
-        if not section:
-            return 0.0
-        return self.section_boosts.get(section.strip().casefold(), 0.0)
+    def section_boost(self, section: str | None, category: str | None = None) -> float:
+        """The boost of the label itself when it has one, else of its NLM category (`category`
+        when given, else the one the label maps to)."""
+        label = (section or "").strip().casefold()
+        if label in self.section_boosts:
+            return self.section_boosts[label]
+        resolved = section_category(section, category)
+        return self.section_boosts.get(resolved.casefold(), 0.0) if resolved else 0.0
 
     def tier_weight(self, intent: Intent, evidence_type: EvidenceType | str | None) -> float:
         if evidence_type is None:
@@ -102,6 +116,42 @@ def detect_intent(question: str) -> Intent:
     return Intent.NEUTRAL
 
 
+# A figure asked for outright: how much/many/often, a rate, a share, a ratio, a risk...
+_NUMBER_CUES = re.compile(
+    r"\b(?:how (?:much|many|often|long|large|big|frequent(?:ly)?|common|likely|effective|"
+    r"active|safe|well)|by what (?:amount|margin)|what (?:percentage|proportion|share|"
+    r"fraction|number|percent|amount|magnitude)|rates?|incidence|prevalence|proportions?|"
+    r"percentages?|percent|ratios?|effect sizes?|frequen\w*|risks?|odds|median|mean|"
+    r"averages?|counts?|number of|numbers of|survival|mortality|deaths?|fatal\w*|"
+    r"(?:more|less|how) common)\b",
+    re.IGNORECASE,
+)
+# A question about how something works, whatever figures it names.
+_MECHANISM_ASK = re.compile(
+    r"\b(?:why|how (?:do|does|did|is|are|can)|mechanis\w*|pathways?|through which|by which|"
+    r"modes? of action)\b",
+    re.IGNORECASE,
+)
+# A comparison or an effect, which asks for a figure when the question is about outcomes.
+_EFFECT_CUES = re.compile(
+    r"\b(?:compared|versus|vs\.?|than|more|less|fewer|greater|higher|lower|increase[sd]?|"
+    r"decrease[sd]?|reduce[sd]?|improve[sd]?|raise[sd]?|lose|lost|gain(?:ed)?|regain(?:ed)?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_numbers(question: str) -> bool:
+    """Whether the answer to `question` is a figure: it asks how much, how many or how often,
+    for a rate, share, ratio, risk, survival or deaths, or it compares an effect and its
+    intent is predictive (efficacy, outcomes, trials). A question asking how or why
+    something works ("how does", "why", "mechanism", "pathway") never is."""
+    if _MECHANISM_ASK.search(question):
+        return False
+    if _NUMBER_CUES.search(question):
+        return True
+    return detect_intent(question) is Intent.PREDICTIVE and bool(_EFFECT_CUES.search(question))
+
+
 def rerank_score(
     similarity: float,
     quality_total: float | None,
@@ -109,13 +159,16 @@ def rerank_score(
     evidence_type: EvidenceType | str | None,
     intent: Intent,
     weights: RerankWeights | None = None,
+    *,
+    category: str | None = None,
 ) -> float:
-    """The spec's rerank key. A missing quality counts as 0 (no bonus, no penalty)."""
+    """The spec's rerank key. A missing quality counts as 0 (no bonus, no penalty).
+    `category` is the section's NLM category when known."""
     weights = weights or RerankWeights()
     quality = min(10.0, max(0.0, quality_total or 0.0))
     return (
         similarity
         * (1 + quality / 10)
-        * (1 + weights.section_boost(section))
+        * (1 + weights.section_boost(section, category))
         * (1 + weights.tier_weight(intent, evidence_type))
     )

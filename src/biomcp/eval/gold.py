@@ -3,9 +3,10 @@
 Each question has an intent (efficacy, safety, mechanism, other), the PMIDs or chunks that
 answer it and optionally `must_have_numeric`. `GoldEvaluation` reports Recall@K, the share of
 results that carry a numeric claim for efficacy questions, whether a numeric chunk of an
-expected document was found when one is required, and the clinical vs preclinical/basic
-balance of the top documents (spec 03 section 12), over all questions, by topic and by
-question kind (intent).
+expected document was found when one is required and whether the answer came first (the
+rank-1 hit is an expected chunk, or a numeric chunk of an expected paper), and the clinical
+vs preclinical/basic balance of the top documents (spec 03 section 12), over all questions,
+by topic and by question kind (intent).
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class GoldResult:
     numeric_share: float
     numeric_found: bool | None
     evidence: dict[str, int]
+    answer_at_1: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         q = self.question
@@ -139,6 +141,7 @@ class GoldResult:
             "missing": list(self.missing),
             "numeric_share": round(self.numeric_share, 4),
             "numeric_found": self.numeric_found,
+            "answer_at_1": self.answer_at_1,
             "evidence": self.evidence,
         }
 
@@ -146,6 +149,7 @@ class GoldResult:
 def _summary(results: Sequence[GoldResult]) -> dict[str, Any]:
     efficacy = [r.numeric_share for r in results if r.question.intent == "efficacy"]
     required = [r.numeric_found for r in results if r.numeric_found is not None]
+    first = [float(r.answer_at_1) for r in results if r.answer_at_1 is not None]
     counts: dict[str, int] = {}
     for r in results:
         for kind, n in r.evidence.items():
@@ -166,6 +170,7 @@ def _summary(results: Sequence[GoldResult]) -> dict[str, Any]:
         "recall": mean([r.recall for r in results]),
         "numeric_share_efficacy": mean(efficacy),
         "numeric_found": mean([float(x) for x in required if x is not None]),
+        "answer_at_1": mean(first),
         "evidence_share": share,
         "clinical_share": share.get("clinical", 0.0),
         "basic_share": round(share.get("basic", 0.0) + share.get("preclinical", 0.0), 4),
@@ -244,6 +249,7 @@ class GoldEvaluation:
             kind = hit.evidence_type or "other"
             evidence[kind] = evidence.get(kind, 0) + 1
         numeric_found = bool(expected & numeric_keys) if question.must_have_numeric else None
+        answer_at_1 = _answer_first(question, hits) if question.must_have_numeric else None
         share = (
             sum(1 for h in hits if has_numeric_result(h.text or "")) / len(hits) if hits else 0.0
         )
@@ -255,4 +261,17 @@ class GoldEvaluation:
             numeric_share=share,
             numeric_found=numeric_found,
             evidence=dict(sorted(evidence.items())),
+            answer_at_1=answer_at_1,
         )
+
+
+def _answer_first(question: GoldQuestion, hits: Sequence[SearchHit]) -> bool:
+    """Whether the rank-1 hit answers: an expected chunk, or a chunk of an expected paper
+    that carries a numeric result."""
+    if not hits:
+        return False
+    top = hits[0]
+    pmid = top.doc_id.removeprefix("pmid:")
+    if f"{pmid}:{top.chunk_id}" in question.expected_chunks:
+        return True
+    return pmid in question.expected_pmids and has_numeric_result(top.text or "")

@@ -17,6 +17,7 @@ from biomcp.domain.design import classify_design
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.domain.registries import registry_of
+from biomcp.domain.sections import section_category
 from biomcp.ports.documents import StoredDocument
 from biomcp.ports.embeddings import Embedder, EmbeddingError
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
@@ -27,6 +28,7 @@ __all__ = [
     "EMBED_BATCH",
     "INDEX_LOCK",
     "REGISTRY_FACET",
+    "SECTION_CATEGORY",
     "STUDY_DESIGN",
     "TRIAL_ID_FACET",
     "ChunkIndexer",
@@ -41,6 +43,8 @@ STUDY_DESIGN = "study_design"
 #: The facet keys of a chunk's trial registries (`REGISTRIES`) and its record's registry ids.
 REGISTRY_FACET = "registry"
 TRIAL_ID_FACET = "trial_id"
+#: The metadata key of a chunk's section's NLM category (RESULTS, CONCLUSIONS...).
+SECTION_CATEGORY = "section_category"
 
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
@@ -265,9 +269,14 @@ class ChunkIndexer:
 def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) -> ChunkRecord:
     """The vector-store record of one chunk, with the document's filterable metadata: its
     study design is both returned with hits (`metadata`) and filterable (`facets`), and so
-    are its record's trial registry ids and their registries (`facets` only)."""
+    are its record's trial registry ids and their registries (`facets` only). Its section's
+    NLM category is returned with hits (`metadata`) when known."""
     record = doc.record
     design = (doc.evidence.design or classify_design(record)).design.value
+    metadata = {STUDY_DESIGN: design}
+    category = _category(record, chunk)
+    if category:
+        metadata[SECTION_CATEGORY] = category
     facets: dict[str, tuple[str, ...]] = {DESIGN_FACET: (design,)}
     if record.trial_ids:
         facets[TRIAL_ID_FACET] = record.trial_ids
@@ -288,9 +297,20 @@ def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) 
         lr=iso_utc(record.lr),
         source_url=f"https://pubmed.ncbi.nlm.nih.gov/{record.pmid}/",
         has_numbers=has_numeric_result(chunk.text),
-        metadata={STUDY_DESIGN: design},
+        metadata=metadata,
         facets=facets,
     )
+
+
+def _category(record: PubMedRecord, chunk: Chunk) -> str | None:
+    """The NLM category of the chunk's section: PubMed's own, else the one its label maps to."""
+    if chunk.section is None:
+        return None
+    given = None
+    if 0 <= chunk.section_index < len(record.abstract):
+        section = record.abstract[chunk.section_index]
+        given = section.category if section.label == chunk.section else None
+    return section_category(chunk.section, given)
 
 
 def _registry(trial_id: str) -> str:

@@ -9,7 +9,9 @@ A store finds (`VectorStore.search_arms`, `VectorStore.hits`); this module ranks
   (each arm min-max normalized, `alpha` weighting the vector arm), or ranked fusion;
 * exact cosines: `sim` is reported for every hit when a query vector is given (a BM25-only
   hit's cosine comes from its stored vector), `bm25` for the hits the BM25 arm returned;
-* the quality rerank (spec 03 section 7) and the output scores of a corpus search.
+* the quality rerank (spec 03 section 7) and the output scores of a corpus search;
+* numbers first: a question asking for a figure gets, within each paper, the chunk that
+  carries one first (`numeric_first`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from biomcp.domain.fusion import candidate_count, ranked_fusion, relative_score_fusion
-from biomcp.domain.rerank import RerankWeights, detect_intent, rerank_score
+from biomcp.domain.numeric import has_numeric_result
+from biomcp.domain.quality_bias import tempered_score
+from biomcp.domain.rerank import RerankWeights, asks_for_numbers, detect_intent, rerank_score
+from biomcp.domain.sections import section_category
 from biomcp.ports.vectors import Fusion, SearchFilters, VectorHit, VectorStore, VectorStoreError
+from biomcp.usecases.indexing import SECTION_CATEGORY
 
-__all__ = ["Reranked", "hybrid_search", "quality_rerank"]
+__all__ = ["Reranked", "hybrid_search", "numeric_first", "quality_rerank"]
 
 
 async def hybrid_search(
@@ -95,16 +101,32 @@ def quality_rerank(
     """`hits` by output score, best first (ties by uuid). With `quality_bias` each fused score
     is reranked by the question's intent:
 
-        score = fused * (1 + quality / 10) * (1 + section_boost) * (1 + tier_weight(intent))
+        multiplier = (1 + quality / 10) * (1 + section_boost) * (1 + tier_weight(intent))
+        score = fused * (1 + strength * (multiplier - 1))
 
-    The fused score stands in for the spec's `sim`, so that a chunk found by BM25 alone keeps
-    its place. Without `quality_bias` the score is the fused score."""
+    `strength` (`weights.strength`) keeps a share of the multiplier's gain, so quality breaks
+    near ties without passing a clearly better match. The fused score stands in for the
+    spec's `sim`, so that a chunk found by BM25 alone keeps its place. The section boost reads
+    the chunk's NLM category. Without `quality_bias` the score is the fused score. With
+    `quality_bias` and `weights.numeric_first`, a question asking for a figure then
+    gets `numeric_first`."""
+    weights = weights or RerankWeights()
     intent = detect_intent(query)
     ranked = [
         Reranked(
             hit,
-            rerank_score(
-                hit.score, hit.quality_total, hit.section, hit.evidence_type, intent, weights
+            tempered_score(
+                hit.score,
+                rerank_score(
+                    1.0,
+                    hit.quality_total,
+                    hit.section,
+                    hit.evidence_type,
+                    intent,
+                    weights,
+                    category=_category(hit),
+                ),
+                weights.strength,
             )
             if quality_bias
             else hit.score,
@@ -112,4 +134,57 @@ def quality_rerank(
         for hit in hits
     ]
     ranked.sort(key=lambda r: (-r.score, r.hit.uuid))
+    if quality_bias and weights.numeric_first and asks_for_numbers(query):
+        return numeric_first(ranked)
     return ranked
+
+
+def numeric_first(ranked: Sequence[Reranked]) -> list[Reranked]:
+    """`ranked` with each paper's answer chunk moved to the paper's first position.
+
+    A paper's answer chunk is its best-ranked Results chunk that carries a numeric result,
+    else its best-ranked numeric chunk of Conclusions or of no known section (numbers in
+    Background or Methods answer nothing). Only a paper's own positions change: the answer takes
+    the paper's first, its other chunks keep their order in the rest, and other papers do not
+    move. Scores stay with positions, so the list stays ordered by score."""
+    slots: dict[str, list[int]] = {}
+    for i, entry in enumerate(ranked):
+        slots.setdefault(entry.hit.doc_id, []).append(i)
+    out = list(ranked)
+    for positions in slots.values():
+        chunks = [ranked[i] for i in positions]
+        answer = _answer(chunks)
+        if answer is None or answer == 0:
+            continue
+        order = [chunks[answer], *chunks[:answer], *chunks[answer + 1 :]]
+        for position, entry in zip(positions, order, strict=True):
+            out[position] = Reranked(entry.hit, ranked[position].score)
+    return out
+
+
+def _answer(chunks: Sequence[Reranked]) -> int | None:
+    """The index of the first numeric Results chunk, else of the first numeric chunk of
+    Conclusions or of no known section, else None."""
+    results: list[int] = []
+    others: list[int] = []
+    for i, entry in enumerate(chunks):
+        if not _has_numbers(entry.hit):
+            continue
+        category = _category(entry.hit)
+        if category == "RESULTS":
+            results.append(i)
+        elif category in (None, "CONCLUSIONS"):
+            others.append(i)
+    found = results or others
+    return found[0] if found else None
+
+
+def _has_numbers(hit: VectorHit) -> bool:
+    if hit.has_numbers is not None:
+        return hit.has_numbers
+    return has_numeric_result(hit.text or "")
+
+
+def _category(hit: VectorHit) -> str | None:
+    stored = hit.metadata.get(SECTION_CATEGORY) if hit.metadata else None
+    return section_category(hit.section, stored if isinstance(stored, str) else None)

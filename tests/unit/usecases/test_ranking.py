@@ -145,7 +145,15 @@ def test_the_quality_rerank_lifts_strong_evidence_over_a_slightly_better_fused_s
     hits = [_hit("weak", 0.50, quality_total=0.0), _hit("strong", 0.45, quality_total=9.0)]
     ranked = quality_rerank(hits, "metformin in sepsis")
     assert [r.hit.uuid for r in ranked] == ["strong", "weak"]
-    assert ranked[0].score == pytest.approx(0.45 * 1.9)
+    assert ranked[0].score == pytest.approx(0.45 * (1 + 0.25 * 0.9))
+
+
+def test_a_clearly_better_match_stays_ahead_of_stronger_evidence() -> None:
+    hits = [_hit("better", 0.70, quality_total=0.0), _hit("strong", 0.45, quality_total=9.0)]
+    assert [r.hit.uuid for r in quality_rerank(hits, "metformin in sepsis")] == ["better", "strong"]
+    whole = RerankWeights(strength=1.0)  # the spec's untempered rerank passes it
+    ranked = quality_rerank(hits, "metformin in sepsis", weights=whole)
+    assert [r.hit.uuid for r in ranked] == ["strong", "better"]
 
 
 def test_without_quality_bias_the_output_score_is_the_fused_score() -> None:

@@ -1,0 +1,57 @@
+"""Which questions ask for a figure (`asks_for_numbers`): the cue for numbers first."""
+
+from __future__ import annotations
+
+import pytest
+
+from biomcp.domain.rerank import asks_for_numbers
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much weight do adults lose on semaglutide?",
+        "How many patients discontinued treatment because of adverse events?",
+        "How often does nausea occur with liraglutide?",
+        "What percentage of patients achieved remission?",
+        "What proportion of tumours responded to osimertinib?",
+        "What share of participants lost 15% of body weight?",
+        "What objective response rate did the drug achieve?",
+        "What is the hazard ratio for death with pembrolizumab?",
+        "What is the incidence of pneumonitis with checkpoint inhibitors?",
+        "What is the median progression-free survival with adagrasib?",
+        "What is the effect size of mindfulness training on anxiety?",
+        "What is the risk of gallbladder disease on GLP-1 agonists?",
+        "Is pancreatitis more common with exenatide?",
+        "Does empagliflozin reduce hospitalisation for heart failure compared with placebo?",
+        "Does dapagliflozin improve outcomes versus placebo in a phase 3 trial?",
+    ],
+)
+def test_questions_asking_for_a_figure_are_numeric(question: str) -> None:
+    assert asks_for_numbers(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which signalling pathway does the GLP-1 receptor activate in beta cells?",
+        "How does sotorasib bind the switch II pocket of KRAS G12C?",
+        "Why does ERK signalling rebound after KRAS inhibition, and how much does it rebound?",
+        "What is the mechanism of resistance to adagrasib?",
+        "By which route does the drug reach the brain, and at what rate?",
+        "Through which neurons do GLP-1 agonists suppress food intake?",
+        "Does metformin activate AMPK in hepatocytes more than in muscle cells?",
+        "What are the guidelines for screening lung cancer?",
+        "Which genes are mutated in familial breast cancer?",
+        "",
+    ],
+)
+def test_questions_about_how_or_what_things_are_are_not_numeric(question: str) -> None:
+    assert not asks_for_numbers(question)
+
+
+def test_a_comparison_asks_for_a_figure_only_about_outcomes() -> None:
+    assert asks_for_numbers("Does tirzepatide reduce weight in obesity in a phase 3 trial?")
+    assert not asks_for_numbers("Does the mutation reduce binding of the inhibitor in vitro?")
