@@ -34,9 +34,9 @@ class RelevanceFloor:
         return sim is not None and sim >= self.min_sim
 
 
-#: Floors by embedding model id, calibrated by `biomcp eval floor`.
+#: Floors by embedding model id, each fitted by `biomcp eval floor --data <SciFact folder>`.
 CALIBRATED_FLOORS: Mapping[str, RelevanceFloor] = MappingProxyType(
-    {"sentence-transformers/all-MiniLM-L6-v2": RelevanceFloor(0.30)}
+    {"sentence-transformers/all-MiniLM-L6-v2": RelevanceFloor(0.46)}
 )
 
 

@@ -15,6 +15,7 @@ from biomcp.entrypoints.cli.commands import (
     corpus,
     db,
     doctor,
+    eval_floor,
     export,
     fakes,
     index,
@@ -68,6 +69,7 @@ app.command("backup")(backup.backup)
 app.command("restore")(backup.restore)
 app.add_typer(pubmed.app)
 app.add_typer(evaluation.app)
+evaluation.app.command("floor")(eval_floor.floor)  # a family of its own
 app.add_typer(skill.app)
 app.command("doctor")(doctor.doctor)
 app.command("client-config")(clients.client_config)
