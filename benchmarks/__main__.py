@@ -22,6 +22,7 @@ from benchmarks import (
     design_text,
     domain,
     embeddings,
+    gold_answer,
     maintenance,
     mcp_http,
     multiprocess,
@@ -29,6 +30,7 @@ from benchmarks import (
     projects,
     readyz,
     replicas,
+    scifact_variants,
     startup,
     sync,
     vectors,
@@ -52,6 +54,8 @@ BENCHMARKS: dict[str, ModuleType] = {
     "readyz": readyz,
     "weaviate_cluster": weaviate_cluster,
     "replicas": replicas,
+    "gold_answer": gold_answer,
+    "scifact_variants": scifact_variants,
 }
 REPO = Path(__file__).resolve().parents[1]
 
