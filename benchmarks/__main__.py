@@ -22,6 +22,8 @@ from benchmarks import (
     design_text,
     domain,
     embeddings,
+    fulltext_search,
+    fulltext_sync,
     gold_answer,
     maintenance,
     mcp_http,
@@ -48,6 +50,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "sync": sync,
     "mcp_http": mcp_http,
     "vectors": vectors,
+    "fulltext_search": fulltext_search,
     "projects": projects,
     "multiprocess": multiprocess,
     "maintenance": maintenance,
@@ -55,6 +58,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "weaviate_cluster": weaviate_cluster,
     "replicas": replicas,
     "gold_answer": gold_answer,
+    "fulltext_sync": fulltext_sync,
     "scifact_variants": scifact_variants,
 }
 REPO = Path(__file__).resolve().parents[1]

@@ -126,7 +126,12 @@ def evaluate(
 
 
 def run(quick: bool, argv: list[str]) -> dict[str, Any]:
-    """The figures of each variant (`--quick`: the first 100 queries)."""
+    """The figures of each variant (`--quick`: the first 100 queries); `--lexical` runs the
+    BM25-side experiments of `benchmarks.scifact_lexical` instead."""
+    if "--lexical" in argv:
+        from benchmarks.scifact_lexical.variants import run as lexical
+
+        return lexical([a for a in argv if a != "--lexical"])
     parser = argparse.ArgumentParser(prog="python -m benchmarks scifact_variants")
     parser.add_argument("--split", choices=("train", "dev", "test"), default="train")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
@@ -136,6 +141,11 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         "--variants", default="", help="comma-separated names, or grid (default: the kept ones)"
     )
     parser.add_argument("--max-queries", type=int)
+    parser.add_argument(
+        "--lexical",
+        action="store_true",
+        help="BM25-side experiments (python -m benchmarks.scifact_lexical.variants --help)",
+    )
     args = parser.parse_args(argv)
     if quick and args.max_queries is None:
         args.max_queries = 100

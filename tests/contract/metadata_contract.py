@@ -1,7 +1,7 @@
 """The metadata contract suites: one set of checks per port, which every adapter must pass.
 
-`DocumentStoreContract`, `SavedQueryStoreContract`, `JobLogContract` and
-`ProjectRegistryContract` check one role each; `MetadataStoreContract` runs them all, plus the
+`DocumentStoreContract`, `FullTextStoreContract`, `SavedQueryStoreContract`, `JobLogContract`
+and `ProjectRegistryContract` check one role each; `MetadataStoreContract` runs them all, plus the
 health checks of a whole store. Subclass one in a `test_*.py` module and provide:
 
 * `store`: a new store on an empty database, built with the `clock` fixture (a `FakeClock`).
@@ -38,15 +38,18 @@ import pytest
 from biomcp.domain.records import PubMedRecord, utc
 from biomcp.domain.versioning import UpsertAction
 from biomcp.ports.documents import DocumentStore, UpsertOutcome
+from biomcp.ports.fulltext import FullTextWrite
 from biomcp.ports.jobs import JobLog, JobProgress, SyncJob
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.projects import ProjectInfo, ProjectRegistry
 from biomcp.ports.saved_queries import Checkpoint, ForgottenQuery, PendingPmid
 from biomcp.ports.store_errors import LockTimeoutError, MetadataStoreError
+from tests.support.fulltext_articles import state_of, synthetic_article
 from tests.support.sql_records import FakeClock, full_record, revised, upsert_of
 
 __all__ = [
     "DocumentStoreContract",
+    "FullTextStoreContract",
     "JobLogContract",
     "MetadataStoreContract",
     "ProjectRegistryContract",
@@ -81,6 +84,12 @@ def _job(job_id: str, query_key: str, started: datetime, **overrides: Any) -> Sy
     }
     fields.update(overrides)
     return SyncJob(**fields)
+
+
+def _after(start: threading.Barrier, call: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+    """`call(*args)` run once every thread waiting on `start` is there."""
+    start.wait()
+    return run(call(*args))
 
 
 class _StoreChecks:
@@ -448,6 +457,196 @@ class DocumentStoreContract(_StoreChecks):
         stored = run(store.get_document("140"))
         assert stored is not None
         assert stored.version == 2 * rounds
+
+
+class FullTextStoreContract(_StoreChecks):
+    """The `FullTextStore` checks. They arrange documents with `upsert_documents` and delete
+    them through the saved-query role, so the store under test plays those roles too."""
+
+    def _documents(self, store: MetadataStore, *pmids: str) -> None:
+        _upsert(store, *(full_record(pmid) for pmid in pmids))
+
+    def test_a_state_round_trips_in_utc_and_an_unchecked_pmid_is_absent(
+        self, store: MetadataStore
+    ) -> None:
+        self._documents(store, "40000001", "40000002")
+        paris = datetime(2025, 9, 1, 14, 0, 0, 250000, tzinfo=timezone(timedelta(hours=2)))
+        failed = state_of(
+            "40000001", paris, status="failed", content_hash=None, chars=0, chunks=0,
+            reason="EFetch db=pmc answered 502", failures=3, pmcid="PMC7000009",
+        )  # fmt: skip
+
+        run(store.record_fulltext([FullTextWrite(failed)]))
+
+        states = run(store.fulltext_states(["40000001", "40000002", "49999999"]))
+        assert states == {
+            "40000001": replace(
+                failed, checked_at=datetime(2025, 9, 1, 12, 0, 0, 250000, tzinfo=UTC)
+            )
+        }
+        assert states["40000001"].checked_at.tzinfo == UTC
+        assert run(store.fulltext_states([])) == {}
+        assert run(store.fulltext_articles(["40000001", "40000002"])) == {}
+
+    def test_a_stored_article_comes_back_exactly_without_its_references(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        self._documents(store, "40000011")
+        article = synthetic_article(pmid="40000011")
+        assert article.references  # the store leaves them out
+
+        run(store.record_fulltext([FullTextWrite(state_of("40000011", clock.now()), article)]))
+
+        assert run(store.fulltext_articles(["40000011", "40000012"])) == {
+            "40000011": replace(article, references=())
+        }
+
+    def test_an_article_is_replaced_when_given_kept_when_not_and_dropped_when_asked(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        self._documents(store, "40000021")
+        first, second = synthetic_article(), synthetic_article(title="Revised", references=())
+
+        def write(article: Any = None, *, drop: bool = False, **state: Any) -> tuple[Any, Any]:
+            new = state_of("40000021", clock.advance(hours=1), **state)
+            run(store.record_fulltext([FullTextWrite(new, article, drop_article=drop)]))
+            found = run(store.fulltext_articles(["40000021"])).get("40000021")
+            return run(store.fulltext_states(["40000021"]))["40000021"] == new, found
+
+        assert write(first) == (True, replace(first, references=()))
+        assert write(second, content_hash="h2") == (True, second)  # replaced
+        assert write(chunks=9) == (True, second)  # neither: the article stays
+        assert write(status="withdrawn", content_hash=None, drop=True) == (True, None)
+        assert write(status="failed", reason="timeout") == (True, None)  # nothing to keep
+
+    def test_a_pmid_written_twice_in_one_call_ends_as_the_writes_in_order_leave_it(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        self._documents(store, "40000031", "40000032")
+        at = clock.now()
+        article = synthetic_article(references=())
+        later = state_of("40000031", at + timedelta(minutes=1), chunks=7)
+
+        run(
+            store.record_fulltext(
+                [
+                    FullTextWrite(state_of("40000031", at), article),
+                    FullTextWrite(later),  # keeps the article given just before
+                    FullTextWrite(state_of("40000032", at), article),
+                    FullTextWrite(state_of("40000032", at, status="withdrawn"), drop_article=True),
+                    FullTextWrite(state_of("40000032", at, status="not_open_access")),
+                ]
+            )
+        )
+
+        states = run(store.fulltext_states(["40000031", "40000032"]))
+        assert states["40000031"] == later
+        assert states["40000032"].status == "not_open_access"
+        assert run(store.fulltext_articles(["40000031", "40000032"])) == {"40000031": article}
+
+    def test_statuses_are_counted_over_every_record_or_among_given_pmids(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        pmids = [str(40_001_000 + i) for i in range(520)]  # more than one IN list
+        self._documents(store, *pmids)
+        statuses = ["available", "not_in_pmc", "failed", "available"]
+        writes = [
+            FullTextWrite(state_of(pmid, clock.now(), status=statuses[i % 4]))
+            for i, pmid in enumerate(pmids)
+        ]
+        run(store.record_fulltext(writes))
+
+        assert run(store.fulltext_status_counts()) == {
+            "available": 260, "not_in_pmc": 130, "failed": 130,
+        }  # fmt: skip
+        among = [*pmids[:4], pmids[-1], "49999999", pmids[0]]
+        # pmids[:4] has each status once and "available" twice; the last is "available".
+        assert run(store.fulltext_status_counts(among)) == {
+            "available": 3, "not_in_pmc": 1, "failed": 1,
+        }  # fmt: skip
+        assert len(run(store.fulltext_states(pmids))) == 520
+        assert run(store.fulltext_status_counts([])) == {}
+
+    def test_a_pmid_without_a_stored_document_is_skipped(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        self._documents(store, "40000041")
+        article = synthetic_article(references=())
+
+        run(
+            store.record_fulltext(
+                [
+                    FullTextWrite(state_of("49999991", clock.now()), article),
+                    FullTextWrite(state_of("40000041", clock.now()), article),
+                ]
+            )
+        )
+
+        assert list(run(store.fulltext_states(["49999991", "40000041"]))) == ["40000041"]
+        assert list(run(store.fulltext_articles(["49999991", "40000041"]))) == ["40000041"]
+        assert run(store.fulltext_status_counts()) == {"available": 1}
+
+    def test_deleting_a_document_deletes_its_full_text_on_every_path(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        key, other = _key(), _key()
+        run(store.upsert_documents([upsert_of(full_record(p)) for p in ("40000051", "40000052")],
+                                   held_by=key))  # fmt: skip
+        run(store.upsert_documents([upsert_of(full_record("40000053"))], held_by=other))
+        self._documents(store, "40000054", "40000055")  # held by no key
+        pmids = ["40000051", "40000052", "40000053", "40000054", "40000055"]
+        article = synthetic_article(references=())
+        run(
+            store.record_fulltext([FullTextWrite(state_of(p, clock.now()), article) for p in pmids])
+        )
+
+        run(store.forget_query(key, delete_records=["40000051", "40000053"]))
+        assert run(store.delete_unheld(["40000054", "40000053"])) == 1
+
+        kept = ["40000052", "40000053", "40000055"]  # not asked for, held, not asked for
+        assert sorted(run(store.fulltext_states(pmids))) == kept
+        assert sorted(run(store.fulltext_articles(pmids))) == kept
+        assert run(store.fulltext_status_counts()) == {"available": 3}
+        # A document stored again later starts with no full text.
+        self._documents(store, "40000051")
+        assert run(store.fulltext_states(["40000051"])) == {}
+
+    def test_a_document_deleted_while_its_full_text_is_written_leaves_no_full_text(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        """Whichever of the two commits first, a deleted document keeps no full-text row."""
+        article = synthetic_article(references=())
+        for round_ in range(8):
+            pmids = [str(40_002_000 + 100 * round_ + i) for i in range(20)]
+            self._documents(store, *pmids)
+            start = threading.Barrier(2)
+            writes = [FullTextWrite(state_of(p, clock.now()), article) for p in pmids]
+
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                written = pool.submit(_after, start, store.record_fulltext, writes)
+                deleted = pool.submit(_after, start, store.delete_unheld, pmids)
+                written.result()
+                assert deleted.result() == len(pmids)
+
+            assert run(store.get_documents(pmids)) == {}
+            assert run(store.fulltext_states(pmids)) == {}
+            assert run(store.fulltext_articles(pmids)) == {}
+
+    def test_a_write_with_an_unknown_status_or_both_an_article_and_a_drop_is_refused(
+        self, store: MetadataStore, clock: FakeClock
+    ) -> None:
+        self._documents(store, "40000061")
+        unknown = state_of("40000061", clock.now(), status="lost")
+        both = FullTextWrite(state_of("40000061", clock.now()), synthetic_article(), True)
+
+        for write in (FullTextWrite(unknown), both):
+            with pytest.raises(MetadataStoreError):
+                run(store.record_fulltext([write]))
+
+        assert run(store.fulltext_states(["40000061"])) == {}
+        with pytest.raises(MetadataStoreError):  # a naive time, as for every stored time
+            run(store.record_fulltext([FullTextWrite(state_of("40000061", datetime(2025, 1, 1)))]))
+        assert run(store.fulltext_states(["40000061"])) == {}
 
 
 class SavedQueryStoreContract(_StoreChecks):
@@ -867,6 +1066,54 @@ class SavedQueryStoreContract(_StoreChecks):
         assert run(store.get_checkpoint(key)).records_tracked
         assert run(store.get_checkpoint(_key())).records_tracked  # no checkpoint at all
 
+    # -- the full-text choice ---------------------------------------------------------------
+
+    def test_the_full_text_choice_round_trips_and_outlives_syncs_and_manual_moves(
+        self, store: MetadataStore
+    ) -> None:
+        key, other = _key(), _key()
+        run(store.advance_checkpoint(key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=None,
+                                     term="q"))  # fmt: skip
+        assert not run(store.get_checkpoint(key)).fulltext
+
+        run(store.set_fulltext(key, True))
+        moved = run(
+            store.advance_checkpoint(
+                key, utc(2025, 8, 3), utc(2025, 8, 4), window_start=None, term="q"
+            )
+        )
+        run(store.set_checkpoint(key, utc(2025, 7, 1), actor="a", reason="r", at=utc(2025, 8, 5)))
+
+        assert moved.fulltext
+        assert run(store.get_checkpoint(key)) == Checkpoint(
+            key, utc(2025, 7, 1), utc(2025, 8, 4), None, "q", fulltext=True
+        )
+        assert [c.fulltext for c in run(store.list_checkpoints()) if c.query_key == key] == [True]
+        assert not run(store.get_checkpoint(other)).fulltext
+        run(store.set_fulltext(key, False))
+        assert not run(store.get_checkpoint(key)).fulltext
+        assert run(store.get_checkpoint(key)).last_edat == utc(2025, 7, 1)
+
+    def test_choosing_full_text_for_a_new_key_gives_it_a_checkpoint_never_synced(
+        self, store: MetadataStore
+    ) -> None:
+        key = _key()
+
+        run(store.set_fulltext(key, True))
+
+        assert run(store.get_checkpoint(key)) == Checkpoint(key, fulltext=True)
+        assert Checkpoint(key, fulltext=True) in run(store.list_checkpoints())
+        first = run(
+            store.advance_checkpoint(
+                key, utc(2025, 8, 1), utc(2025, 8, 2), window_start=utc(2025, 6, 1), term="q"
+            )
+        )
+        assert first == Checkpoint(
+            key, utc(2025, 8, 1), utc(2025, 8, 2), utc(2025, 6, 1), "q", fulltext=True
+        )
+        assert run(store.forget_query(key)).checkpoint
+        assert run(store.get_checkpoint(key)) == Checkpoint(key)
+
 
 class JobLogContract(_StoreChecks):
     """The `JobLog` checks: job reports and the per-key lock."""
@@ -1101,7 +1348,11 @@ class ProjectRegistryContract(_StoreChecks):
 
 
 class MetadataStoreContract(
-    DocumentStoreContract, SavedQueryStoreContract, JobLogContract, ProjectRegistryContract
+    DocumentStoreContract,
+    FullTextStoreContract,
+    SavedQueryStoreContract,
+    JobLogContract,
+    ProjectRegistryContract,
 ):
     """Every role's checks, and the health checks of a whole store."""
 

@@ -24,8 +24,10 @@ from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.sql.engine import make_engine
 from biomcp.adapters.sql.locks import lock_file
 from biomcp.domain.records import utc
+from biomcp.ports.fulltext import FullTextWrite
 from biomcp.ports.store_errors import MetadataStoreError, StoreUnavailableError
 from tests.contract.metadata_contract import MetadataStoreContract, run
+from tests.support.fulltext_articles import state_of, synthetic_article
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.sql_records import FakeClock, full_record, upsert_of
@@ -175,6 +177,42 @@ def test_a_read_only_database_reads_but_refuses_writes_as_unavailable(
     with pytest.raises(StoreUnavailableError, match="readonly") as caught:
         run(store.upsert_documents([upsert_of(full_record("1"))]))
     assert isinstance(caught.value.__cause__, Exception)
+
+
+def test_a_read_only_database_refuses_full_text_writes_and_the_full_text_choice(
+    tmp_path: Path, closing: Closing
+) -> None:
+    database = tmp_path / "biomcp.sqlite3"
+    writer = closing(SqlMetadataStore(sqlite_url(database)))
+    run(writer.upsert_documents([upsert_of(full_record("1"))]))
+    run(writer.aclose())
+    store = closing(SqlMetadataStore(f"sqlite:///file:{database}?mode=ro&uri=true"))
+    write = FullTextWrite(state_of("1", utc(2025, 9, 1)), synthetic_article())
+
+    with pytest.raises(StoreUnavailableError, match="readonly"):
+        run(store.record_fulltext([write]))
+    with pytest.raises(StoreUnavailableError, match="readonly"):
+        run(store.set_fulltext("k", True))
+    assert run(store.fulltext_states(["1"])) == {}
+    assert not run(store.get_checkpoint("k")).fulltext
+
+
+def test_a_stored_article_that_cannot_be_read_is_absent_and_its_state_stays(
+    tmp_path: Path, closing: Closing
+) -> None:
+    database = tmp_path / "biomcp.sqlite3"
+    store = closing(SqlMetadataStore(sqlite_url(database)))
+    run(store.upsert_documents([upsert_of(full_record(p)) for p in ("7", "8")]))
+    writes = [FullTextWrite(state_of(p, utc(2025, 9, 1)), synthetic_article()) for p in "78"]
+    run(store.record_fulltext(writes))
+    engine = create_engine(sqlite_url(database))
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE fulltext SET article = :bad WHERE pmid = '7'"),
+                           {"bad": b"damaged"})  # fmt: skip
+    engine.dispose()
+
+    assert list(run(store.fulltext_articles(["7", "8"]))) == ["8"]
+    assert sorted(run(store.fulltext_states(["7", "8"]))) == ["7", "8"]
 
 
 def test_a_file_that_is_not_a_database_makes_the_store_unavailable(

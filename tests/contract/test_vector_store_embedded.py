@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 
-from biomcp.adapters.vectors import EmbeddedVectorStore, StoreSettings
+from biomcp.adapters.vectors import EmbeddedVectorStore, StoreSettings, embedded_lexical
 from biomcp.adapters.vectors.embedded_ann import AnnSettings, VectorIndex
 from biomcp.adapters.vectors.embedded_lexical import LexicalIndex
 from biomcp.adapters.vectors.embedded_rows import RowStore
@@ -673,3 +673,64 @@ def test_small_graph_inserts_take_one_thread_and_large_ones_take_all() -> None:
         assert faiss.omp_get_max_threads() == 2  # restored after the small insert
     finally:
         faiss.omp_set_num_threads(before)
+
+
+_FULLTEXT = (("source", frozenset({"fulltext"})),)
+
+
+@pytest.mark.parametrize(
+    ("term_set_max", "post_filter_max"),
+    [(10**9, 10**9), (4, 10**9), (4, 1)],
+    ids=["rids-in-the-query", "rids-checked-on-the-hits", "checked-then-asked-of-tantivy"],
+)
+@pytest.mark.parametrize(
+    "filters",
+    [
+        SearchFilters(exclude_facets=_FULLTEXT),
+        SearchFilters(facets=_FULLTEXT),
+        SearchFilters(facets=_FULLTEXT, year_min=2018),
+        SearchFilters(exclude_facets=_FULLTEXT, doc_ids=frozenset({"doc:1", "doc:40"})),
+    ],
+    ids=["abstract-only", "fulltext-only", "sparse-year", "two-docs"],
+)
+def test_keyword_hits_under_a_large_facet_filter_are_the_best_allowed_ones(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    term_set_max: int,
+    post_filter_max: int,
+    filters: SearchFilters,
+) -> None:
+    """However the lexical index applies a large row set, the keyword arm returns the top
+    BM25 scores among the chunks the filters allow."""
+    monkeypatch.setattr(embedded_lexical, "_TERM_SET_MAX", term_set_max)
+    monkeypatch.setattr(embedded_lexical, "_POST_FILTER_MAX", post_filter_max)
+    chunks = [
+        replace(c, facets={"source": ("fulltext",)}) if i % 3 == 0 else c
+        for i, c in enumerate(_random_chunks(300))
+    ]
+    text, k = "metformin sepsis", 10
+
+    def allowed(c: ChunkRecord) -> bool:
+        fulltext = "source" in c.facets
+        wanted = not fulltext if filters.exclude_facets else fulltext
+        year_ok = filters.year_min is None or (c.year or 0) >= filters.year_min
+        return wanted and year_ok and (filters.doc_ids is None or c.doc_id in filters.doc_ids)
+
+    async def scenario() -> None:
+        store = await _store_with(tmp_path / "v", chunks)
+        try:
+            every = await store.search_arms(
+                "Chunks", text, None, keyword_limit=1000, vector_limit=0
+            )
+            got = await store.search_arms(
+                "Chunks", text, None, keyword_limit=k, vector_limit=0, filters=filters
+            )
+        finally:
+            await store.aclose()
+        by_uuid = {c.uuid: c for c in chunks}
+        best = [h.score for h in every.keyword if allowed(by_uuid[h.uuid])][:k]
+        assert best, "the corpus holds allowed matches"
+        assert all(allowed(by_uuid[h.uuid]) for h in got.keyword)
+        assert [h.score for h in got.keyword] == pytest.approx(best)
+
+    run(scenario())

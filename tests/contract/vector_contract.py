@@ -580,6 +580,69 @@ class VectorStoreContract:
                 ),
                 {4},
             ),
+            (SearchFilters(exclude_facets=(("tags", frozenset({"drug"})),)), {2, 3, 4, 5}),
+            (
+                SearchFilters(exclude_facets=(("tags", frozenset({"diabetes", "cardio"})),)),
+                {1, 3, 5},
+            ),
+            (  # a key most chunks lack: they all pass
+                SearchFilters(exclude_facets=(("citekey", frozenset({"smith2019"})),)),
+                {1, 2, 3, 4, 5},
+            ),
+            (  # dropped under any listed key
+                SearchFilters(
+                    exclude_facets=(
+                        ("tags", frozenset({"cardio"})),
+                        ("citekey", frozenset({"smith2019"})),
+                    )
+                ),
+                {1, 3, 4, 5},
+            ),
+            (SearchFilters(exclude_facets=(("tags", frozenset({"nope"})),)), {0, 1, 2, 3, 4, 5}),
+            (SearchFilters(exclude_facets=(("tags", frozenset()),)), {0, 1, 2, 3, 4, 5}),
+            (SearchFilters(exclude_facets=(("drug", frozenset({"tags"})),)), {0, 1, 2, 3, 4, 5}),
+            (
+                SearchFilters(
+                    facets=(("citekey", frozenset({"lee2012", "smith2019"})),),
+                    exclude_facets=(("tags", frozenset({"drug"})),),
+                ),
+                {2},
+            ),
+            (
+                SearchFilters(
+                    facets=(("tags", frozenset({"diabetes"})),),
+                    exclude_facets=(("tags", frozenset({"drug"})),),
+                ),
+                {4},
+            ),
+            (
+                SearchFilters(
+                    facets=(("tags", frozenset({"drug"})),),
+                    exclude_facets=(("tags", frozenset({"diabetes"})),),
+                ),
+                {1},
+            ),
+            (
+                SearchFilters(
+                    facets=(("tags", frozenset({"drug"})),),
+                    exclude_facets=(("tags", frozenset({"drug"})),),
+                ),
+                set(),
+            ),
+            (
+                SearchFilters(
+                    doc_ids=frozenset({"pmid:1", "pmid:3"}),
+                    exclude_facets=(("tags", frozenset({"drug"})),),
+                ),
+                {3, 4},
+            ),
+            (
+                SearchFilters(
+                    evidence_types=frozenset({"cohort"}),
+                    exclude_facets=(("tags", frozenset({"diabetes"})),),
+                ),
+                {3},
+            ),
         ],
     )
     def test_filters_apply_to_both_arms(
@@ -602,6 +665,48 @@ class VectorStoreContract:
                 assert {h.uuid for h in hits} == want, alpha
             no_vector = await hybrid_search(store, name, text, None, limit=20, filters=filters)
             assert {h.uuid for h in no_vector} == want
+
+        self.run(store_factory, scenario)
+
+    def test_excluding_full_text_keeps_abstracts_with_and_without_a_source_facet(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        """ "Abstract only" excludes source=fulltext, so chunks indexed before the facet
+        existed count as abstract; the exclusion follows later writes."""
+        fulltext = {"source": ("fulltext",)}
+        abstract_only = SearchFilters(exclude_facets=(("source", frozenset({"fulltext"})),))
+        fulltext_only = SearchFilters(facets=(("source", frozenset({"fulltext"})),))
+        text = "metformin"
+
+        async def scenario(store: VectorStore) -> None:
+            old = chunk("pmid:1", "0", "metformin abstract", unit_vector(dim, toward=0, sim=0.9))
+            tagged = chunk(
+                "pmid:2", "0", "metformin abstract", unit_vector(dim, toward=1, sim=0.9),
+                facets={"source": ("abstract",)},
+            )  # fmt: skip
+            body = chunk(
+                "pmid:1", "ft-0", "metformin body", unit_vector(dim, toward=0), facets=fulltext
+            )
+            name = await self._filled(store, dim, [old, tagged, body])
+            query = unit_vector(dim, toward=0)
+
+            async def found(filters: SearchFilters) -> set[str]:
+                arms = await store.search_arms(
+                    name, text, query, keyword_limit=10, vector_limit=10, filters=filters
+                )
+                keyword, vector = {h.uuid for h in arms.keyword}, {h.uuid for h in arms.vector}
+                assert keyword == vector
+                return keyword
+
+            assert await found(abstract_only) == {old.uuid, tagged.uuid}
+            assert await found(fulltext_only) == {body.uuid}
+            more = chunk(
+                "pmid:2", "ft-0", "metformin body", unit_vector(dim, toward=1), facets=fulltext
+            )
+            retagged = replace(old, facets=fulltext)
+            await store.upsert_chunks(name, [more, retagged])
+            assert await found(abstract_only) == {tagged.uuid}
+            assert await found(fulltext_only) == {body.uuid, more.uuid, old.uuid}
 
         self.run(store_factory, scenario)
 

@@ -39,7 +39,13 @@ def test_corpus_overview_lists_every_saved_query_with_its_term(
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         error, empty = await call_json(client, "corpus_overview", {})
         assert not error, empty
-        assert empty == {"records": 0, "chunks": 0, "queries_total": 0, "queries": []}
+        assert empty == {
+            "records": 0,
+            "chunks": 0,
+            "queries_total": 0,
+            "fulltext": {},
+            "queries": [],
+        }
 
         term = f"{MESH}[mh]"
         error, synced = await call_json(
@@ -71,7 +77,9 @@ def test_corpus_overview_lists_every_saved_query_with_its_term(
             "last_sync": "succeeded",
             "records": len(humans),
             "pending_pmids": 0,
+            "fulltext": False,
         }
+        assert overview["fulltext"] == {}  # no saved query keeps full text
         assert by_key["planned"]["term"] is None  # set by hand, never synced
         assert by_key["planned"]["records"] == by_key["broken_v1"]["records"] == 0
         assert by_key["planned"]["last_edat"] == "2024-01-01T00:00:00Z"

@@ -20,9 +20,9 @@ from biomcp.domain.records import Notice, NoticeKind, PubDate
 from biomcp.ports.jobs import SyncJob
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.export import ExportRecords, ExportSummary
-from biomcp.usecases.payloads import document_payload
 from tests.support.sql_records import full_record, upsert_of
 from tests.support.sync_harness import BackendSpec, SteppingClock, Untracked, run
 
@@ -159,9 +159,9 @@ def test_jsonl_is_the_rag_get_payload(backend: BackendSpec) -> None:
             text, summary = await _export(
                 metadata, format="JSONL", filters=SearchFilters(doc_ids=frozenset({"pmid:97"}))
             )
-            doc = await metadata.get_document("97")
-            assert doc is not None
-            assert [json.loads(line) for line in text.splitlines()] == [document_payload(doc)]
+            shown = await GetDocument(metadata).run("97")
+            assert [json.loads(line) for line in text.splitlines()] == [shown]
+            assert shown["fulltext"] is None  # never checked: its query keeps no full text
             assert (summary.exported, summary.filtered_out) == (1, len(PMIDS) - 1)
 
     run(scenario())

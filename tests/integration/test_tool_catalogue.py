@@ -294,7 +294,10 @@ _ADDED_INPUTS = {
         "query_key",
         "trial_id",
         "group_by",
-    }
+        "source",
+    },
+    "pubmed.sync_delta": {"fulltext"},
+    "rag.get": {"fulltext"},
 }
 
 

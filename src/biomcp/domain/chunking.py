@@ -42,7 +42,9 @@ __all__ = [
     "chunk_record",
     "chunk_uuid",
     "chunking_for_window",
+    "clip_to_tokens",
     "sentence_spans",
+    "split_text",
 ]
 
 #: Namespace of chunk uuids: `uuid5(NAMESPACE_URL, "urn:bio-mcp:pubmed-chunk")`, written out so
@@ -263,14 +265,19 @@ class _Part:
 
 
 def _pack(
-    units: list[tuple[int, int]], count: _Counter, budgets: tuple[int, int], config: ChunkingConfig
+    units: list[tuple[int, int]],
+    count: _Counter,
+    budgets: tuple[int, int],
+    config: ChunkingConfig,
+    breaks: frozenset[int] = frozenset(),
 ) -> list[_Part]:
     """Group consecutive units into parts of about the target size.
 
     `budgets` is (first part's body budget, later parts' body budget): with the title on the
     first chunk only, the record's first part carries more prefix than the rest. Parts after
     the first start with whole units of the previous part adding up to at most
-    `overlap_tokens`.
+    `overlap_tokens`. A part that would end inside a run of units ends instead at the last
+    of `breaks` (preferred cut offsets) it reaches, when that keeps at least half its aim.
     """
     total = count(units[0][0], units[-1][1])
     aim = math.ceil(total / max(1, math.ceil(total / config.target_tokens)))
@@ -294,9 +301,65 @@ def _pack(
             if size > budget or size - overlap_tokens > aim:
                 break
             j += 1
+        if breaks and j < len(units):
+            j = _preferred_end(units, (first, i, j), count, breaks, aim // 2 + overlap_tokens)
         parts.append(_Part(units[first][0], units[j - 1][1], units[i][0] - units[first][0]))
         previous_new, i = i, j
     return parts
+
+
+def _preferred_end(
+    units: list[tuple[int, int]],
+    bounds: tuple[int, int, int],
+    count: _Counter,
+    breaks: frozenset[int],
+    least: int,
+) -> int:
+    """The end (exclusive unit index) of a part spanning units `first`..`j`, moved back to the
+    last unit ending at one of `breaks` while the part keeps `least` tokens."""
+    first, i, j = bounds
+    if units[j - 1][1] in breaks:
+        return j
+    for k in range(j - 1, i, -1):
+        if units[k - 1][1] in breaks and count(units[first][0], units[k - 1][1]) >= least:
+            return k
+    return j
+
+
+def _split(
+    text: str,
+    count: _Counter,
+    budgets: tuple[int, int],
+    config: ChunkingConfig,
+    breaks: frozenset[int] = frozenset(),
+) -> list[_Part]:
+    claims = claim_spans(text)
+    units = [
+        unit
+        for start, end in sentence_spans(text)
+        for unit in _split_long(text, start, end, min(budgets), count, claims)
+    ]
+    return _pack(units, count, budgets, config, breaks) if units else []
+
+
+def split_text(
+    text: str,
+    budgets: tuple[int, int],
+    config: ChunkingConfig,
+    *,
+    breaks: frozenset[int] = frozenset(),
+) -> list[tuple[int, int, int]]:
+    """Cut `text` as an over-long abstract section is cut: (start, end, overlap) of each part.
+
+    `budgets` is (first part's, later parts') token budget for the body. Cuts fall between
+    sentences (or clauses of an over-long one), never inside a numeric claim, and parts share
+    about `config.overlap_tokens` of whole units. `breaks` are preferred cut offsets (such as
+    paragraph starts): a part ends at one when that keeps at least half its aimed size.
+    """
+    if not text:
+        return []
+    parts = _split(text, _Counter(text), budgets, config, breaks)
+    return [(p.start, p.end, p.overlap) for p in parts]
 
 
 # --- records -------------------------------------------------------------------------------
@@ -327,7 +390,7 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
     Deterministic: the same record and config always give the same chunks, ids and uuids.
     """
     config = config or ChunkingConfig()
-    title = _clip((record.title or "").strip(), config.max_tokens // 3)
+    title = clip_to_tokens((record.title or "").strip(), config.max_tokens // 3)
     sections, structured = _sections(record)
     chunks: list[Chunk] = []
     if not sections:
@@ -353,16 +416,7 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
         keep_whole = whole + count_tokens(first_prefix) <= config.target_tokens or (
             bool(names & config.intact_sections) and whole <= budgets[0]
         )
-        if keep_whole:
-            parts = [_Part(0, len(text), 0)]
-        else:
-            claims = claim_spans(text)
-            units = [
-                unit
-                for start, end in sentence_spans(text)
-                for unit in _split_long(text, start, end, min(budgets), count, claims)
-            ]
-            parts = _pack(units, count, budgets, config)
+        parts = [_Part(0, len(text), 0)] if keep_whole else _split(text, count, budgets, config)
         for j, part in enumerate(parts):
             chunk_id = f"s{section.index}_{j}" if structured else f"w{serial}"
             prefix = first_prefix if not chunks else later_prefix
@@ -383,7 +437,7 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
     return tuple(chunks)
 
 
-def _clip(text: str, max_tokens: int) -> str:
+def clip_to_tokens(text: str, max_tokens: int) -> str:
     """`text` cut at a pre-token boundary to at most `max_tokens` (an ellipsis marks the cut),
     so a pathological title cannot crowd the abstract out of the first chunk."""
     if count_tokens(text) <= max_tokens:

@@ -59,6 +59,7 @@ CSV_COLUMNS = (
     "pmid",
     "doi",
     "pmcid",
+    "fulltext",
     "title",
     "authors",
     "journal",
@@ -89,6 +90,8 @@ class ExportedRecord:
     design: str
     #: The saved queries that brought it (for the CSV; empty when not looked up).
     queries: tuple[str, ...] = ()
+    #: Its full-text status (`fulltext_policy`; empty when never checked or not looked up).
+    fulltext: str = ""
 
     @property
     def retracted(self) -> bool:
@@ -165,6 +168,7 @@ def csv_row(item: ExportedRecord) -> str:
         "pmid": record.pmid,
         "doi": record.doi or "",
         "pmcid": record.pmcid or "",
+        "fulltext": item.fulltext,
         "title": record.title or "",
         "authors": authors,
         "journal": record.journal.title or record.journal.iso_abbreviation or "",

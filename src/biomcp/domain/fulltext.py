@@ -96,14 +96,18 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Caption:
-    """A figure's, table's or supplementary file's label and caption (the table itself is not
-    kept). A table keeps its footnotes; supplementary material keeps its file names."""
+    """A figure's, table's or supplementary file's label and caption. A table keeps its
+    footnotes, its column `header` (several header rows joined per column with " / ") and its
+    body `rows` (one text per column, lined up with `header`; empty for a table given only as
+    an image). Supplementary material keeps its file names."""
 
     kind: Literal["figure", "table", "supplement"]
     label: str | None
     caption: str
     footnotes: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

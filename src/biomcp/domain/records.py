@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from enum import StrEnum
+from typing import Literal
 
 from biomcp.domain.errors import InvalidRecordError
 from biomcp.domain.registries import registry_of
@@ -372,15 +373,22 @@ class QualityBreakdown:
         }
 
 
+ChunkSource = Literal["abstract", "fulltext"]
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A citable piece of one abstract.
+    """A citable piece of one record: of its abstract, or of its PMC full text.
 
     `text` is what gets embedded and shown: the title is prepended to the first chunk of a
     record and a labelled section's label precedes its text. `start` / `end` are character
     offsets of the body in the section's text (the whole abstract text for unstructured
     records) and `overlap` is how many leading characters of the body repeat the previous
     chunk, so the bodies minus their overlaps rebuild the section exactly.
+
+    A full-text chunk (`source` "fulltext") also says where it sits in the article:
+    `section_path` ("Results > Primary outcome", "Table 2") and `anchor` (its paragraphs,
+    "p2-p3", or its table rows, "r1-r12").
     """
 
     pmid: str
@@ -393,3 +401,6 @@ class Chunk:
     end: int
     overlap: int
     token_count: int
+    source: ChunkSource = "abstract"
+    section_path: str | None = None
+    anchor: str | None = None

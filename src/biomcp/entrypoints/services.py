@@ -31,6 +31,7 @@ from biomcp.ports.vectors import Fusion, VectorStore
 from biomcp.usecases.diagnostics import Diagnostics
 from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.export import ExportRecords
+from biomcp.usecases.fulltext_sync import FullTextConfig
 from biomcp.usecases.jobs import SyncJobs
 from biomcp.usecases.live import ClientStatus, LiveConfig, LivePubMed
 from biomcp.usecases.maintenance import IndexMaintenance
@@ -133,6 +134,12 @@ class Services:
             batch_size=s.biomcp_sync_batch_size,
             lock_timeout_s=s.biomcp_sync_lock_timeout_s,
             follow_revisions=s.biomcp_sync_revisions,
+            fulltext=FullTextConfig(
+                max_chars=s.biomcp_fulltext_max_chars,
+                recheck_days=s.biomcp_fulltext_recheck_days,
+                per_sync=s.biomcp_fulltext_per_sync,
+                lock_timeout_s=s.biomcp_sync_lock_timeout_s,
+            ),
         )
         return SyncDelta(
             self.ncbi, self.metadata, self.vectors, self.embedder, clock=self.clock, config=config

@@ -180,6 +180,13 @@ class Settings(BaseSettings):
     biomcp_sync_wait_s: float = Field(45.0, ge=0, le=3600)
     #: How many `pubmed_sync_delta` jobs one server process runs at once; the others queue.
     biomcp_sync_max_running: int = Field(2, ge=1, le=64)
+    #: A saved query that keeps full text indexes an article whose text is at most this many
+    #: characters; a longer one is `too_large`.
+    biomcp_fulltext_max_chars: int = Field(400_000, ge=1_000, le=20_000_000)
+    #: Days before a record's full-text check is made again (an embargo ends, PMC revises).
+    biomcp_fulltext_recheck_days: float = Field(30.0, ge=0, le=3650)
+    #: The most records one sync checks for full text; the rest wait for the next sync.
+    biomcp_fulltext_per_sync: int = Field(500, ge=1, le=100_000)
     #: Weight of the vector arm in hybrid search (0: BM25 only, 1: vectors only). 0.6 was
     #: the best on SciFact train (`biomcp eval beir`; all-MiniLM-L6-v2, embedded store, nDCG@10
     #: against 0.5 and 0.7); with a stronger embedder, try higher (figures:

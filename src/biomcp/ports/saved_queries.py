@@ -33,6 +33,8 @@ class Checkpoint:
     #: False for a key synced before bio-mcp recorded it, until a completed sync of it reads
     #: its whole history again: its count of records is a lower bound until then.
     records_tracked: bool = True
+    #: Whether the key's syncs keep the PMC full text of its records (`set_fulltext`).
+    fulltext: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,11 @@ class SavedQueryStore(Protocol):
         ...
 
     async def checkpoint_audit(self, query_key: str) -> list[WatermarkAudit]: ...
+
+    async def set_fulltext(self, query_key: str, enabled: bool) -> None:
+        """Remember whether `query_key`'s syncs keep full text (a key not synced yet gets its
+        checkpoint row, without a watermark)."""
+        ...
 
     async def list_checkpoints(self) -> list[Checkpoint]: ...
 

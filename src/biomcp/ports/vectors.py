@@ -126,7 +126,9 @@ class ChunkRecord:
 class SearchFilters:
     """Conjunctive filters; None means "any". `journals` match case-insensitively. `facets`:
     (key, values) pairs; a chunk passes when, for every key, one of its facet values under
-    that key is among `values` (exact match)."""
+    that key is among `values` (exact match). `exclude_facets`: (key, values) pairs; a chunk
+    is dropped when, under any key, one of its facet values is among `values` (a chunk
+    without that key passes)."""
 
     evidence_types: frozenset[str] | None = None
     year_min: int | None = None
@@ -135,6 +137,7 @@ class SearchFilters:
     journals: frozenset[str] | None = None
     doc_ids: frozenset[str] | None = None
     facets: tuple[tuple[str, frozenset[str]], ...] | None = None
+    exclude_facets: tuple[tuple[str, frozenset[str]], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,9 +45,11 @@ from biomcp.domain.export import (
 )
 from biomcp.ports.clock import Clock
 from biomcp.ports.documents import StoredDocument
+from biomcp.ports.fulltext import FullTextState
 from biomcp.ports.jobs import RECENT_JOBS
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.vectors import SearchFilters
+from biomcp.usecases.documents import fulltext_state_payload
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import document_payload, iso_utc
 from biomcp.usecases.saved_queries import records_of_query
@@ -165,19 +167,21 @@ class ExportRecords:
         for start in range(0, len(pmids), _PAGE):
             page = pmids[start : start + _PAGE]
             docs = await self._metadata.get_documents(page)
+            tabular = chosen in (ExportFormat.CSV, ExportFormat.JSONL)
             held = await self._metadata.queries_holding(page) if chosen is ExportFormat.CSV else {}
+            states = await self._metadata.fulltext_states(page) if tabular else {}
             for pmid in page:
                 doc = docs.get(pmid)
                 if doc is None:  # deleted since the PMIDs were read
                     continue
-                item = _exported(doc, tuple(held.get(pmid, ())))
+                item = _exported(doc, tuple(held.get(pmid, ())), states.get(pmid))
                 if not _passes(item, lenient if pmid in carried else filters, designs):
                     filtered += 1
                     continue
                 if item.retracted and not include_retracted and pmid not in carried:
                     retracted += 1
                     continue
-                write(_entry(chosen, item, doc, first=exported == 0))
+                write(_entry(chosen, item, doc, states.get(pmid), first=exported == 0))
                 exported += 1
                 carried_count += pmid in carried
         return ExportSummary(
@@ -282,7 +286,9 @@ def _format(value: str) -> ExportFormat:
         ) from None
 
 
-def _exported(doc: StoredDocument, queries: tuple[str, ...]) -> ExportedRecord:
+def _exported(
+    doc: StoredDocument, queries: tuple[str, ...], state: FullTextState | None
+) -> ExportedRecord:
     design = doc.evidence.design or classify_design(doc.record)
     return ExportedRecord(
         record=doc.record,
@@ -290,6 +296,7 @@ def _exported(doc: StoredDocument, queries: tuple[str, ...]) -> ExportedRecord:
         quality=doc.quality,
         design=str(design.design),
         queries=queries,
+        fulltext=state.status if state is not None else "",
     )
 
 
@@ -325,7 +332,14 @@ def _passes(item: ExportedRecord, filters: SearchFilters | None, designs: frozen
     return True
 
 
-def _entry(chosen: ExportFormat, item: ExportedRecord, doc: StoredDocument, *, first: bool) -> str:
+def _entry(
+    chosen: ExportFormat,
+    item: ExportedRecord,
+    doc: StoredDocument,
+    state: FullTextState | None,
+    *,
+    first: bool,
+) -> str:
     match chosen:
         case ExportFormat.RIS:
             return ("" if first else "\n") + ris_entry(item) + "\n"
@@ -334,6 +348,7 @@ def _entry(chosen: ExportFormat, item: ExportedRecord, doc: StoredDocument, *, f
         case ExportFormat.CSV:
             return csv_row(item)
         case ExportFormat.JSONL:
-            return json.dumps(document_payload(doc), ensure_ascii=False) + "\n"
+            payload = {**document_payload(doc), "fulltext": fulltext_state_payload(state)}
+            return json.dumps(payload, ensure_ascii=False) + "\n"
         case ExportFormat.PMIDS:
             return item.record.pmid + "\n"

@@ -4,31 +4,42 @@ The one path by which documents reach a collection: syncs use it, and so does th
 evaluation, so what is measured is what is served. Chunk ids are stable (`uuid5(ns,
 f"{pmid}:{chunk_id}")`): writing a document again replaces its chunks in place, and the chunks
 a new version no longer has are deleted when the document was indexed before.
+
+A document's chunks are its abstract's and, when its PMC full text is stored
+(`FullTextStore`), its article's (`fulltext_chunks`). Both are written together, so
+re-indexing a document never loses its full-text chunks, and dropping an article removes them.
+Full-text chunks carry the facet `source=fulltext` and their place in the article.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from biomcp.domain.chunking import ChunkingConfig, chunk_record, chunking_for_window
 from biomcp.domain.design import classify_design
+from biomcp.domain.fulltext import FullTextArticle
+from biomcp.domain.fulltext_chunks import chunk_article
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.records import Chunk, PubMedRecord
 from biomcp.domain.registries import registry_of
 from biomcp.domain.sections import section_category
 from biomcp.ports.documents import StoredDocument
 from biomcp.ports.embeddings import Embedder, EmbeddingError
+from biomcp.ports.fulltext import FullTextStore
 from biomcp.ports.vectors import ChunkRecord, CollectionNotFoundError, VectorStore
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = [
+    "ANCHOR",
     "DESIGN_FACET",
     "EMBED_BATCH",
     "INDEX_LOCK",
     "REGISTRY_FACET",
     "SECTION_CATEGORY",
+    "SECTION_PATH",
+    "SOURCE_FACET",
     "STUDY_DESIGN",
     "TRIAL_ID_FACET",
     "ChunkIndexer",
@@ -45,6 +56,12 @@ REGISTRY_FACET = "registry"
 TRIAL_ID_FACET = "trial_id"
 #: The metadata key of a chunk's section's NLM category (RESULTS, CONCLUSIONS...).
 SECTION_CATEGORY = "section_category"
+#: The facet (and metadata) key of a chunk's source; only full-text chunks carry it, so a
+#: chunk indexed before full text existed counts as an abstract's.
+SOURCE_FACET = "source"
+#: The metadata keys of a full-text chunk's place in its article.
+SECTION_PATH = "section_path"
+ANCHOR = "anchor"
 
 
 #: The lock every sync holds while it writes chunks (query keys are user names: this one
@@ -64,6 +81,8 @@ class IndexOutcome:
     refused: dict[str, str] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)
+    #: pmid -> how many full-text chunks were written for it (documents with an article).
+    fulltext_chunks: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -109,9 +128,11 @@ class ChunkIndexer:
         collection: str,
         chunking: ChunkingConfig | None = None,
         embed_batch_size: int = EMBED_BATCH,
+        fulltext: FullTextStore | None = None,
     ) -> None:
         if embed_batch_size < 1:
             raise ValueError("embed_batch_size must be >= 1")
+        self._fulltext = fulltext
         self._vectors = vectors
         self._embedder = embedder
         self.collection = collection
@@ -161,11 +182,17 @@ class ChunkIndexer:
         return sent
 
     async def index(
-        self, docs: Sequence[StoredDocument], prepared: PreparedChunks | None = None
+        self,
+        docs: Sequence[StoredDocument],
+        prepared: PreparedChunks | None = None,
+        *,
+        articles: Mapping[str, FullTextArticle | None] | None = None,
     ) -> IndexOutcome:
         """Chunk, embed and write `docs`; delete the chunks that documents indexed before no
         longer have (unless one of their chunks was refused). What `prepared` holds for these
         versions of the documents (their chunks, the vectors of their texts) is used as is.
+        A document's full text is its stored article, or the one `articles` gives for its PMID
+        (None there: index it without full text, which deletes its full-text chunks).
 
         Raises:
             EmbeddingError, VectorStoreError: from the adapters (nothing is half-recorded: the
@@ -175,6 +202,7 @@ class ChunkIndexer:
         await self.ensure_schema()
         prepared = prepared or PreparedChunks()
 
+        full = await self._articles([doc.record.pmid for doc in docs], articles or {})
         began = time.perf_counter()
         chunking = self.chunking
         pieces: list[tuple[StoredDocument, Chunk]] = []
@@ -183,6 +211,11 @@ class ChunkIndexer:
             if chunks is None:
                 chunks = chunk_record(doc.record, chunking)
             pieces.extend((doc, chunk) for chunk in chunks)
+            article = full.get(doc.record.pmid)
+            if article is not None:
+                extra = chunk_article(doc.record.pmid, article, chunking, title=doc.record.title)
+                outcome.fulltext_chunks[doc.record.pmid] = len(extra)
+                pieces.extend((doc, chunk) for chunk in extra)
         outcome.timings["chunk"] = time.perf_counter() - began
 
         began = time.perf_counter()
@@ -217,6 +250,17 @@ class ChunkIndexer:
                 )
         outcome.timings["index"] = time.perf_counter() - began
         return outcome
+
+    async def _articles(
+        self, pmids: Sequence[str], given: Mapping[str, FullTextArticle | None]
+    ) -> dict[str, FullTextArticle]:
+        """The article each of `pmids` is indexed with: `given`'s, else the stored one."""
+        found: dict[str, FullTextArticle] = {}
+        rest = [p for p in pmids if p not in given]
+        if self._fulltext is not None and rest:
+            found.update(await self._fulltext.fulltext_articles(rest))
+        found.update({p: a for p, a in given.items() if a is not None and p in set(pmids)})
+        return found
 
     @property
     def vectors(self) -> VectorStore:
@@ -278,6 +322,12 @@ def chunk_record_of(doc: StoredDocument, chunk: Chunk, vector: Sequence[float]) 
     if category:
         metadata[SECTION_CATEGORY] = category
     facets: dict[str, tuple[str, ...]] = {DESIGN_FACET: (design,)}
+    if chunk.source == "fulltext":
+        metadata[SOURCE_FACET] = chunk.source
+        facets[SOURCE_FACET] = (chunk.source,)
+        for key, value in ((SECTION_PATH, chunk.section_path), (ANCHOR, chunk.anchor)):
+            if value:
+                metadata[key] = value
     if record.trial_ids:
         facets[TRIAL_ID_FACET] = record.trial_ids
         facets[REGISTRY_FACET] = tuple(dict.fromkeys(map(_registry, record.trial_ids)))
@@ -307,7 +357,7 @@ def _category(record: PubMedRecord, chunk: Chunk) -> str | None:
     if chunk.section is None:
         return None
     given = None
-    if 0 <= chunk.section_index < len(record.abstract):
+    if chunk.source == "abstract" and 0 <= chunk.section_index < len(record.abstract):
         section = record.abstract[chunk.section_index]
         given = section.category if section.label == chunk.section else None
     return section_category(chunk.section, given)

@@ -185,15 +185,17 @@ class SyncJobs:
         *,
         wait_s: float,
         progress: ProgressCallback | None = None,
+        fulltext: bool | None = None,
     ) -> JobOutcome:
         """Start the sync as a job, or join the key's job under way here with the same term,
         and wait for it at most `wait_s` seconds (`progress` hears from it meanwhile).
+        `fulltext` is the key's full-text choice (`SyncDelta.run`).
 
         Raises:
             InvalidRequestError: bad arguments (before any job starts).
             The sync's errors, when it fails within the wait.
         """
-        request = SyncRequest.check(query_key, term, overlap_days)
+        request = SyncRequest.check(query_key, term, overlap_days, fulltext=fulltext)
         live = self._joinable(request.query_key, request.term)
         joined = live is not None
         if live is None:

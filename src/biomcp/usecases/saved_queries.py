@@ -83,9 +83,9 @@ OVERVIEW_MAX_QUERIES = 200
 async def corpus_overview(
     metadata: MetadataStore, vectors: VectorStore, collection: str
 ) -> dict[str, Any]:
-    """What the corpus holds: its records and chunks, and every saved query (key, term,
-    checkpoint, latest sync's status, records it holds, PMIDs pending), at most
-    `OVERVIEW_MAX_QUERIES` of them.
+    """What the corpus holds: its records and chunks, how many records have each full-text
+    status, and every saved query (key, term, checkpoint, latest sync's status, records it
+    holds, PMIDs pending, whether it keeps full text), at most `OVERVIEW_MAX_QUERIES` of them.
 
     Raises:
         MetadataStoreError, VectorStoreError: from the stores.
@@ -103,6 +103,7 @@ async def corpus_overview(
                 "last_sync": job.status if job else None,
                 "records": held.get(query.query_key, 0),
                 "pending_pmids": len(await metadata.pending_pmids(query.query_key)),
+                "fulltext": bool(mark and mark.fulltext),
             }
         )
     chunks = await vectors.count(collection) if collection in await vectors.collections() else 0
@@ -110,6 +111,7 @@ async def corpus_overview(
         "records": await metadata.count_documents(),
         "chunks": chunks,
         "queries_total": len(saved),
+        "fulltext": await metadata.fulltext_status_counts(),
         "queries": queries,
     }
 
@@ -363,14 +365,19 @@ class SavedQueries:
 @dataclass(frozen=True, slots=True)
 class SyncRequest:
     """A sync's arguments, checked once (`check`): the key to write under, the term, the
-    overlap in days."""
+    overlap in days, and whether the key keeps full text."""
 
     query_key: str
     term: str
     overlap_days: int = 5
+    #: Keep the PMC full text of the key's records from now on (True), stop (False), or do
+    #: as the key's last choice (None).
+    fulltext: bool | None = None
 
     @classmethod
-    def check(cls, query_key: str, term: str, overlap_days: int = 5) -> SyncRequest:
+    def check(
+        cls, query_key: str, term: str, overlap_days: int = 5, *, fulltext: bool | None = None
+    ) -> SyncRequest:
         """The key and term stripped, and checked.
 
         Raises:
@@ -382,7 +389,7 @@ class SyncRequest:
             raise InvalidRequestError("term is empty: give a PubMed query")
         if overlap_days < 0:
             raise InvalidRequestError(f"overlap_days must be >= 0, got {overlap_days}")
-        return cls(key, text, overlap_days)
+        return cls(key, text, overlap_days, fulltext)
 
 
 def read_key(query_key: str) -> str:

@@ -33,7 +33,15 @@ from biomcp.ports.vectors import (
     VectorStore,
 )
 from biomcp.usecases.errors import InvalidRequestError, NotFoundError
-from biomcp.usecases.indexing import DESIGN_FACET, REGISTRY_FACET, STUDY_DESIGN, TRIAL_ID_FACET
+from biomcp.usecases.indexing import (
+    ANCHOR,
+    DESIGN_FACET,
+    REGISTRY_FACET,
+    SECTION_PATH,
+    SOURCE_FACET,
+    STUDY_DESIGN,
+    TRIAL_ID_FACET,
+)
 from biomcp.usecases.paper_results import (
     CHUNKS_PER_PAPER,
     GROUPINGS,
@@ -48,12 +56,14 @@ from biomcp.usecases.search_hits import SearchHit
 __all__ = [
     "MAX_PAPER_CHUNKS",
     "PAPER_OVERSAMPLE",
+    "SOURCES",
     "SearchConfig",
     "SearchCorpus",
     "SearchHit",
     "check_designs",
     "check_filters",
     "with_designs",
+    "with_source",
     "with_trial_id",
 ]
 
@@ -67,6 +77,8 @@ _MAX_ROUNDS = 4
 PAPER_OVERSAMPLE = 5
 MAX_PAPER_CHUNKS = 500
 _EMPTY_QUERY = "query is empty: ask a question or give keywords"
+#: What `with_source` accepts: chunks of abstracts, or of PMC full text.
+SOURCES = ("abstract", "fulltext")
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,12 +288,14 @@ class SearchCorpus:
                     bm25=hit.bm25,
                     quality=hit.quality_total,
                     evidence_type=hit.evidence_type,
-                    section=hit.section,
+                    section=_meta(hit, SECTION_PATH) or hit.section,
                     text=hit.text,
                     year=hit.year,
                     journal=hit.journal,
                     retracted=hit.doc_id in retracted,
-                    study_design=_design_of(hit),
+                    study_design=_meta(hit, STUDY_DESIGN),
+                    source="fulltext" if _meta(hit, SOURCE_FACET) == "fulltext" else "abstract",
+                    anchor=_meta(hit, ANCHOR),
                 )
             )
         return results
@@ -380,6 +394,31 @@ def with_designs(
     return replace(base, facets=(*others, facet))
 
 
+def with_source(filters: SearchFilters | None, source: str | None) -> SearchFilters | None:
+    """`filters` narrowed to chunks of one source (None or blank: unchanged). Only full-text
+    chunks carry the source facet, so "abstract" excludes full text rather than requiring the
+    facet: chunks indexed before full text existed stay abstracts.
+
+    Raises:
+        InvalidRequestError: a source other than `SOURCES`.
+    """
+    wanted = (source or "").strip()
+    if not wanted:
+        return filters
+    if wanted not in SOURCES:
+        raise InvalidRequestError(
+            f"source must be one of {', '.join(SOURCES)}, got {source!r}",
+            details={"field": "source", "allowed": list(SOURCES)},
+        )
+    base = filters or SearchFilters()
+    full = (SOURCE_FACET, frozenset({"fulltext"}))
+    if wanted == "fulltext":
+        others = tuple(f for f in base.facets or () if f[0] != SOURCE_FACET)
+        return replace(base, facets=(*others, full))
+    kept = tuple(f for f in base.exclude_facets or () if f[0] != SOURCE_FACET)
+    return replace(base, exclude_facets=(*kept, full))
+
+
 def with_trial_id(filters: SearchFilters | None, trial_id: str | None) -> SearchFilters | None:
     """`filters` narrowed to chunks whose record names `trial_id` (any spelling of it), or any
     registry id when it is `any` (None or blank: unchanged). Chunks indexed before registry
@@ -428,6 +467,7 @@ def check_filters(filters: SearchFilters) -> None:
         )
 
 
-def _design_of(hit: VectorHit) -> str | None:
-    value = hit.metadata.get(STUDY_DESIGN)
+def _meta(hit: VectorHit, key: str) -> str | None:
+    """A text the chunk's metadata holds under `key`, if any."""
+    value = hit.metadata.get(key)
     return value if isinstance(value, str) else None

@@ -25,6 +25,10 @@ class SearchHit:
     journal: str | None
     retracted: bool = False
     study_design: str | None = None
+    #: `abstract`, or `fulltext` for a chunk of the PMC article (its `section` is then the
+    #: path in the article, and `anchor` its paragraphs or table rows).
+    source: str = "abstract"
+    anchor: str | None = None
 
     def as_payload(self) -> dict[str, Any]:
         """One `rag.search` result: spec 01's fields, then the v1.1 ones."""
@@ -43,4 +47,6 @@ class SearchHit:
             "study_design": self.study_design,
             "year": self.year,
             "journal": self.journal,
+            "source": self.source,
+            "anchor": self.anchor,
         }

@@ -50,7 +50,11 @@
    checkpoint (monotonic) to the largest EDAT among them. A failure anywhere leaves the
    checkpoint where it was, and the next run redoes what is missing (documents stay "behind"
    until indexed).
-9. Record the job (running, then succeeded or failed) and return the report.
+9. For a key that keeps full text (`Checkpoint.fulltext`, set by a sync asked to), check the
+   PMC full text of its due records and index it (`usecases.fulltext_sync`). A record's full
+   text is retried from its own state, so this step never holds the checkpoint; a store
+   failure here is a warning.
+10. Record the job (running, then succeeded or failed) and return the report.
 """
 
 from __future__ import annotations
@@ -66,13 +70,15 @@ from biomcp.domain.records import PubMedRecord
 from biomcp.domain.watermarks import reads_history, window_start
 from biomcp.ports.clock import Clock
 from biomcp.ports.documents import DocumentUpsert
-from biomcp.ports.embeddings import Embedder
+from biomcp.ports.embeddings import Embedder, EmbeddingError
 from biomcp.ports.entrez import EntrezClient, WindowEnumeration
 from biomcp.ports.jobs import RECENT_JOBS, SyncJob
 from biomcp.ports.metadata import MetadataStore
 from biomcp.ports.saved_queries import Checkpoint, PendingPmid
-from biomcp.ports.vectors import VectorStore
+from biomcp.ports.store_errors import MetadataStoreError
+from biomcp.ports.vectors import VectorStore, VectorStoreError
 from biomcp.usecases.errors import InvalidRequestError
+from biomcp.usecases.fulltext_sync import FullTextOutcome, FullTextSync
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.saved_queries import SyncRequest, new_query_key
 from biomcp.usecases.sync_pipeline import BatchPipeline
@@ -119,6 +125,10 @@ class SyncDelta:
             collection=self.config.collection,
             chunking=self.config.chunking,
             embed_batch_size=self.config.embed_batch_size,
+            fulltext=metadata,
+        )
+        self.fulltext = FullTextSync(
+            entrez, metadata, self.indexer, clock=clock, config=self.config.fulltext
         )
         self._pipeline = BatchPipeline(
             entrez, metadata, metadata, self.indexer, clock=clock, config=self.config
@@ -144,13 +154,15 @@ class SyncDelta:
         job_id: str | None = None,
         rescan: bool = False,
         owner: str | None = None,
+        fulltext: bool | None = None,
     ) -> SyncReport:
         """Sync `term` under `query_key` (see the module docstring); `term` None syncs the
-        key's saved term (`saved_term`). `job_id` names the job (default: one made from the
-        start time); `owner` is recorded with it (`SyncJob.owner`). `rescan` reads the key's
-        whole history (`Checkpoint.covers_from`) again instead of continuing from its
-        checkpoint: records missed or dropped since come back, and a key synced before its
-        records were recorded has them all recorded.
+        key's saved term (`saved_term`). `fulltext` True makes the key keep its records' PMC
+        full text from now on, False stops it, None keeps the key's choice. `job_id` names the
+        job (default: one made from the start time); `owner` is recorded with it
+        (`SyncJob.owner`). `rescan` reads the key's whole history (`Checkpoint.covers_from`)
+        again instead of continuing from its checkpoint: records missed or dropped since come
+        back, and a key synced before its records were recorded has them all recorded.
 
         Raises:
             InvalidRequestError: an empty key or term, a negative overlap, or no term for a
@@ -162,7 +174,7 @@ class SyncDelta:
         """
         if term is None:
             term = await self.saved_term(query_key)
-        request = SyncRequest.check(query_key, term, overlap_days)
+        request = SyncRequest.check(query_key, term, overlap_days, fulltext=fulltext)
         return await self.run_request(
             request, progress=progress, job_id=job_id, rescan=rescan, owner=owner
         )
@@ -306,6 +318,7 @@ class SyncDelta:
         await self._upkeep.rescore(run)
 
         final, advanced = await self._advance(run, checkpoint, request, start, now)
+        fulltext = await self._fulltext_step(run, request, checkpoint, pmids)
         return SyncReport(
             job_id=job_id,
             query_key=query_key,
@@ -334,7 +347,36 @@ class SyncDelta:
             window_basis=basis.value,
             previous_term=previous_term,
             new_to_query=run.new_to_query,
+            fulltext=fulltext,
         )
+
+    async def _fulltext_step(
+        self, run: SyncRun, request: SyncRequest, checkpoint: Checkpoint, pmids: list[str]
+    ) -> FullTextOutcome | None:
+        """Step 9: remember the key's full-text choice, and keep its full text if it says so."""
+        keep = checkpoint.fulltext if request.fulltext is None else request.fulltext
+        if request.fulltext is not None and request.fulltext != checkpoint.fulltext:
+            await self._metadata.set_fulltext(request.query_key, request.fulltext)
+        if not keep:
+            return None
+        try:
+            held = await self._metadata.records_of(request.query_key)
+            outcome = await self.fulltext.run(held, touched=pmids)
+        except (MetadataStoreError, VectorStoreError, EmbeddingError) as exc:
+            run.warnings.append(
+                f"full text was not brought up to date ({exc}); the next sync retries"
+            )
+            return None
+        for stage, seconds in outcome.timings.items():
+            run.timings[f"fulltext_{stage}"] = seconds
+        run.warnings.extend(outcome.warnings)
+        failed = outcome.statuses.get("failed", 0)
+        if failed:
+            run.warnings.append(
+                f"the full text of {failed} records could not be fetched; "
+                "the next sync retries them"
+            )
+        return outcome
 
     async def _enumerate(
         self,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from biomcp.usecases.fulltext_sync import FullTextOutcome
 from biomcp.usecases.payloads import iso_utc
 
 __all__ = ["ProgressCallback", "SyncProgress", "SyncReport", "new_job_id"]
@@ -77,6 +78,8 @@ class SyncReport:
     #: records this saved query holds now and did not before (stored by it, or by another
     #: query first): what its next `export --new` brings
     new_to_query: int = 0
+    #: what the full-text step did (None: the key does not keep full text)
+    fulltext: FullTextOutcome | None = None
 
     def as_payload(self) -> dict[str, Any]:
         """Spec 01's answer, exactly (its schema is closed, and v1.1 keeps the sync answer as

@@ -14,6 +14,7 @@ from datetime import date, datetime
 
 from biomcp.domain.chunking import ChunkingConfig
 from biomcp.domain.quality import QualityConfig
+from biomcp.usecases.fulltext_sync import FullTextConfig
 from biomcp.usecases.indexing import EMBED_BATCH
 from biomcp.usecases.retractions import RECHECK_BATCH
 from biomcp.usecases.sync_report import ProgressCallback, SyncProgress
@@ -51,6 +52,8 @@ class SyncConfig:
     follow_revisions: bool = True
     recheck_batch_size: int = RECHECK_BATCH
     max_pending: int = MAX_PENDING
+    #: Bounds of the full-text step of keys that keep full text (`usecases.fulltext_sync`).
+    fulltext: FullTextConfig = field(default_factory=FullTextConfig)
 
     def __post_init__(self) -> None:
         if self.batch_size < 1 or self.embed_batch_size < 1 or self.recheck_batch_size < 1:

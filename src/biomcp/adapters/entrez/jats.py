@@ -11,14 +11,15 @@ What is read from each `<article>`:
   back matter's sections, acknowledgements and appendices; each section's own text leaves out
   figures, tables, formulas' markup (MathML gives its `alttext`) and supplementary material;
 * the captions of every `<fig>` and `<table-wrap>` (a table with its `table-wrap-foot`
-  footnotes), every `<supplementary-material>` (label, caption, file names), the references
+  footnotes, its column headers and body rows, read by `jats_tables`), every
+  `<supplementary-material>` (label, caption, file names), the references
   (`<ref>`, read by `jats_references`), the licence (`permissions/license`: URL, type, text);
 * how PMC lets it be read, and whether it is withdrawn (see `biomcp.domain.fulltext`): the
   `<?properties ...?>` processing instruction (`open_access`, `manuscript`, `withdrawn`), the
   presence of `<body>`, a `<notes notes-type="withdrawal">`.
 
 Sizes are bounded: at most `_MAX_REFERENCES` references, `_MAX_CAPTIONS` captions (of each
-kind), `_MAX_FOOTNOTES` footnotes a table, sections
+kind), `_MAX_FOOTNOTES` footnotes a table, table grids as `jats_tables` bounds them, sections
 nested at most `MAX_SECTION_DEPTH` deep (deeper ones are folded into their ancestor), each
 reference, caption and licence text cut to a few thousand characters.
 """
@@ -31,6 +32,7 @@ from typing import cast
 from lxml import etree
 
 from biomcp.adapters.entrez.jats_references import parse_reference
+from biomcp.adapters.entrez.jats_tables import parse_table
 from biomcp.adapters.entrez.xmlsafe import XLINK_NS, parse_document
 from biomcp.domain.fulltext import (
     MAX_SECTION_DEPTH,
@@ -346,13 +348,16 @@ def _captions(article: etree._Element, tag: str, kind: str) -> tuple[Caption, ..
             caption = _flat(node.find("caption"))
             label = _flat(node.find("label"))
             footnotes = _footnotes(node) if kind == "table" else ()
-            if caption or label or footnotes:
+            header, rows = parse_table(node, _flat) if kind == "table" else ((), ())
+            if caption or label or footnotes or rows:
                 found.append(
                     Caption(
                         "figure" if kind == "figure" else "table",
                         label,
                         _short(caption),
                         footnotes,
+                        header=header,
+                        rows=rows,
                     )
                 )
             if len(found) >= _MAX_CAPTIONS:

@@ -37,7 +37,12 @@ __all__ = [
 ]
 
 #: What the manifest counts, by table.
-_COUNTED = {"documents": "pubmed_docs", "saved_queries": "checkpoints", "projects": "projects"}
+_COUNTED = {
+    "documents": "pubmed_docs",
+    "saved_queries": "checkpoints",
+    "projects": "projects",
+    "fulltext_states": "fulltext",
+}
 _TOOL_TIMEOUT_S = 6 * 3600
 
 

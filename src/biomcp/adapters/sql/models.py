@@ -38,6 +38,7 @@ __all__ = [
     "CheckpointRow",
     "DocumentRow",
     "EmbeddingCacheRow",
+    "FullTextRow",
     "JsonType",
     "NcbiBudgetStartRow",
     "NcbiCacheEntryRow",
@@ -149,6 +150,28 @@ class CheckpointRow(Base):
     term: Mapped[str | None] = mapped_column(Text)
     #: False for a key synced before `query_records` existed, until a sync reads its history
     records_tracked: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    #: Whether the key's syncs keep the PMC full text of its records
+    fulltext: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+
+class FullTextRow(Base):
+    """What the last full-text check of one stored record found, and its article when one is
+    kept (`fulltext_codec`). Every path deleting a document deletes its row in the same
+    transaction. No foreign key: a SQLite batch migration of `pubmed_docs` would cascade."""
+
+    __tablename__ = "fulltext"
+
+    pmid: Mapped[str] = mapped_column(String(16), primary_key=True)
+    status: Mapped[str] = mapped_column(String(32), index=True)
+    checked_at: Mapped[datetime]
+    pmcid: Mapped[str | None] = mapped_column(String(32))
+    reason: Mapped[str | None] = mapped_column(Text)
+    content_hash: Mapped[str | None] = mapped_column(String(128))
+    chars: Mapped[int] = mapped_column(Integer)
+    chunks: Mapped[int] = mapped_column(Integer)
+    failures: Mapped[int] = mapped_column(Integer)
+    #: The parsed article as zlib-compressed JSON; None when none is kept.
+    article: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class QueryRecordRow(Base):

@@ -13,6 +13,7 @@ from biomcp.adapters.sql.models import (
     CheckpointRow,
     DocumentRow,
     ExportMarkRow,
+    FullTextRow,
     PendingPmidRow,
     ProjectRow,
     QueryRecordRow,
@@ -37,6 +38,7 @@ __all__ = [
     "AUDIT",
     "CHECKPOINTS",
     "DOCS",
+    "FULLTEXT",
     "JOBS",
     "PENDING",
     "PROJECTS",
@@ -72,6 +74,7 @@ PROJECTS = _table(ProjectRow)
 PENDING = _table(PendingPmidRow)
 QUERY_RECORDS = _table(QueryRecordRow)
 EXPORT_MARKS = _table(ExportMarkRow)
+FULLTEXT = _table(FullTextRow)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
@@ -163,6 +166,7 @@ def checkpoint_from_row(query_key: str, row: Row[Any] | None) -> Checkpoint:
         covers_from=row.covers_from,
         term=row.term,
         records_tracked=bool(row.records_tracked),
+        fulltext=bool(row.fulltext),
     )
 
 

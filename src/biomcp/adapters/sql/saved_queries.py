@@ -32,6 +32,7 @@ from biomcp.adapters.sql.rows import (
     CHECKPOINTS,
     DOCS,
     EXPORT_MARKS,
+    FULLTEXT,
     JOBS,
     PENDING,
     QUERY_RECORDS,
@@ -52,12 +53,18 @@ __all__ = ["SqlSavedQueryStore"]
 
 
 def _delete_unheld(connection: Connection, pmids: Sequence[str]) -> int:
-    """Delete the documents of `pmids` no saved query holds now; how many went."""
+    """Delete the documents of `pmids` no saved query holds now, with their full-text rows;
+    how many went. The full-text rows go after their documents: a writer that stored one
+    meanwhile held the document's row, so this statement sees its commit."""
     deleted = 0
     for part in chunks(pmids):
         held = select(QUERY_RECORDS.c.pmid).where(QUERY_RECORDS.c.pmid.in_(part))
         statement = delete(DOCS).where(DOCS.c.pmid.in_(part), DOCS.c.pmid.not_in(held))
-        deleted += connection.execute(statement).rowcount
+        returned = connection.execute(statement.returning(DOCS.c.pmid)).scalars()
+        gone = [str(pmid) for pmid in returned]
+        if gone:
+            connection.execute(delete(FULLTEXT).where(FULLTEXT.c.pmid.in_(gone)))
+        deleted += len(gone)
     return deleted
 
 
@@ -105,6 +112,7 @@ class SqlSavedQueryStore(SqlDatabase):
                 new = advance_watermark(row.last_edat, candidate)
                 covers = covered_from(row.covers_from, row.last_scan_at is not None, window_start)
                 tracked = bool(row.records_tracked) or read_history
+                keeps_fulltext = bool(row.fulltext)
                 connection.execute(
                     update(CHECKPOINTS)
                     .where(CHECKPOINTS.c.query_key == query_key)
@@ -116,7 +124,7 @@ class SqlSavedQueryStore(SqlDatabase):
                         records_tracked=tracked,
                     )
                 )
-            return Checkpoint(query_key, new, scanned_at, covers, term, tracked)
+            return Checkpoint(query_key, new, scanned_at, covers, term, tracked, keeps_fulltext)
 
         return await self._run("advancing a checkpoint", work)
 
@@ -154,6 +162,17 @@ class SqlSavedQueryStore(SqlDatabase):
                 return [audit_from_row(row) for row in connection.execute(query)]
 
         return await self._run("reading checkpoint audit", work)
+
+    async def set_fulltext(self, query_key: str, enabled: bool) -> None:
+        """Remember whether `query_key`'s syncs keep full text; a key without a checkpoint
+        gets its row, without a watermark (as if never synced)."""
+        values = {"query_key": query_key, "fulltext": bool(enabled)}
+
+        def work(engine: Engine) -> None:
+            with writing(engine) as connection:
+                replace_row(connection, CHECKPOINTS, values, "query_key")
+
+        await self._run("setting a saved query's full-text choice", work)
 
     async def list_checkpoints(self) -> list[Checkpoint]:
         """Every checkpoint, by query key."""

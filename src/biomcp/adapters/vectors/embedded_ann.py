@@ -38,6 +38,7 @@ import faiss
 import numpy as np
 
 from biomcp.adapters.vectors.embedded_lexical import write_json_atomically
+from biomcp.adapters.vectors.embedded_rowset import Rids, members
 from biomcp.ports.vectors import SearchFilters
 
 __all__ = ["AnnSettings", "MetaRow", "VectorIndex"]
@@ -314,15 +315,16 @@ class VectorIndex:
     # --- search --------------------------------------------------------------------------
 
     def _mask(
-        self, filters: SearchFilters | None, rids: frozenset[int] | None = None
+        self, filters: SearchFilters | None, rids: Rids = None, skip: Rids = None
     ) -> np.ndarray | None:
         """Allowed slots, or None when every live slot is allowed and none is dead."""
         n = self._size
-        if rids is None and (filters is None or filters == SearchFilters()):
+        if rids is None and not skip and (filters is None or filters == SearchFilters()):
             return None if self.dead == 0 else self._alive[:n]
         mask = self._alive[:n].copy()
-        if rids is not None:
-            mask &= np.isin(self._slot_rid[:n], np.fromiter(rids, np.int64, len(rids)))
+        for chosen, invert in ((rids, False), (skip, True)):
+            if chosen is not None:
+                mask &= members(self._slot_rid[:n], chosen) ^ invert
         if filters is None:
             return mask
         if filters.year_min is not None or filters.year_max is not None:
@@ -355,12 +357,12 @@ class VectorIndex:
         k: int,
         filters: SearchFilters | None,
         rids: frozenset[int] | None = None,
+        skip: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rid, cosine similarity) of the best `k` allowed rows (among `rids` when given),
-        best first."""
+        """(rid, cosine) of the best `k` allowed rows (among `rids`, none of `skip`), best first."""
         if k <= 0 or self.alive_count == 0:
             return []
-        mask = self._mask(filters, rids)
+        mask = self._mask(filters, rids, skip)
         allowed = self.alive_count if mask is None else int(np.count_nonzero(mask))
         if allowed == 0:
             return []

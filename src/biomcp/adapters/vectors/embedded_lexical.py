@@ -25,7 +25,8 @@ stopwords from the index as well made no meaningful difference, so neither was a
 Scoring is tantivy's BM25 with k1 = 1.2, b = 0.75 and IDF = ln(1 + (N - n + 0.5) / (n + 0.5)),
 which are Weaviate's defaults too (document lengths are quantized to one byte, as in Lucene).
 A query is a disjunction of its terms (OR), conjoined with the filters as zero-score clauses,
-so a hit's score is its raw BM25 score.
+so a hit's score is its raw BM25 score. A facet filter arrives as a set of row ids: a large
+one is checked on the hits of a wider search instead, since a term set of many ids costs more.
 
 The index records in `lexical.json` the row-store generation it reflects and the analyzer it
 was built with (`ANALYZER`); it is written after each tantivy commit, so it never claims more
@@ -41,6 +42,7 @@ from __future__ import annotations
 import atexit
 import functools
 import json
+import math
 import os
 import shutil
 import struct
@@ -69,6 +71,11 @@ ANALYZER = "word+en_stem.v1"
 _TOKENIZER = "biomcp_word_en_stem"
 _GEN_FILE = "lexical.json"
 _DELETE_BATCH = 1024
+#: Rid sets up to this size go into the query; larger ones letting through at least
+#: `_POST_FILTER_MIN_SHARE` of the rows are checked on the hits, asking for more until enough.
+_TERM_SET_MAX = 4096
+_POST_FILTER_MIN_SHARE = 0.2
+_POST_FILTER_MAX = 50_000
 #: Every segment file tantivy writes ends with a JSON footer holding the CRC32 of the bytes
 #: before it, then the footer's length and this number (two little-endian u32).
 _FOOTER_MAGIC = 1337
@@ -379,9 +386,10 @@ class LexicalIndex:
         filters: SearchFilters | None,
         *,
         rids: frozenset[int] | None = None,
+        skip: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """(rid, raw BM25 score) of the best `k` matches (among `rids` when given), best
-        first."""
+        """(rid, raw BM25 score) of the best `k` matches (among `rids` when given, none of
+        `skip`), best first."""
         if not terms or k <= 0 or self._index is None:
             return []
         schema = self._schema
@@ -395,19 +403,47 @@ class LexicalIndex:
             for term, n in sorted(terms.items())
         ]
         filter_queries = self._filter_queries(filters)
+        searcher = self._index.searcher()
+        share = _checked_after(rids, skip, int(searcher.num_docs))
+        if share is None:
+            return self._top(searcher, self._query(should, filter_queries, rids, skip), k)
+        query = self._query(should, filter_queries, None, None)
+        dropped = skip or frozenset()
+        ask = math.ceil(k / share * 1.25)
+        while True:
+            found = self._top(searcher, query, ask)
+            kept = [(r, s) for r, s in found if (rids is None or r in rids) and r not in dropped]
+            if len(kept) >= k or len(found) < ask:
+                return kept[:k]
+            if ask >= _POST_FILTER_MAX:  # other filters make the set sparse here: ask tantivy
+                full = self._query(should, filter_queries, rids, skip)
+                return self._top(searcher, full, k)
+            ask *= 4
+
+    def _query(
+        self,
+        should: list[tuple[tantivy.Occur, tantivy.Query]],
+        filter_queries: list[tantivy.Query],
+        rids: frozenset[int] | None,
+        skip: frozenset[int] | None,
+    ) -> tantivy.Query:
+        schema = self._schema
         if rids is not None:
             allowed = tantivy.Query.term_set_query(schema, "rid", sorted(rids))
-            filter_queries.append(tantivy.Query.const_score_query(allowed, 0.0))
+            filter_queries = [*filter_queries, tantivy.Query.const_score_query(allowed, 0.0)]
         # Wrap only when filtering: a bare disjunction is faster (block-max WAND; figures:
         # benchmarks/README.md, "Decisions and their figures").
-        if filter_queries:
-            clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
-            query = tantivy.Query.boolean_query(
-                clauses + [(tantivy.Occur.Must, q) for q in filter_queries]
-            )
-        else:
-            query = tantivy.Query.boolean_query(should)
-        searcher = self._index.searcher()
+        if not filter_queries and not skip:
+            return tantivy.Query.boolean_query(should)
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        clauses += [(tantivy.Occur.Must, q) for q in filter_queries]
+        if skip:
+            dropped = tantivy.Query.term_set_query(schema, "rid", sorted(skip))
+            clauses.append((tantivy.Occur.MustNot, dropped))
+        return tantivy.Query.boolean_query(clauses)
+
+    @staticmethod
+    def _top(searcher: tantivy.Searcher, query: tantivy.Query, k: int) -> list[tuple[int, float]]:
         hits = searcher.search(query, k, count=False).hits
         if not hits:
             return []
@@ -444,3 +480,16 @@ class LexicalIndex:
                 )
             )
         return [tantivy.Query.const_score_query(q, 0.0) for q in queries]
+
+
+def _checked_after(
+    rids: frozenset[int] | None, skip: frozenset[int] | None, size: int
+) -> float | None:
+    """The share of the rows `rids` and `skip` let through, when they are better checked on
+    the hits than sent to tantivy (a term set of many rids costs more than the search), else
+    None."""
+    allowed, dropped = size if rids is None else len(rids), len(skip or ())
+    if size <= 0 or dropped + (0 if rids is None else allowed) <= _TERM_SET_MAX:
+        return None
+    share = min(1.0, (allowed - dropped) / size)
+    return share if share >= _POST_FILTER_MIN_SHARE else None

@@ -14,6 +14,7 @@ import numpy as np
 
 from biomcp.adapters.vectors.embedded_lexical import LexicalIndex, query_terms
 from biomcp.adapters.vectors.embedded_rows import HIT_COLUMNS, Manifest, RowStore
+from biomcp.adapters.vectors.embedded_rowset import RowSet
 from biomcp.adapters.vectors.embedded_view import VectorView
 from biomcp.ports.vectors import (
     ArmHit,
@@ -48,6 +49,10 @@ class _Followed(Protocol):
     def follow(self) -> None: ...
 
 
+_Facets = tuple[tuple[str, frozenset[str]], ...]
+_Allowed = tuple[frozenset[int] | None, frozenset[int] | None]
+
+
 def _query(vector: Sequence[float], dim: int) -> np.ndarray:
     try:
         return np.asarray(check_unit_vector(vector, dim), dtype=np.float32)
@@ -58,10 +63,8 @@ def _query(vector: Sequence[float], dim: int) -> np.ndarray:
 class CollectionReads:
     def __init__(self, collection: _Followed) -> None:
         self._c = collection
-        #: Facet filter -> the rows it lets through (None: all), at generation `seen`.
-        self._facet_memo: dict[
-            tuple[int, tuple[tuple[str, frozenset[str]], ...]], frozenset[int] | None
-        ] = {}
+        #: Facet filters -> the rows they let through and skip, at generation `seen`.
+        self._facet_memo: dict[tuple[int, _Facets, _Facets], _Allowed] = {}
 
     def existing(self, uuids: Collection[str]) -> set[str]:
         with self._c.mutex:
@@ -118,18 +121,21 @@ class CollectionReads:
         with self._c.mutex:
             self._c.follow()
             rids: frozenset[int] | None = None
-            if filters is not None and filters.facets:
-                rids = self._facet_rows(filters.facets)
-                filters = replace(filters, facets=None)
+            skip: frozenset[int] | None = None
+            if filters is not None and (filters.facets or filters.exclude_facets):
+                rids, skip = self._facet_rows(filters.facets or (), filters.exclude_facets or ())
+                filters = replace(filters, facets=None, exclude_facets=None)
                 if rids is not None and not rids:
                     return Arms()
             lexical: list[tuple[int, float]] = []
             if keyword_limit > 0:
                 terms = query_terms(self._c.lexical.analyzer, text)
-                lexical = self._c.lexical.search(terms, keyword_limit, filters, rids=rids)
+                lexical = self._c.lexical.search(
+                    terms, keyword_limit, filters, rids=rids, skip=skip
+                )
             dense: list[tuple[int, float]] = []
             if query is not None and vector_limit > 0:
-                dense = self._c.vectors.search(query, vector_limit, filters, rids=rids)
+                dense = self._c.vectors.search(query, vector_limit, filters, rids=rids, skip=skip)
             uuid_of = self._c.rows.uuids_by_rid(
                 sorted({r for r, _ in lexical} | {r for r, _ in dense})
             )
@@ -149,19 +155,26 @@ class CollectionReads:
             )
         return [hit_of(row, 0.0, None, sims.get(row[0])) for row in rows]
 
-    def _facet_rows(self, facets: tuple[tuple[str, frozenset[str]], ...]) -> frozenset[int] | None:
-        """The rows a facet filter lets through; None when it lets every row through (a
-        project's own id in its collection), so the searches run unrestricted. Remembered
-        until the rows this process follows change."""
-        key = (self._c.seen, facets)
+    def _facet_rows(self, facets: _Facets, exclude: _Facets) -> _Allowed:
+        """The rows facet filters let through, as (allowed, skipped): `allowed` None when the
+        `facets` let every row through (a project's own id in its collection), `skipped` the
+        rows `exclude` drops (None: none). Remembered until the rows this process follows
+        change."""
+        key = (self._c.seen, facets, exclude)
         if key in self._facet_memo:
             return self._facet_memo[key]
-        matched, everything = self._c.rows.rids_with_facets(facets)
-        found = None if everything else frozenset(matched)
+        allowed: RowSet | None = None
+        if facets:
+            matched, everything = self._c.rows.rids_with_facets(facets)
+            allowed = None if everything else RowSet(matched)
+        skipped = RowSet(self._c.rows.rids_with_any_facet(exclude)) if exclude else None
+        skipped = skipped or None
+        if allowed is not None and skipped is not None:  # one set is cheaper to search with
+            allowed, skipped = RowSet(allowed - skipped), None
         if len(self._facet_memo) >= 64 or any(k[0] != self._c.seen for k in self._facet_memo):
             self._facet_memo.clear()
-        self._facet_memo[key] = found
-        return found
+        self._facet_memo[key] = (allowed, skipped)
+        return allowed, skipped
 
     def sample(self, n: int) -> list[VectorHit]:
         with self._c.mutex:

@@ -247,6 +247,18 @@ class RowStore:
         matched = found or set()
         return matched, len(matched) == total
 
+    def rids_with_any_facet(self, facets: Sequence[tuple[str, frozenset[str]]]) -> set[int]:
+        """The rows that have, under any key, at least one of its values."""
+        if not self._facets_ready():
+            return set()
+        found: set[int] = set()
+        for key, values in facets:
+            if values:
+                marks = placeholders(len(values))
+                sql = f"SELECT rid FROM facets WHERE key = ? AND value IN ({marks})"  # noqa: S608
+                found.update(rid for (rid,) in self._db.execute(sql, [key, *sorted(values)]))
+        return found
+
     def sample(self, n: int, columns: str) -> list[tuple[Any, ...]]:
         """The first `n` rows by rid (the oldest)."""
         sql = f"SELECT {columns} FROM chunks ORDER BY rid LIMIT ?"  # noqa: S608

@@ -123,12 +123,13 @@ class VectorView:
         k: int,
         filters: SearchFilters | None,
         rids: frozenset[int] | None = None,
+        skip: frozenset[int] | None = None,
     ) -> list[tuple[int, float]]:
         """(rid, cosine similarity) of the best `k` allowed rows of both parts (among `rids`
-        when given), best first."""
-        hits = self.graph.search(query, k, filters, rids)
+        when given, none of `skip`), best first."""
+        hits = self.graph.search(query, k, filters, rids, skip)
         if self.fresh.alive_count:
-            hits += self.fresh.search(query, k, filters, rids)
+            hits += self.fresh.search(query, k, filters, rids, skip)
             hits.sort(key=lambda hit: -hit[1])
         return hits[:k]
 

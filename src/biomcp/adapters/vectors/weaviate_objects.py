@@ -80,6 +80,10 @@ def where_filter(filters: SearchFilters | None) -> Any:
     for key, values in filters.facets or ():
         wanted = sorted(facet(key, value) for value in values)
         parts.append(Filter.by_property(FACETS).contains_any(wanted))
+    for key, values in filters.exclude_facets or ():
+        if values:  # an empty set excludes nothing
+            unwanted = sorted(facet(key, value) for value in values)
+            parts.append(Filter.by_property(FACETS).contains_none(unwanted))
     if not parts:
         return None
     return Filter.all_of(parts) if len(parts) > 1 else parts[0]

@@ -37,7 +37,7 @@ from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.export import ExportSummary
 from biomcp.usecases.paper_results import GroupBy, SearchOutcome
 from biomcp.usecases.payloads import parse_iso_utc
-from biomcp.usecases.search import SearchHit
+from biomcp.usecases.search import SearchHit, with_source
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = ["AsyncCorpus", "CorpusClosedError"]
@@ -122,17 +122,20 @@ class AsyncCorpus:
         progress: Callable[[SyncProgress], None] | None = None,
         *,
         rescan: bool = False,
+        fulltext: bool | None = None,
     ) -> SyncReport:
         """Sync the records of `term` under `query_key`, incrementally (the Entrez-date window
         since its checkpoint, minus `overlap_days`); without `term`, the term the key was last
         synced with. `progress` is called with a `SyncProgress` after enumeration and after
         every batch, from the corpus's loop thread. `rescan` reads the key's whole history
-        again instead of continuing from its checkpoint.
+        again instead of continuing from its checkpoint. `fulltext` True keeps the PMC full
+        text of the key's records from now on (`report.fulltext` says what it did), False
+        stops it, None keeps the key's choice.
 
         `report.as_payload()` is the `pubmed.sync_delta` response."""
         return await self._run(
             lambda: self._services.sync.run(
-                query_key, term, overlap_days, progress=progress, rescan=rescan
+                query_key, term, overlap_days, progress=progress, rescan=rescan, fulltext=fulltext
             )
         )
 
@@ -153,6 +156,7 @@ class AsyncCorpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: None = None,
     ) -> list[SearchHit]: ...
 
@@ -173,6 +177,7 @@ class AsyncCorpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: GroupBy,
     ) -> SearchOutcome: ...
 
@@ -192,6 +197,7 @@ class AsyncCorpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: GroupBy | None = None,
     ) -> list[SearchHit] | SearchOutcome:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
@@ -199,13 +205,16 @@ class AsyncCorpus:
         candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
         total, journal titles, document ids, study designs (`"rct"`, `"systematic_review"`,
         ...: `StudyDesign`), the records one saved query synced (`query_key`), the records
-        naming a trial registry id (`trial_id`: `"NCT01234567"`..., or `"any"`). Retracted
+        naming a trial registry id (`trial_id`: `"NCT01234567"`..., or `"any"`), the chunks
+        of abstracts or of PMC full text (`source`: `"abstract"`, `"fulltext"`). Retracted
         papers are left out unless `include_retracted` (their hits then say `retracted`).
         `hit.as_payload()` is one `rag.search` result. With `group_by` (`"chunk"` or
         `"paper"`) the answer is a `SearchOutcome`: the chunks, or the best `top_k` papers
         (`outcome.papers`, each with its best chunks), and whether nothing passed the
         relevance floor (`outcome.nothing_relevant`, None when no floor applies)."""
-        filters = _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids)
+        filters = with_source(
+            _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids), source
+        )
         search = self._services.search
         options: dict[str, Any] = {
             "filters": filters,

@@ -134,8 +134,13 @@ class Corpus:
         progress: Callable[[SyncProgress], None] | None = None,
         *,
         rescan: bool = False,
+        fulltext: bool | None = None,
     ) -> SyncReport:
-        return self._run(self._aio.sync(query_key, term, overlap_days, progress, rescan=rescan))
+        return self._run(
+            self._aio.sync(
+                query_key, term, overlap_days, progress, rescan=rescan, fulltext=fulltext
+            )
+        )
 
     @overload
     def search(
@@ -154,6 +159,7 @@ class Corpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: None = None,
     ) -> list[SearchHit]: ...
 
@@ -174,6 +180,7 @@ class Corpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: GroupBy,
     ) -> SearchOutcome: ...
 
@@ -193,6 +200,7 @@ class Corpus:
         study_designs: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
+        source: str | None = None,
         group_by: GroupBy | None = None,
     ) -> list[SearchHit] | SearchOutcome:
         # One call for both overloads: too many optional arguments for mypy to split the union.
@@ -214,6 +222,7 @@ class Corpus:
                 study_designs=study_designs,
                 query_key=query_key,
                 trial_id=trial_id,
+                source=source,
                 group_by=group_by,
             )
         )

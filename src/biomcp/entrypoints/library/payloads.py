@@ -19,6 +19,7 @@ __all__ = [
     "Document",
     "FoundChunk",
     "FoundChunks",
+    "FullTextState",
     "ProjectEntry",
     "ProjectList",
     "QualityBreakdown",
@@ -66,6 +67,17 @@ class RetractionNotice(TypedDict):
     source: str | None
 
 
+class FullTextState(TypedDict):
+    """What the last full-text check of a document found (`status`: available,
+    not_open_access, not_in_pmc, withdrawn, too_large or failed, and why)."""
+
+    status: str
+    reason: str | None
+    pmcid: str | None
+    checked_at: str | None
+    chunks: int
+
+
 class Document(TypedDict):
     """One stored document: the `rag.get` answer (times as ISO 8601 UTC text)."""
 
@@ -95,6 +107,8 @@ class Document(TypedDict):
     retracted: bool
     retraction: RetractionNotice | None
     url: str
+    #: None when no sync checked its full text (its saved query does not keep full text).
+    fulltext: FullTextState | None
 
 
 # --- overview: `corpus_overview` --------------------------------------------------------------
@@ -109,14 +123,18 @@ class SavedQueryOverview(TypedDict):
     last_sync: str | None
     records: int
     pending_pmids: int
+    #: whether its syncs keep the PMC full text of its records
+    fulltext: bool
 
 
 class CorpusOverview(TypedDict):
-    """What the corpus holds and its saved queries (`queries_total` counts all of them)."""
+    """What the corpus holds and its saved queries (`queries_total` counts all of them);
+    `fulltext` counts the records by full-text status."""
 
     records: int
     chunks: int
     queries_total: int
+    fulltext: dict[str, int]
     queries: list[SavedQueryOverview]
 
 

@@ -321,6 +321,8 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
                 },
                 "year": NULLABLE_INT,
                 "journal": NULLABLE_STRING,
+                "source": {"type": "string", "enum": ["abstract", "fulltext"]},
+                "anchor": NULLABLE_STRING,
                 "other_chunks": {"type": "array", "items": {"type": "object"}},
             },
             at=("properties", "results", "items"),
@@ -341,6 +343,7 @@ V11_OUTPUTS: dict[str, dict[str, Any]] = {
             "authors": {"type": "array", "items": {"type": "string"}},
             "mesh_terms": {"type": "array", "items": {"type": "string"}},
             "trial_ids": {"type": "array", "items": {"type": "string"}},
+            "fulltext": {"anyOf": [{"type": "object"}, {"type": "null"}]},
             "retracted": {"type": "boolean"},
             "retraction": {
                 "anyOf": [

@@ -14,6 +14,8 @@ Admin endpoints (not logged, never faulted):
   `GET /_fake/faults` shows the plan, `DELETE /_fake/faults` clears it;
 * `POST /_fake/retract`: `{"pmid": "30000001", "notice_pmid": "39000001", "source": "...",
   "revised": "2024-08-01"}` marks an article retracted after the fact (`FakeCorpus.retract`);
+* `POST /_fake/pmc/revise`: `{"pmcid": "PMC123"}` serves a synthetic PMC article's next
+  version (`pmc.PmcStore.revise`);
 * `POST /_fake/withhold`: `{"pmids": ["30000001"]}`: EFetch leaves those PMIDs out of its
   answers (ESearch still finds them) until the next call; `{"pmids": []}` ends it;
 * `GET /_fake/log`: every E-utility request as JSON `{t, mono, endpoint, method, params,
@@ -38,6 +40,7 @@ from biomcp.testing.eutils.corpus import FakeCorpus
 from biomcp.testing.eutils.faults import ENDPOINTS, FaultInjector
 from biomcp.testing.eutils.handlers import Params, Reply, handle
 from biomcp.testing.eutils.idconv import idconv_routes
+from biomcp.testing.eutils.pmc import pmc_routes
 from biomcp.testing.eutils.render import error_xml
 from biomcp.testing.eutils.routes import request_route
 from biomcp.testing.eutils.state import ServerState
@@ -71,7 +74,7 @@ def create_app(
         for prefix in _PREFIXES
         for name in ENDPOINTS
     ]
-    routes += idconv_routes(state) + citmatch_routes(state, _PREFIXES)
+    routes += idconv_routes(state) + citmatch_routes(state, _PREFIXES) + pmc_routes(state)
     routes += [
         Route("/_fake/status", _status(state), methods=["GET"]),
         Route("/_fake/faults", _faults(state), methods=["GET", "POST", "DELETE"]),

@@ -76,6 +76,8 @@ _CHUNK = 64 * 1024
 ENDPOINTS = ("esearch", "efetch", "esummary", "elink", "einfo", "espell")
 #: Services beside the E-utilities that faults can be aimed at by name too.
 LOOKUPS = ("idconv", "ecitmatch")
+#: Endpoints narrowed to one database (`efetch:pmc`: EFetch of PMC full text only).
+NARROWED = ("efetch:pmc", "elink:pmc")
 
 _HTTP_TITLES = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
@@ -171,7 +173,8 @@ class FaultInjector:
     ) -> None:
         """Fail the next requests with `faults`, in order, one each (replacing any sequence
         not yet consumed). With `endpoint` ("efetch", "esearch"...), only requests to that
-        endpoint consume the sequence; the others are answered normally.
+        endpoint consume the sequence; the others are answered normally. `efetch:pmc` (or
+        `elink:pmc`) aims at the requests of that endpoint for `db=pmc` only.
 
         Raises:
             ValueError: for an unknown fault kind or endpoint.
@@ -228,10 +231,12 @@ class FaultInjector:
                 "kinds": [f.as_dict() for f in self._kinds],
             }
 
-    def next_fault(self, endpoint: str) -> Fault | None:
-        """The fault for the next request to `endpoint`, or None to answer normally."""
+    def next_fault(self, endpoint: str, db: str | None = None) -> Fault | None:
+        """The fault for the next request to `endpoint` (for database `db`), or None to answer
+        normally."""
+        narrowed = f"{endpoint}:{db.strip().lower()}" if db else None
         with self._lock:
-            if self._queue and self._endpoint in (None, endpoint):
+            if self._queue and self._endpoint in (None, endpoint, narrowed):
                 return self._queue.popleft()
             if self._probability > 0 and self._rng.random() < self._probability:
                 return self._rng.choice(self._kinds)
@@ -245,8 +250,9 @@ def _endpoint(name: str | None) -> str | None:
     if name is None:
         return None
     short = name.strip().removesuffix(".fcgi")
-    if short not in ENDPOINTS + LOOKUPS:
-        raise ValueError(f"unknown endpoint {name!r}; expected one of {ENDPOINTS + LOOKUPS}")
+    known = ENDPOINTS + LOOKUPS + NARROWED
+    if short not in known:
+        raise ValueError(f"unknown endpoint {name!r}; expected one of {known}")
     return short
 
 

@@ -47,7 +47,7 @@ def request_route(
                 fault_bodies.invalid_api_key_body(key), 400, media_type="application/json"
             )
         else:
-            fault = state.faults.next_fault(endpoint)
+            fault = state.faults.next_fault(endpoint, params.get("db"))
             response = await _respond(state, handler, error_body, params, fault)
         state.record(
             {

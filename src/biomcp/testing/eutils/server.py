@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
+from os import PathLike
 from typing import Any, Self
 
 from biomcp.testing.eutils.app import create_app
 from biomcp.testing.eutils.corpus import FakeCorpus
 from biomcp.testing.eutils.faults import FaultInjector
+from biomcp.testing.eutils.pmc import load_pmc_directory, pmc_store
 from biomcp.testing.eutils.state import ServerState
 from biomcp.testing.serving import BackgroundServer, ServerLifecycle
 
@@ -40,6 +42,8 @@ class FakeEutilsServer(ServerLifecycle):
     """The fake E-utilities served by uvicorn on `host`:`port` (0: a free port, bound here so
     the port is known before serving starts). With `api_keys`, a request carrying another
     `api_key` gets NCBI's HTTP 400 "API key invalid" (requests without a key are served).
+    With `pmc_dir` (or `BIOMCP_FAKE_PMC_DIR`), its JATS files are served by PMC id and get
+    PubMed records (`pmc.load_pmc_directory`).
 
     Attributes:
         corpus: the records served (adding to it is seen by the next request).
@@ -59,9 +63,13 @@ class FakeEutilsServer(ServerLifecycle):
         log_level: str = "critical",
         warm: bool = False,
         api_keys: Iterable[str] | None = None,
+        pmc_dir: str | PathLike[str] | None = None,
     ) -> None:
         self.corpus = corpus
         self.state = ServerState(corpus, relations=relations, faults=faults, api_keys=api_keys)
+        pmc_store(self.state)  # now: the PMC files named in the environment are searchable
+        if pmc_dir is not None:
+            load_pmc_directory(self.state, pmc_dir)
         self.app = create_app(corpus, state=self.state)
         self.host = host
         self._serving = BackgroundServer(

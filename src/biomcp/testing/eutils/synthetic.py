@@ -87,6 +87,7 @@ _FORE_NAMES = (
     "Anna", "Ben", "Carla", "David", "Elena", "Farid", "Grace", "Hiro",
     "Ines", "Jonas", "Kwame", "Lena", "Marco", "Nadia", "Omar", "Priya",
 )  # fmt: skip
+_PMC_OFFSET = 100_000_000
 _CITIES = ("Boston, MA, USA", "Lyon, France", "Kyoto, Japan", "Lagos, Nigeria", "Milan, Italy")
 
 
@@ -98,6 +99,7 @@ def generate_articles(
     seed: int = 0,
     pmid_start: int = 30000000,
     revised_after_days: int | None = None,
+    pmc_share: float = 0.0,
 ) -> bytes:
     """A `PubmedArticleSet` of `n` synthetic articles, deterministic for a given `seed`.
 
@@ -109,12 +111,17 @@ def generate_articles(
     id in a DataBankList. The DateRevised (LR, what `mdat`
     searches) is 1-400 days after the Entrez date, or exactly `revised_after_days` after it
     (0: revised the day it appeared, so no record looks revised since a later sync).
+    A share `pmc_share` (0 to 1) of the articles, chosen by PMID, name a PMC id
+    (`PMC` + PMID + 100,000,000); the fake's PMC serves them SYNTHETIC full text.
 
     Raises:
-        ValueError: when `n` is negative or `end` is before `start`.
+        ValueError: when `n` is negative, `end` is before `start` or `pmc_share` is not in
+            [0, 1].
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
+    if not 0.0 <= pmc_share <= 1.0:
+        raise ValueError(f"pmc_share must be between 0 and 1, got {pmc_share}")
     if end < start:
         raise ValueError(f"end {end} is before start {start}")
     rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
@@ -122,7 +129,8 @@ def generate_articles(
     parts = [_HEADER]
     for i in range(n):
         day = start + timedelta(days=i * days // n)
-        parts.append(_article(rng, pmid_start + i, day, revised_after_days))
+        article = _article(rng, pmid_start + i, day, revised_after_days)
+        parts.append(_with_pmc(article, pmid_start + i, pmc_share))
     parts.append("</PubmedArticleSet>\n")
     return "".join(parts).encode("utf-8")
 
@@ -177,6 +185,16 @@ def _article(rng: random.Random, pmid: int, edat: date, revised_after_days: int 
         f'<ArticleId IdType="pubmed">{pmid}</ArticleId><ArticleId IdType="doi">{doi}'
         f"</ArticleId></ArticleIdList></PubmedData></PubmedArticle>"
     )
+
+
+def _with_pmc(article: str, pmid: int, share: float) -> str:
+    """The article with a PMC id in its ArticleIdList when the PMID's hash falls in `share`
+    (the shared random stream is not drawn from, so the articles stay the same)."""
+    digest = hashlib.sha256(f"pmc:{pmid}".encode()).digest()
+    if int.from_bytes(digest[:4]) >= share * 2**32:
+        return article
+    pmc = f'<ArticleId IdType="pmc">PMC{pmid + _PMC_OFFSET}</ArticleId></ArticleIdList>'
+    return article.replace("</ArticleIdList>", pmc, 1)
 
 
 def _databanks(pmid: int, pub_type: str | None) -> str:

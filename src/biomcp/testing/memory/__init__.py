@@ -5,6 +5,7 @@ one `MemoryTables` is one database, shared by the stores built over it.
 """
 
 from biomcp.testing.memory.documents import MemoryDocumentStore
+from biomcp.testing.memory.fulltext import MemoryFullTextStore
 from biomcp.testing.memory.jobs import MemoryJobLog
 from biomcp.testing.memory.projects import MemoryProjectRegistry
 from biomcp.testing.memory.saved_queries import MemorySavedQueryStore
@@ -13,6 +14,7 @@ from biomcp.testing.memory.tables import MemoryTables
 
 __all__ = [
     "MemoryDocumentStore",
+    "MemoryFullTextStore",
     "MemoryJobLog",
     "MemoryMetadataStore",
     "MemoryProjectRegistry",

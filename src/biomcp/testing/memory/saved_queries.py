@@ -50,6 +50,7 @@ class MemorySavedQueryStore(MemoryDatabase):
                 _optional_utc(covers),
                 term,
                 row.records_tracked or read_history,
+                row.fulltext,
             )
             tables.checkpoints[query_key] = checkpoint
             return checkpoint
@@ -70,6 +71,11 @@ class MemorySavedQueryStore(MemoryDatabase):
         with self._transaction() as tables:
             mine = [(a.at, i, a) for i, a in enumerate(tables.audit) if a.query_key == query_key]
         return [audit for _at, _i, audit in sorted(mine, key=lambda t: (t[0], t[1]), reverse=True)]
+
+    async def set_fulltext(self, query_key: str, enabled: bool) -> None:
+        with self._transaction() as tables:
+            row = tables.checkpoints.get(query_key, Checkpoint(query_key))
+            tables.checkpoints[query_key] = replace(row, fulltext=bool(enabled))
 
     async def list_checkpoints(self) -> list[Checkpoint]:
         with self._transaction() as tables:

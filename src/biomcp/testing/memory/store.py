@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from biomcp.testing.memory.documents import MemoryDocumentStore
+from biomcp.testing.memory.fulltext import MemoryFullTextStore
 from biomcp.testing.memory.jobs import MemoryJobLog
 from biomcp.testing.memory.projects import MemoryProjectRegistry
 from biomcp.testing.memory.saved_queries import MemorySavedQueryStore
@@ -11,6 +12,11 @@ __all__ = ["MemoryMetadataStore"]
 
 
 class MemoryMetadataStore(
-    MemoryDocumentStore, MemorySavedQueryStore, MemoryJobLog, MemoryProjectRegistry
+    MemoryDocumentStore,
+    MemoryFullTextStore,
+    MemorySavedQueryStore,
+    MemoryJobLog,
+    MemoryProjectRegistry,
 ):
-    """Documents, saved queries, jobs and projects over one `MemoryTables`."""
+    """Documents with their full text, saved queries, jobs and projects over one
+    `MemoryTables`."""

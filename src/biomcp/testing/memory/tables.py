@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from biomcp.domain.errors import InvalidRecordError
+from biomcp.domain.fulltext import FullTextArticle
 from biomcp.domain.watermarks import WatermarkAudit
 from biomcp.ports.clock import Clock
 from biomcp.ports.documents import StoredDocument
+from biomcp.ports.fulltext import FullTextState
 from biomcp.ports.jobs import SyncJob
 from biomcp.ports.projects import ProjectInfo
 from biomcp.ports.saved_queries import Checkpoint, PendingPmid
@@ -32,6 +34,9 @@ class MemoryTables:
     """Every row of one database. `mutex` makes each store call one transaction."""
 
     documents: dict[str, StoredDocument] = field(default_factory=dict)
+    #: PMID -> its full-text state; PMID -> its stored article (references left out)
+    fulltext: dict[str, FullTextState] = field(default_factory=dict)
+    articles: dict[str, FullTextArticle] = field(default_factory=dict)
     checkpoints: dict[str, Checkpoint] = field(default_factory=dict)
     audit: list[WatermarkAudit] = field(default_factory=list)
     #: query key -> PMID -> its pending entry
@@ -52,6 +57,8 @@ class MemoryTables:
         doomed = [p for p in pmids if p in self.documents and not self.is_held(p)]
         for pmid in doomed:
             del self.documents[pmid]
+            self.fulltext.pop(pmid, None)
+            self.articles.pop(pmid, None)
         return len(doomed)
 
 

@@ -92,6 +92,16 @@ def _searchtext_table(query: str, hits: list[SearchHit], quality_bias: bool) -> 
     return title + "\n" + text_table(headers, rows, right=frozenset({0, 1, 4, 5}))
 
 
+def _fulltext_line(state: dict[str, Any] | None) -> str | None:
+    """A document's full-text state in words (None: never checked)."""
+    if not state:
+        return None
+    status = str(state["status"]).replace("_", " ")
+    chunks = f", {state['chunks']} chunks" if state.get("chunks") else ""
+    reason = f": {state['reason']}" if state.get("reason") else ""
+    return f"{status}{chunks}{reason} (checked {state.get('checked_at') or '-'})"
+
+
 def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
     """`biomcp get`'s page: `doc` (the rag_get payload) and the saved queries holding it."""
     width = min(terminal_width(), 100)
@@ -127,6 +137,7 @@ def _document_view(doc: dict[str, Any], queries: list[str]) -> str:
         ("MeSH", "; ".join(doc.get("mesh_terms") or []) or None),
         ("Trials", ", ".join(doc.get("trial_ids") or []) or None),
         ("PMCID", doc.get("pmcid")),
+        ("Full text", _fulltext_line(doc.get("fulltext"))),
         ("DOI", doc.get("doi")),
         ("URL", doc.get("url")),
         (
@@ -208,6 +219,13 @@ def search(
         bool,
         typer.Option("--chunks", help="One row per chunk, not per paper."),
     ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Only chunks of abstracts ('abstract') or of PMC full text ('fulltext').",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Hybrid (BM25 + vector) search of the synced corpus, reranked by quality: one row per
@@ -218,12 +236,14 @@ def search(
     quality_bias = not no_quality_bias
 
     async def work(services: Services) -> SearchOutcome:
+        from biomcp.usecases.search import with_source
+
         return await services.search.search(
             query,
             top_k,
             quality_bias,
             group_by="chunk" if chunks else "paper",
-            filters=filters,
+            filters=with_source(filters, source),
             include_retracted=include_retracted,
             study_designs=[d.strip().casefold() for d in design or [] if d.strip()],
             query_key=query_key,

@@ -28,6 +28,14 @@ def fake_eutils(
     ),
     synthetic: int = typer.Option(0, help="Also serve this many synthetic articles."),
     synthetic_seed: int = typer.Option(0, help="Seed of the synthetic articles."),
+    synthetic_pmc: float = typer.Option(
+        0.0, help="Share (0-1) of the synthetic articles that name a PMC id (synthetic JATS)."
+    ),
+    pmc_dir: Path | None = typer.Option(  # noqa: B008
+        None,
+        help="Serve this folder's JATS files (*.nxml) under their PMC ids, each with a PubMed "
+        "record carrying the keyword 'fake pmc twin'; or BIOMCP_FAKE_PMC_DIR.",
+    ),
     fault_sequence: str = typer.Option(
         "", help="Faults for the first requests, comma-separated (429,503,slow,truncated...)."
     ),
@@ -52,17 +60,11 @@ def fake_eutils(
     """Serve a fake NCBI E-utilities (esearch, efetch, esummary, elink, einfo) over local
     PubMed records, for tests and offline demos. Point NCBI_EUTILS_BASE_URL at the printed URL.
     Runs until interrupted."""
-    from biomcp.testing.eutils import FakeEutilsServer, is_loopback, load_relations
+    from biomcp.testing.eutils import FakeEutilsServer, load_relations
 
-    if not is_loopback(host) and not allow_remote:
-        typer.echo(
-            f"refusing to serve on {host}: the fake has unauthenticated admin endpoints; "
-            "pass --allow-remote to do it anyway",
-            err=True,
-        )
-        raise typer.Exit(code=2)
+    _refuse_remote(host, allow_remote)
     try:
-        corpus = _corpus([*(paths or []), *records], synthetic, synthetic_seed)
+        corpus = _corpus([*(paths or []), *records], synthetic, synthetic_seed, synthetic_pmc)
         table = load_relations(relations) if relations is not None else None
         faults = _faults(
             fault_sequence,
@@ -73,16 +75,7 @@ def fake_eutils(
             kinds=fault_kinds,
             seed=fault_seed,
         )
-    except (OSError, ValueError) as exc:
-        typer.echo(f"fake-eutils: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
-    for problem in corpus.problems[:20]:
-        typer.echo(f"fake-eutils: {problem}", err=True)
-    if len(corpus.problems) > 20:
-        typer.echo(f"fake-eutils: ... and {len(corpus.problems) - 20} more problems", err=True)
-
-    _run(
-        FakeEutilsServer(
+        server = FakeEutilsServer(
             corpus,
             relations=table,
             host=host,
@@ -90,9 +83,34 @@ def fake_eutils(
             faults=faults,
             warm=True,
             api_keys=api_key or None,
-        ),
-        len(corpus),
-    )
+            pmc_dir=pmc_dir,
+        )
+    except (OSError, ValueError) as exc:
+        typer.echo(f"fake-eutils: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    _report(corpus.problems)
+    _run(server, len(corpus))
+
+
+def _refuse_remote(host: str, allowed: bool) -> None:
+    """Exit with code 2 for a non-loopback `host` unless `allowed`."""
+    from biomcp.testing.eutils import is_loopback
+
+    if not is_loopback(host) and not allowed:
+        typer.echo(
+            f"refusing to serve on {host}: the fake has unauthenticated admin endpoints; "
+            "pass --allow-remote to do it anyway",
+            err=True,
+        )
+        raise typer.Exit(code=2)
+
+
+def _report(problems: list[str]) -> None:
+    """Print the first 20 loading problems, and how many more there are."""
+    for problem in problems[:20]:
+        typer.echo(f"fake-eutils: {problem}", err=True)
+    if len(problems) > 20:
+        typer.echo(f"fake-eutils: ... and {len(problems) - 20} more problems", err=True)
 
 
 def _run(server: FakeEutilsServer, records: int) -> None:
@@ -110,8 +128,9 @@ def _run(server: FakeEutilsServer, records: int) -> None:
             pass
 
 
-def _corpus(paths: list[Path], synthetic: int, seed: int) -> FakeCorpus:
-    """The records of `paths`, and `synthetic` generated articles of the last two years."""
+def _corpus(paths: list[Path], synthetic: int, seed: int, pmc_share: float) -> FakeCorpus:
+    """The records of `paths`, and `synthetic` generated articles of the last two years (a
+    share `pmc_share` of them naming a PMC id)."""
     from datetime import date
 
     from biomcp.testing.eutils import FakeCorpus, generate_articles
@@ -121,7 +140,8 @@ def _corpus(paths: list[Path], synthetic: int, seed: int) -> FakeCorpus:
         today = date.today()
         start = date(today.year - 2, 1, 1)
         corpus.add(
-            generate_articles(synthetic, start=start, end=today, seed=seed), source="<synthetic>"
+            generate_articles(synthetic, start=start, end=today, seed=seed, pmc_share=pmc_share),
+            source="<synthetic>",
         )
     return corpus
 

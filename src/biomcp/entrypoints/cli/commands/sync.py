@@ -25,6 +25,7 @@ from biomcp.entrypoints.cli.common import (
 
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
+    from biomcp.usecases.fulltext_sync import FullTextOutcome
     from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = ["app", "sync", "sync_status"]
@@ -171,6 +172,7 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
             if report.pending or report.pending_arrived or report.pending_gone
             else []
         ),
+        *([("full text", _fulltext_summary(report.fulltext))] if report.fulltext else []),
         ("timings", timings or "-"),
     ]
     lines = [f"sync {report.query_key}: done in {elapsed:.2f}s"]
@@ -181,6 +183,15 @@ def _sync_summary(report: SyncReport, elapsed: float) -> str:
     else:
         lines.append("warnings: none")
     return "\n".join(lines)
+
+
+def _fulltext_summary(outcome: FullTextOutcome) -> str:
+    statuses = ", ".join(f"{n} {status}" for status, n in sorted(outcome.statuses.items()))
+    left = f"; {outcome.remaining} wait for the next sync" if outcome.remaining else ""
+    return (
+        f"{outcome.checked} checked ({statuses or 'none due'}): {outcome.indexed} indexed, "
+        f"{outcome.unchanged} unchanged, {outcome.removed} removed{left}"
+    )
 
 
 def _pending_summary(report: SyncReport) -> str:
@@ -212,6 +223,7 @@ def _sync_json(report: SyncReport) -> dict[str, Any]:
         "pending": list(report.pending),
         "pending_arrived": list(report.pending_arrived),
         "pending_gone": list(report.pending_gone),
+        "fulltext": report.fulltext.as_payload() if report.fulltext else None,
         "timings": report.timings,
     }
 
@@ -270,6 +282,23 @@ app = typer.Typer(
     cls=CommandGroup, name="sync", help="Sync a saved PubMed query; follow sync jobs."
 )
 
+RescanOption = Annotated[
+    bool,
+    typer.Option(
+        "--rescan",
+        help="Read the query's whole history again instead of continuing from its "
+        "checkpoint (records missed since come back).",
+    ),
+]
+FullTextOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--fulltext/--no-fulltext",
+        help="Keep (or stop keeping) the PMC open-access full text of the query's records; "
+        "the key remembers the choice.",
+    ),
+]
+
 
 @app.callback(invoke_without_command=True)
 def sync(
@@ -299,14 +328,8 @@ def sync(
             "--overlap-days", min=0, help="Days re-read before the checkpoint (late records)."
         ),
     ] = 5,
-    rescan: Annotated[
-        bool,
-        typer.Option(
-            "--rescan",
-            help="Read the query's whole history again instead of continuing from its "
-            "checkpoint (records missed since come back).",
-        ),
-    ] = False,
+    rescan: RescanOption = False,
+    fulltext: FullTextOption = None,
     json_output: JsonOption = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")
@@ -327,6 +350,9 @@ def sync(
                 "sync: --all syncs every saved query: give no --query-key or --term", err=True
             )
             raise typer.Exit(code=EXIT_VALIDATION)
+        if fulltext is not None:
+            typer.echo("sync: --fulltext is set per key: give it with --query-key", err=True)
+            raise typer.Exit(code=EXIT_VALIDATION)
         _sync_all(overlap_days, json_output=json_output, quiet=quiet, rescan=rescan)
         return
     if not query_key:
@@ -342,7 +368,7 @@ def sync(
 
         async def work(services: Services) -> SyncReport:
             return await services.sync.run(
-                query_key, term, overlap_days, progress=display, rescan=rescan
+                query_key, term, overlap_days, progress=display, rescan=rescan, fulltext=fulltext
             )
 
         report = execute(settings, work, json_output=json_output)

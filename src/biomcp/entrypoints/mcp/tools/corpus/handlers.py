@@ -10,6 +10,7 @@ from mcp.server.mcpserver.context import Context
 
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc
+from biomcp.usecases.search import with_source
 from biomcp.usecases.sync import SyncProgress
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class CorpusHandlers:
             args["overlap_days"],
             wait_s=self.services.settings.biomcp_sync_wait_s,
             progress=progress,
+            fulltext=args.get("fulltext"),
         )
         return outcome.as_payload()
 
@@ -69,7 +71,7 @@ class CorpusHandlers:
             args["top_k"],
             args["quality_bias"],
             group_by=args.get("group_by", "chunk"),
-            filters=_search_filters(args),
+            filters=with_source(_search_filters(args), args.get("source")),
             include_retracted=bool(args.get("include_retracted", False)),
             study_designs=args.get("study_design"),
             query_key=args.get("query_key"),
@@ -78,7 +80,7 @@ class CorpusHandlers:
         return outcome.as_payload()
 
     async def rag_get(self, args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
-        return await self.services.documents.run(args["doc_id"])
+        return await self.services.documents.run(args["doc_id"], fulltext=args.get("fulltext"))
 
     async def checkpoint_get(
         self, args: dict[str, Any], _: Context[Any, Any] | None

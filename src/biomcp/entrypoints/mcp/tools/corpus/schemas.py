@@ -18,7 +18,9 @@ from biomcp.entrypoints.mcp.contract import (
     NULLABLE_STRING,
     PUBMED_TERM_MAX_CHARS,
 )
+from biomcp.usecases.documents import MAX_SECTION_WORD_CHARS, MAX_SECTION_WORDS
 from biomcp.usecases.paper_results import GROUPINGS
+from biomcp.usecases.search import SOURCES
 
 __all__ = [
     "CORPUS_OVERVIEW_INPUT",
@@ -59,6 +61,10 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "minimum": 0,
                 "maximum": OVERLAP_DAYS_MAX,
                 "default": 5,
+            },
+            "fulltext": {
+                "type": "boolean",
+                "description": "Also index PMC full text (remembered for the key).",
             },
         },
         "additionalProperties": False,
@@ -111,6 +117,7 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "enum": list(GROUPINGS),
                 "default": "chunk",
             },
+            "source": {"type": "string", "enum": list(SOURCES)},
         },
         "additionalProperties": False,
     },
@@ -122,7 +129,13 @@ TOOL_INPUTS: dict[str, dict[str, Any]] = {
                 "type": "string",
                 "pattern": "^pmid:[0-9]+$",
                 "maxLength": DOC_ID_MAX_CHARS,
-            }
+            },
+            "fulltext": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_SECTION_WORD_CHARS},
+                "maxItems": MAX_SECTION_WORDS,
+                "description": "Stored full text: [] outline, or section title words.",
+            },
         },
         "additionalProperties": False,
     },
@@ -233,6 +246,7 @@ CORPUS_OVERVIEW_OUTPUT: dict[str, Any] = {
         "records": NULLABLE_INT,
         "chunks": NULLABLE_INT,
         "queries_total": {"type": "integer"},
+        "fulltext": {"type": "object", "description": "Records by full-text status."},
         "queries": {
             "type": "array",
             "items": {
@@ -244,6 +258,7 @@ CORPUS_OVERVIEW_OUTPUT: dict[str, Any] = {
                     "last_sync": NULLABLE_STRING,
                     "records": {"type": "integer"},
                     "pending_pmids": {"type": "integer"},
+                    "fulltext": {"type": "boolean"},
                 },
                 "required": [
                     "query_key",
