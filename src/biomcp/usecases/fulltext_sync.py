@@ -136,10 +136,11 @@ class FullTextSync:
 
     async def due(
         self, pmids: Sequence[str], *, touched: Collection[str] = ()
-    ) -> tuple[list[StoredDocument], int]:
-        """The documents of `pmids` to check in this run, in order, and how many more may be
-        due. Only records whose state says they may be due, or `touched` ones (stored by this
-        sync: a new version may name a PMC id), are read from the document store."""
+    ) -> tuple[list[StoredDocument], int, dict[str, FullTextState]]:
+        """The documents of `pmids` to check in this run, in order, how many more may be due,
+        and the states read (by PMID). Only records whose state says they may be due, and
+        `touched` ones (stored by this sync: a new version may name a PMC id), are read from
+        the document store."""
         states = await self._metadata.fulltext_states(list(pmids))
         now = self._clock.now()
         recheck = timedelta(days=self.config.recheck_days)
@@ -166,7 +167,8 @@ class FullTextSync:
                 for p in part
                 if p in docs and is_due(states.get(p), _pmcid(docs[p]), now, recheck)
             )
-        return due[:limit], max(0, len(due) - limit) + (len(candidates) - read)
+        remaining = max(0, len(due) - limit) + (len(candidates) - read)
+        return due[:limit], remaining, states
 
     async def run(self, pmids: Sequence[str], *, touched: Collection[str] = ()) -> FullTextOutcome:
         """Check and index the full text of the due records among `pmids` (`touched`: those
@@ -178,8 +180,7 @@ class FullTextSync:
         """
         outcome = FullTextOutcome()
         began = time.perf_counter()
-        docs, outcome.remaining = await self.due(pmids, touched=touched)
-        states = await self._metadata.fulltext_states([d.record.pmid for d in docs])
+        docs, outcome.remaining, states = await self.due(pmids, touched=touched)
         now = self._clock.now()
         checks = [self._start(doc, states.get(doc.record.pmid), now) for doc in docs]
         outcome.timings["select"] = time.perf_counter() - began
