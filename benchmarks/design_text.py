@@ -400,7 +400,7 @@ def _sample(text: str) -> tuple[str, int]:
 
 
 def _goals(files: dict[str, Any], quick: bool) -> dict[str, Any]:
-    """Issue 41: RCT recall >= 80% at precision >= 90%, text only, on the baseline file."""
+    """The goal: RCT recall >= 80% at precision >= 90%, text only, on the baseline file."""
     baseline = files.get(BASELINE, {}).get("scores", {}).get("rct")
     if baseline is None:
         return {}

@@ -76,7 +76,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             },
             "threads": 1,
         },
-        "goals": {},  # issue 7 names no goal for the domain pass
+        "goals": {},  # no goal is set for the domain pass
         "figures": {
             "total_s": round(best["total_s"], 4),
             "records_per_s": round(len(records) / best["total_s"], 1),

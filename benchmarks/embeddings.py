@@ -1,6 +1,6 @@
 """Local embedding throughput: all-MiniLM-L6-v2 through `HfEmbedder`, fp32 vs int8, and the
 default `OnnxEmbedder` (ONNX Runtime, int8) beside them at 256 tokens (its speed against torch
-int8 and its cosine to fp32: the figures of issue 15).
+int8 and its cosine to fp32: the embedder's speed figures).
 
 Embeds the first --texts SciFact abstracts (title + text, ../shared/data/scifact/corpus.jsonl;
 synthetic biomedical text when absent) at max_seq_length 256 and 128, in fp32 and with torch
@@ -312,7 +312,7 @@ def _ndcg(folder: Path, split: str, batch: int) -> dict[str, Any]:
 
 
 def _goals(grid: dict[str, Any]) -> dict[str, Any]:
-    """Issue 15: the default (ONNX, in the precision `auto` picks on this CPU) embeds at least
+    """The goal: the default (ONNX, in the precision `auto` picks on this CPU) embeds at least
     as many tokens/s as torch int8."""
     row = grid.get(str(ONNX_WINDOW), {})
     ratio = row.get("default_speedup_to_int8")

@@ -35,7 +35,7 @@ thread only) sees the SQL work too. Reported: own time by area (package / module
 functions by own and cumulative time, calls per request. cProfile inflates Python-heavy code;
 shares, not absolute times, are the point.
 
-Goal (issue 7, 2 cores): `rag_get` over HTTP >= 300 requests/s at 32 clients with p95 < 50 ms.
+Goal (2 cores): `rag_get` over HTTP >= 300 requests/s at 32 clients with p95 < 50 ms.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def _apply_variant(flags: str) -> None:
     - `no_gc_freeze`: the server does not `gc.freeze()` its heap once started, so every full
       garbage collection walks all the imported modules again.
     - `no_event_store`: SSE answers are not resumable (no event store: no priming event, no
-      event ids), as before issue 16.
+      event ids), as before resumable streams.
     """
     wanted = {f for f in flags.split(",") if f}
     unknown = wanted - set(VARIANT_FLAGS)

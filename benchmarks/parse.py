@@ -78,7 +78,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
 
 
 def _goals(figures: dict[str, Any]) -> dict[str, Any]:
-    """Parse >= 2,000 records/s (issue 7), on typical abstracts (synthetic) and on the real
+    """Parse >= 2,000 records/s (the goal), on typical abstracts (synthetic) and on the real
     EFetch files (some records carry hundreds of references)."""
     out: dict[str, Any] = {}
     for key, name in (("synthetic", "parse_synthetic"), ("real_eutils_x20", "parse_real_eutils")):

@@ -1,4 +1,4 @@
-"""How soon a fresh process answers (issue 15): `biomcp serve` over stdio and a cold
+"""How soon a fresh process answers: `biomcp serve` over stdio and a cold
 `biomcp search`, on a corpus of --chunks chunks in the embedded store.
 
 Each run starts `biomcp serve` (the console script of this environment, the default local

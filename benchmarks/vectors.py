@@ -873,7 +873,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     return result
 
 
-#: Issue 7's goals for the embedded store: hybrid p95 per size (ms), resident memory at 1M.
+#: The goals for the embedded store: hybrid p95 per size (ms), resident memory at 1M.
 HYBRID_P95_GOALS_MS = {100_000: 15.0, 1_000_000: 75.0}
 RSS_GOAL_MIB_AT_1M = 2.5 * 1024
 

@@ -16,7 +16,7 @@ Checks, each a failure when it does not hold:
   prints the body of `biomcp://help`.
 
 Prints one JSON object: the checks, the size of the environment and its five largest
-packages (the figures of issue 15), and the wall time of each step.
+packages (the start-up figures), and the wall time of each step.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile or careless input never hurts the server (issue 16, point 9, and point 4's lenient
+"""Hostile or careless input never hurts the server (the hostile-input rules, and the lenient
 inputs), tried over real HTTP on 127.0.0.1.
 
 `biomcp serve-http` runs as a child process on the fake E-utilities server; the calls come from

@@ -1,4 +1,4 @@
-"""The study design on the corpus (issue 17): stored in SQL with the tier, carried by every
+"""The study design on the corpus: stored in SQL with the tier, carried by every
 chunk, filterable in `rag_search`, and derived again for a corpus stored under older rules.
 
 The fake E-utilities over HTTP, both store pairs (SQLite + embedded; PostgreSQL + Weaviate

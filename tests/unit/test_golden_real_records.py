@@ -118,7 +118,7 @@ def test_pubmedqa_tiers_follow_the_mesh_rules() -> None:
     assert all(tiers[r.pmid].evidence_type is EvidenceType.PRECLINICAL for r in animal_only)
     counts = {t: sum(c.evidence_type is t for c in tiers.values()) for t in EvidenceType}
     # PQA-L is mostly human clinical research (cohorts, case-control studies, surveys, trials)
-    # without publication types: MeSH and the text make it clinical (issue 17: the spec's
+    # without publication types: MeSH and the text make it clinical (the spec's
     # section 3 rules alone gave clinical 0, basic 955).
     assert counts[EvidenceType.CLINICAL] > 800
     assert counts[EvidenceType.PRECLINICAL] > 0

@@ -27,14 +27,14 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: change their rules: a stored hash with an older prefix differs from every new hash, so the
 #: next sync that sees a stored record updates it (version + 1), derives its tier and quality
 #: again and re-indexes its chunks (their `evidence_type` and `quality_total` too).
-#: v2 (issue 17: tiers from the study design, sample sizes in words): the digest is v1's.
-#: v3 (issue 17: the study design stored with the tier and on every chunk, filterable).
+#: v2 (tiers from the study design, sample sizes in words): the digest is v1's.
+#: v3 (the study design stored with the tier and on every chunk, filterable).
 #: v4: a trial, case report or observational study whose MeSH says animals only is an animal
 #: study (preclinical), not a human one.
-#: v5 (issue 41): study design reads the abstract first (species before randomization, the
+#: v5: study design reads the abstract first (species before randomization, the
 #: usual RCT wordings, Mendelian randomization, guideline titles, commentaries); dates keep
 #: only the month a record states; the PMID's version is part of the record.
-#: v6 (issue 41): more RCT, case report and review wordings; sample sizes sum their groups and
+#: v6: more RCT, case report and review wordings; sample sizes sum their groups and
 #: read spaced thousands; human points follow the design; a retracted record's quality counts
 #: no design, human or sample-size points; trial registry ids and labels without text kept.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.

@@ -1,4 +1,4 @@
-"""Tier, study-design and sample-size figures over the PubMedQA PQA-L abstracts (issue 17).
+"""Tier, study-design and sample-size figures over the PubMedQA PQA-L abstracts.
 
 `python -m biomcp.eval.distribution [--data PATH] [--sample 20] [--seed 17]` prints one
 JSON document: the evidence tiers, study designs and deciding rules over every record, the

@@ -229,7 +229,7 @@ def test_initials_keep_their_script_and_hyphens() -> None:
     assert "Pascual, Á." in cites["bibtex"]
 
 
-# --------------------------------------------------------------------------- issue 41 residue
+# --- the residue of the evidence rules, third pass -------------------------------------
 
 
 @pytest.mark.parametrize(

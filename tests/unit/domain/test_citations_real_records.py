@@ -1,5 +1,5 @@
 """Citations of the real PubMed records in ../shared/data/eutils: golden strings for each rule
-of issue 17, and citeproc-py with the CSL styles as a second opinion.
+of the study-design work, and citeproc-py with the CSL styles as a second opinion.
 
 The records are read from the shared folder (never copied here); every test skips when the
 folder is absent. citeproc-py renders the same records with `apa.csl`,
@@ -411,7 +411,7 @@ def test_the_shared_folder_path_is_not_in_any_citation() -> None:
         assert str(Path(SHARED_DATA)) not in "".join(all_citations(_record(pmid)).values())
 
 
-# --------------------------------------------------------------------------- issue 41 residue
+# --- the residue of the evidence rules, third pass -------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -281,7 +281,7 @@ def test_every_real_record_has_its_hand_checked_design() -> None:
 
 
 def test_real_observational_study_is_clinical_not_basic() -> None:
-    # Issue 17: 27797938, "Observational Study", quality 9/10, used to be tagged basic.
+    # 27797938, "Observational Study", quality 9/10, used to be tagged basic.
     (record,) = [r for r in _eutils_records() if r.pmid == "27797938"]
     evidence = classify_evidence(record)
     assert (evidence.evidence_type, evidence.rule) == (
@@ -313,7 +313,7 @@ def test_animal_material_used_for_people_is_not_an_animal_study() -> None:
     assert design(text=text)[0] is D.OBSERVATIONAL
 
 
-# --- issue 41: the abstract read like a reviewer (synthetic twins of test_design_golden) -----
+# --- the abstract read like a reviewer (synthetic twins of test_design_golden) -----
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Study design on real records (issue 41): each class of error, on a handful of real records
+"""Study design on real records: each class of error, on a handful of real records
 read by PMID from ../shared/data (skipped when the folder is absent). Nothing of the records is
 copied here; their synthetic twins are in test_design.py.
 

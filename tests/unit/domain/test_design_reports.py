@@ -1,4 +1,4 @@
-"""Case reports, narrative reviews and Latin square trials from text alone (issue 41): synthetic
+"""Case reports, narrative reviews and Latin square trials from text alone: synthetic
 twins of the real records in test_design_golden.py, one class of wording per case."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The numeric guard on real abstracts: the four ways a comparator used to be cut off.
 
-Issue 17 found them on the PubMedQA PQA-L abstracts (../shared/data/pubmedqa, read here, never
+They were found on the PubMedQA PQA-L abstracts (../shared/data/pubmedqa, read here, never
 copied; the tests skip without it): an unclosed "(" that switched bracket protection off for
 the rest of a section (PMID 23321509), a ";" after a closing bracket (same record), a p-value
 more than 60 characters after its value (19054501) and a "2.7-fold ... more failures than"

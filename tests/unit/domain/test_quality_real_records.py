@@ -1,4 +1,4 @@
-"""Quality points on real records (issue 41), read by PMID from ../shared/data (skipped when
+"""Quality points on real records, read by PMID from ../shared/data (skipped when
 the folder is absent). Nothing of the records is copied here; their synthetic twins are in
 test_quality_sample.py and test_quality.py. The expected values were read from each abstract."""
 

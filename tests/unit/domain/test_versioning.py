@@ -293,7 +293,7 @@ def test_the_hash_is_unchanged_from_the_first_v1_implementation() -> None:
 
 
 def test_a_record_stored_under_the_previous_scheme_is_updated_and_re_derived() -> None:
-    # Issue 17: stored tiers and quality came from older rules; the scheme bump makes the
+    # Stored tiers and quality came from older rules; the scheme bump makes the
     # next sync that sees the record update it (and so derive and index it again).
     record = full_record()
     digest = content_hash(record)

@@ -89,7 +89,7 @@ PRECISIONS = ("auto", "fp32", "int8")
 RUN_TOKENS = 1024
 # An int8 run on a CPU with AMX: its products are fast enough that the passes over a run's
 # activations count, and short and long chunks alike embed faster in runs of 384-512 tokens
-# than of 1,024 (benchmarks/README.md, "2026-11-28, stop 29"). Measured on AMX only; elsewhere
+# than of 1,024 (benchmarks/README.md, "2026-11-28", batch sizes). Measured on AMX only; elsewhere
 # RUN_TOKENS.
 AMX_RUN_TOKENS = 512
 # ONNX Runtime graph rewrites this model runs faster without. `SkipLayerNormFusion` merges each

@@ -24,7 +24,7 @@ weights (see there).
 
 A pattern that does not match exactly raises `FusionError`: the caller then runs the graph as
 exported. The rewrite needs the `onnx` package (the protobuf model); its cost at load is a few
-tens of milliseconds. Speed figures: benchmarks/README.md (issue 15).
+tens of milliseconds. Speed figures: benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -428,7 +428,7 @@ def int8_compute(model: Any, *, unsigned: bool = False) -> Int8Report:
     is gone, and a `BiasGelu` after it becomes a `Gelu`. The same fp32 additions in the same
     order, so the same vectors, bit for bit (tested); faster most on a CPU with AMX, where the
     int8 products are fast and the passes over the activations count (figures:
-    benchmarks/README.md, "2026-11-28, stop 29").
+    benchmarks/README.md, "2026-11-28", batch sizes).
 
     Raises:
         FusionError: a projection is not of the expected form (run the fp32 graph instead).

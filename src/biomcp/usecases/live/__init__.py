@@ -1,4 +1,4 @@
-"""The live PubMed use cases (spec 04 and issue 18): PubMed itself, asked now.
+"""The live PubMed use cases (spec 04 and the later lookups): PubMed itself, asked now.
 
 `LivePubMed` (service.py) is what the tools, the CLI and the library call: a facade over one
 job per concern, all sharing one `LiveContext` (common.py: the Entrez client, configuration,

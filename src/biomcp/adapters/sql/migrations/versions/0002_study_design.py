@@ -1,4 +1,4 @@
-"""Study design kept with the evidence tier (issue 17): `study_design` and `design_rule`.
+"""Study design kept with the evidence tier: `study_design` and `design_rule`.
 
 Both are nullable: documents stored before this revision have none until a sync sees them
 again or `biomcp index rebuild --rederive` derives them; readers derive the design from the
