@@ -6,9 +6,9 @@ sample-size reading (how many records have a sample size, how many were read fro
 many counts were refused as not participants), the design points, and `--sample` records drawn
 with a fixed seed, each with its tier, design and rules, for reading by hand.
 
-Reads ../shared/data/pubmedqa/ori_pqal.json (next to the repository) by default. PQA-L has no
-titles and no publication types: the question stands in for the title, MeSH and the abstract
-decide.
+By default it reads `data/pubmedqa/ori_pqal.json` in the `shared` folder beside the
+repository. PQA-L has no titles and no publication types: the question stands in for the
+title, MeSH and the abstract decide.
 """
 
 from __future__ import annotations
