@@ -42,7 +42,7 @@ SHORT_PAGES = "24084238"
 UNKNOWN = "99999999"
 RELATIONS = {
     "pubmed_pubmed": {
-        STRUCTURED: [[STRUCTURED, 99_000_000], [MANY_AUTHORS, 31_000_000],
+        STRUCTURED: [[STRUCTURED, 2_147_483_647], [MANY_AUTHORS, 31_000_000],
                      [UNKNOWN, 30_000_000], [COLLECTIVE, 12_000_000]],
     },
     "pubmed_pubmed_citedin": {STRUCTURED: [COLLECTIVE, INLINE]},
@@ -810,7 +810,8 @@ def test_similar_articles_come_with_scores_titles_and_authors(
                 "title": "Leucocyte telomere length, genetic variants at the TERT gene region "
                 "and risk of pancreatic cancer.",
                 "authors": "Bao Y, Prescott J, Yuan C, et al.",
-                "score": 31_000_000,
+                "score": 1.0,  # the most similar link scores 1; the others relative to it
+                "rawScore": 31_000_000,
                 "linkUrl": f"https://pubmed.ncbi.nlm.nih.gov/{MANY_AUTHORS}/",
                 "retracted": False,
             },
@@ -818,7 +819,8 @@ def test_similar_articles_come_with_scores_titles_and_authors(
                 "pmid": UNKNOWN,  # linked, but PubMed has no summary for it
                 "title": None,
                 "authors": None,
-                "score": 30_000_000,
+                "score": round(30 / 31, 4),
+                "rawScore": 30_000_000,
                 "linkUrl": f"https://pubmed.ncbi.nlm.nih.gov/{UNKNOWN}/",
                 "retracted": False,
             },

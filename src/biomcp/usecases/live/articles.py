@@ -28,6 +28,7 @@ from biomcp.usecases.live.shapes import (
     abstract_plus,
     author_string,
     citation_data,
+    similarity_scores,
     summary_retraction,
     unique_links,
 )
@@ -146,6 +147,9 @@ class ArticleDetails:
         """Articles linked to `source_pmid` (similar, citing, cited: ELink, then ESummary for
         titles and authors), or its citation in `citation_styles` (EFetch).
 
+        A similar article's `score` is in [0, 1], relative to the most similar one (see
+        `similarity_scores`); `rawScore` is NCBI's integer. Other links have neither.
+
         An article without links gives an empty `relatedArticles`; an unknown PMID raises.
 
         Raises:
@@ -169,6 +173,7 @@ class ArticleDetails:
             await self._require(source)  # PubMed's error may mean "no such PMID"
             raise
         links = unique_links(linksets, source, linkname)
+        scores = similarity_scores(links)  # over every link: truncation keeps the scale
         top = links[:max_results]
         docs = await self.context.call(
             self.context.entrez.esummary([source, *(link.pmid for link in top)])
@@ -185,7 +190,8 @@ class ArticleDetails:
                     "pmid": link.pmid,
                     "title": summary.title if summary else None,
                     "authors": author_string(summary.authors) if summary else None,
-                    "score": link.score,
+                    "score": scores[link.pmid][0],
+                    "rawScore": scores[link.pmid][1],
                     "linkUrl": pubmed_url(link.pmid),
                     **summary_retraction(summary),
                 }

@@ -92,6 +92,25 @@ def unique_links(linksets: Sequence[Any], source: str, linkname: str) -> list[Li
     return list(seen.values())
 
 
+def similarity_scores(links: Sequence[Link]) -> dict[str, tuple[float | None, int | None]]:
+    """{PMID: (score in [0, 1], NCBI's integer score)} of similar-article links.
+
+    Each score is divided by the best score among `links`, so the most similar article
+    scores 1. NCBI publishes no upper bound for its scores. The source's link to itself
+    carries the largest 32-bit integer, a marker rather than a similarity. So neither can be
+    the divisor, and scores compare within one source's list only. A link without a score
+    keeps None.
+    """
+    best = max((link.score for link in links if link.score is not None), default=0)
+    return {
+        link.pmid: (
+            None if link.score is None else round(link.score / best, 4) if best > 0 else 0.0,
+            link.score,
+        )
+        for link in links
+    }
+
+
 def _publication_date(pdat: PubDate | None) -> dict[str, Any] | None:
     if pdat is None:
         return None
