@@ -153,7 +153,7 @@ def test_replay_stores_and_embeds_nothing(synced: Corpus) -> None:
 def test_search_filters(synced: Corpus) -> None:
     everything = synced.search("hypertension", top_k=100)
     assert everything
-    clinical = synced.search("hypertension", top_k=100, evidence_types="clinical")
+    clinical = synced.search("hypertension", top_k=100, evidence_type="clinical")
     assert clinical
     assert {h.evidence_type for h in clinical} == {"clinical"}
     assert len(clinical) < len(everything)
@@ -166,6 +166,32 @@ def test_search_filters(synced: Corpus) -> None:
     assert {h.doc_id for h in synced.search("hypertension", doc_ids=[one])} == {one}
     unbiased = synced.search("hypertension", top_k=100, quality_bias=False)
     assert all(h.score == h.fused for h in unbiased)
+
+
+def test_the_old_filter_names_still_work_with_a_deprecation_warning(synced: Corpus) -> None:
+    old: Any = synced  # the old names are not in the signatures any more
+    new = synced.search("hypertension", top_k=100, evidence_type="clinical", study_design="rct")
+    assert new, "the seed should give clinical trials"
+    renamed = "'evidence_types' is deprecated, use 'evidence_type'"
+    with pytest.warns(DeprecationWarning, match=renamed):
+        hits = old.search("hypertension", top_k=100, evidence_types="clinical", study_design="rct")
+    assert [h.chunk_id for h in hits] == [h.chunk_id for h in new]
+
+    async def awaited() -> list[str]:
+        with pytest.warns(DeprecationWarning, match="'study_designs' is deprecated"):
+            found = await old.aio.search(
+                "hypertension", top_k=100, evidence_type="clinical", study_designs="rct"
+            )
+        return [h.chunk_id for h in found]
+
+    assert asyncio.run(awaited()) == [h.chunk_id for h in new]
+    now, before = io.StringIO(), io.StringIO()
+    synced.export(now, format="pmids", query_key="htn_v1", study_design="rct")
+    with pytest.warns(DeprecationWarning, match="'study_designs' is deprecated"):
+        old.export(before, format="pmids", query_key="htn_v1", study_designs="rct")
+    assert before.getvalue() == now.getvalue() != ""
+    with pytest.raises(TypeError, match="got both 'evidence_types' and 'evidence_type'"):
+        old.search("hypertension", evidence_type="rct", evidence_types="rct")
 
 
 def test_set_checkpoint_moves_back_with_an_audit(
@@ -201,7 +227,7 @@ def test_errors_are_the_typed_ones(synced: Corpus) -> None:
     with pytest.raises(InvalidRequestError, match=r"top_k must be in 1\.\.100"):
         synced.search("hypertension", top_k=0)
     with pytest.raises(InvalidRequestError, match="unknown evidence type anecdotal"):
-        synced.search("hypertension", evidence_types="anecdotal")
+        synced.search("hypertension", evidence_type="anecdotal")
     with pytest.raises(InvalidRequestError, match="year_min 2024 is after year_max 2020"):
         synced.search("hypertension", year_min=2024, year_max=2020)
     with pytest.raises(InvalidRequestError, match="in the future"):
@@ -332,7 +358,7 @@ def test_close_releases_the_loop_and_refuses_further_calls(
 ) -> None:
     opened = open_corpus(**settings_for(fake, tmp_path))
     assert opened.checkpoint("k").last_edat is None
-    loop_thread = opened.aio._runner.thread
+    loop_thread = opened.aio._loop._runner.thread
     assert loop_thread.is_alive()
     assert loop_thread in threading.enumerate()
     opened.close()
@@ -341,6 +367,8 @@ def test_close_releases_the_loop_and_refuses_further_calls(
     assert not loop_thread.is_alive()
     with pytest.raises(CorpusClosedError):
         opened.search("hypertension")
+    with pytest.raises(CorpusClosedError):
+        opened.pubmed.mesh("asthma")
 
     async def use_async() -> None:
         async with open_corpus(**settings_for(fake, tmp_path)) as again:
@@ -468,7 +496,7 @@ def test_export_to_a_file_and_to_a_stream(
     trials = [r["pmid"] for r in rows if r["study_design"] == "rct"]
     assert trials, "the seed should give randomized trials"
     synced.export(
-        stream, format="jsonl", query_key="htn_v1", study_designs="rct", include_retracted=True
+        stream, format="jsonl", query_key="htn_v1", study_design="rct", include_retracted=True
     )
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [d["doc_id"] for d in lines] == [f"pmid:{p}" for p in trials]

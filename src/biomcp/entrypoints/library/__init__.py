@@ -18,12 +18,28 @@ Failures raise the typed errors of the layers below: `biomcp.usecases.errors.Not
 `InvalidRequestError`, and the ports' `EntrezError`, `MetadataStoreError`, `VectorStoreError`,
 `EmbeddingError`. `biomcp.entrypoints.errors.classify(exc)` names spec 01's code of any of them.
 
+`corpus.pubmed` asks PubMed itself, now, as the live MCP tools do: `search`, `fetch`,
+`related`, `cite`, `fulltext`, `mesh`, `ids` and `match` (`live`).
+
 Most calls answer frozen dataclasses with `as_payload()`; `get`, `overview`, `sync_status` and
 the project calls answer the MCP tool's payload, a `dict` typed by a `TypedDict` (`payloads`).
 """
 
 from biomcp.entrypoints.library.async_corpus import AsyncCorpus, CorpusClosedError
 from biomcp.entrypoints.library.corpus import Corpus
+from biomcp.entrypoints.library.live import AsyncPubMed, PubMed
+from biomcp.entrypoints.library.live_results import (
+    Articles,
+    Citations,
+    PubMedSearch,
+    Relationships,
+)
+from biomcp.entrypoints.library.lookup_results import (
+    CitationMatches,
+    ConvertedIds,
+    FullTexts,
+    MeshLookup,
+)
 from biomcp.entrypoints.library.opening import open_async_corpus, open_corpus
 from biomcp.entrypoints.library.payloads import (
     ChunksStored,
@@ -48,12 +64,17 @@ from biomcp.usecases.search import SearchHit
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = [
+    "Articles",
     "AsyncCorpus",
+    "AsyncPubMed",
     "CheckpointMove",
     "CheckpointState",
     "CheckpointSummary",
     "ChunksStored",
+    "CitationMatches",
+    "Citations",
     "CollectionInspection",
+    "ConvertedIds",
     "Corpus",
     "CorpusClosedError",
     "CorpusOverview",
@@ -61,10 +82,15 @@ __all__ = [
     "ExportSummary",
     "ForgetReport",
     "FoundChunks",
+    "FullTexts",
+    "MeshLookup",
     "PaperHit",
     "ProjectCreated",
     "ProjectList",
     "PruneReport",
+    "PubMed",
+    "PubMedSearch",
+    "Relationships",
     "SearchHit",
     "SearchOutcome",
     "SyncJobStatus",

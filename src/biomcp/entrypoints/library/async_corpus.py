@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import threading
-import weakref
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from types import TracebackType
 from typing import IO, Any, Self, TypeVar, cast, overload
 
-from biomcp.entrypoints.library.loop import LoopThread, stop_loop
+from biomcp.entrypoints.library.filters import RENAMED_FILTERS, names, renamed, search_filters
+from biomcp.entrypoints.library.live import AsyncPubMed
 from biomcp.entrypoints.library.payloads import (
     ChunksStored,
     CollectionInspection,
@@ -31,9 +30,9 @@ from biomcp.entrypoints.library.results import (
     ProjectCreated,
     PruneReport,
 )
+from biomcp.entrypoints.library.running import CorpusClosedError, CorpusLoop
 from biomcp.entrypoints.services import Services
 from biomcp.entrypoints.settings import Settings
-from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.export import ExportSummary
 from biomcp.usecases.paper_results import GroupBy, SearchOutcome
 from biomcp.usecases.payloads import parse_iso_utc
@@ -43,10 +42,6 @@ from biomcp.usecases.sync import SyncProgress, SyncReport
 __all__ = ["AsyncCorpus", "CorpusClosedError"]
 
 T = TypeVar("T")
-
-
-class CorpusClosedError(RuntimeError):
-    """A call on a corpus after `close()`."""
 
 
 class AsyncCorpus:
@@ -59,10 +54,8 @@ class AsyncCorpus:
 
     def __init__(self, services: Services) -> None:
         self._services = services
-        self._runner = LoopThread()
-        self._closed = False
-        self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, stop_loop, self._runner)
+        self._loop = CorpusLoop()
+        self._pubmed = AsyncPubMed(services, self._run)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._state()}>"
@@ -70,7 +63,7 @@ class AsyncCorpus:
     def _state(self) -> str:
         settings = self._services.settings
         return (
-            f"{'closed' if self._closed else 'open'}: "
+            f"{'closed' if self._loop.closed else 'open'}: "
             f"data_dir={str(settings.biomcp_data_dir)!r}, "
             f"vectors={settings.biomcp_vector_backend}, embeddings={settings.biomcp_embeddings}"
         )
@@ -86,31 +79,22 @@ class AsyncCorpus:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._loop.closed
+
+    @property
+    def pubmed(self) -> AsyncPubMed:
+        """PubMed itself, asked now: `await corpus.pubmed.search("asthma[mh]")`, `fetch`,
+        `related`, `cite`, `fulltext`, `mesh`, `ids` and `match`."""
+        return self._pubmed
 
     # -- running on the private loop ------------------------------------------------------------
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule `coro` on the private loop; refused once closed or from that loop."""
-        with self._lock:
-            if self._closed:
-                refusal: Exception = CorpusClosedError(
-                    "this corpus is closed: open a new one with open_corpus()"
-                )
-            elif self._runner.in_loop_thread:
-                refusal = RuntimeError(
-                    "a Corpus method was called from its own loop (e.g. in a sync progress "
-                    "callback); call it from your code instead"
-                )
-            else:
-                return self._runner.submit(coro)
-        coro.close()
-        raise refusal
+        return self._loop.submit(coro)
 
     async def _run(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-        if self._runner.in_loop_thread:  # `Corpus` submitted the whole call to the loop
-            return await make()
-        return await asyncio.wrap_future(self._submit(make()))
+        return await self._loop.run(make)
 
     # -- the corpus ------------------------------------------------------------------------------
 
@@ -146,14 +130,14 @@ class AsyncCorpus:
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
@@ -167,59 +151,63 @@ class AsyncCorpus:
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
         group_by: GroupBy,
     ) -> SearchOutcome: ...
 
+    @renamed(RENAMED_FILTERS)
     async def search(
         self,
         query: str,
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
         group_by: GroupBy | None = None,
     ) -> list[SearchHit] | SearchOutcome:
         """The best `top_k` chunks for `query`, best first (hybrid BM25 + vector search,
-        reranked by quality unless `quality_bias=False`). The keyword filters narrow the
-        candidates: evidence types (`"clinical"`, ...), publication years, the lowest quality
-        total, journal titles, document ids, study designs (`"rct"`, `"systematic_review"`,
-        ...: `StudyDesign`), the records one saved query synced (`query_key`), the records
+        reranked by quality unless `quality_bias=False`). The keyword filters, named as the
+        `rag_search` tool names them, narrow the candidates: evidence types (`evidence_type`:
+        `"clinical"`, ...), publication years, the lowest quality total, journal titles,
+        document ids, study designs (`study_design`: `"rct"`, `"systematic_review"`, ...:
+        `StudyDesign`), the records one saved query synced (`query_key`), the records
         naming a trial registry id (`trial_id`: `"NCT01234567"`..., or `"any"`), the chunks
         of abstracts or of PMC full text (`source`: `"abstract"`, `"fulltext"`). Retracted
         papers are left out unless `include_retracted` (their hits then say `retracted`).
         `hit.as_payload()` is one `rag.search` result. With `group_by` (`"chunk"` or
         `"paper"`) the answer is a `SearchOutcome`: the chunks, or the best `top_k` papers
         (`outcome.papers`, each with its best chunks), and whether nothing passed the
-        relevance floor (`outcome.nothing_relevant`, None when no floor applies)."""
+        relevance floor (`outcome.nothing_relevant`, None when no floor applies). The old
+        names `evidence_types` and `study_designs` still work, with a `DeprecationWarning`."""
         filters = with_source(
-            _filters(evidence_types, year_min, year_max, min_quality, journals, doc_ids), source
+            search_filters(evidence_type, year_min, year_max, min_quality, journals, doc_ids),
+            source,
         )
         search = self._services.search
         options: dict[str, Any] = {
             "filters": filters,
             "include_retracted": include_retracted,
-            "study_designs": _names(study_designs),
+            "study_designs": names(study_design),
             "query_key": query_key,
             "trial_id": trial_id,
         }
@@ -235,18 +223,19 @@ class AsyncCorpus:
         found = await self._run(lambda: self._services.documents.run(str(doc_id)))
         return cast("Document", found)
 
+    @renamed(RENAMED_FILTERS)
     async def export(
         self,
         target: str | os.PathLike[str] | IO[str],
         *,
         format: str = "ris",
         query_key: str | None = None,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         include_retracted: bool = False,
         added_since: datetime | str | None = None,
         new: bool = False,
@@ -271,7 +260,7 @@ class AsyncCorpus:
             NotFoundError: no saved query `query_key` holds records.
             OSError: `target` cannot be written.
         """
-        filters = _filters(evidence_types, year_min, year_max, min_quality, journals, None)
+        filters = search_filters(evidence_type, year_min, year_max, min_quality, journals, None)
 
         async def run() -> ExportSummary:
             from biomcp.entrypoints.exporting import export_to
@@ -287,7 +276,7 @@ class AsyncCorpus:
                 format=format,
                 query_key=query_key,
                 filters=filters,
-                study_designs=_names(study_designs),
+                study_designs=names(study_design),
                 include_retracted=include_retracted,
                 added_since=since,
                 new=new,
@@ -439,23 +428,13 @@ class AsyncCorpus:
 
     async def close(self) -> None:
         """Close the stores and stop the loop thread (idempotent)."""
-        if self._runner.in_loop_thread:
+        if self._loop.in_loop_thread:
             raise RuntimeError("close() was called from the corpus's own loop")
         await asyncio.to_thread(self._shutdown)
 
     def _shutdown(self) -> None:
         """`close`, blocking the calling thread."""
-        with self._lock:
-            if self._closed:
-                return
-            if self._runner.in_loop_thread:
-                raise RuntimeError("close() was called from the corpus's own loop")
-            self._closed = True
-            future = self._runner.submit(self._services.aclose())
-        try:
-            future.result(timeout=60)
-        finally:
-            self._finalizer()
+        self._loop.shutdown(self._services.aclose)
 
     async def __aenter__(self) -> Self:
         return self
@@ -467,30 +446,3 @@ class AsyncCorpus:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
-
-
-def _names(value: Collection[str] | str | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else list(value)
-    return frozenset(item.strip() for item in items if item.strip()) or None
-
-
-def _filters(
-    evidence_types: Collection[str] | str | None,
-    year_min: int | None,
-    year_max: int | None,
-    min_quality: float | None,
-    journals: Collection[str] | str | None,
-    doc_ids: Collection[str] | None,
-) -> SearchFilters | None:
-    types = _names(evidence_types)
-    filters = SearchFilters(
-        evidence_types=frozenset(t.casefold() for t in types) if types else None,
-        year_min=year_min,
-        year_max=year_max,
-        min_quality=min_quality,
-        journals=_names(journals),
-        doc_ids=_names(doc_ids),
-    )
-    return None if filters == SearchFilters() else filters

@@ -18,6 +18,8 @@ from types import TracebackType
 from typing import IO, Any, Self, TypeVar, cast, overload
 
 from biomcp.entrypoints.library.async_corpus import AsyncCorpus
+from biomcp.entrypoints.library.filters import RENAMED_FILTERS, renamed
+from biomcp.entrypoints.library.live import PubMed
 from biomcp.entrypoints.library.payloads import (
     ChunksStored,
     CollectionInspection,
@@ -95,6 +97,7 @@ class Corpus:
 
     def __init__(self, services: Services) -> None:
         self._aio = AsyncCorpus(services)
+        self._pubmed = PubMed(self._aio.pubmed, self._run)
 
     def __repr__(self) -> str:
         return f"<Corpus {self._aio._state()}>"
@@ -116,6 +119,12 @@ class Corpus:
     @property
     def closed(self) -> bool:
         return self._aio.closed
+
+    @property
+    def pubmed(self) -> PubMed:
+        """PubMed itself, asked now: `corpus.pubmed.search("asthma[mh]")`, `fetch`,
+        `related`, `cite`, `fulltext`, `mesh`, `ids` and `match`."""
+        return self._pubmed
 
     def _run(self, call: Coroutine[Any, Any, T]) -> T:
         future = self._aio._submit(call)
@@ -149,14 +158,14 @@ class Corpus:
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
@@ -170,34 +179,35 @@ class Corpus:
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
         group_by: GroupBy,
     ) -> SearchOutcome: ...
 
+    @renamed(RENAMED_FILTERS)
     def search(
         self,
         query: str,
         top_k: int = 20,
         quality_bias: bool = True,
         *,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
         doc_ids: Collection[str] | None = None,
         include_retracted: bool = False,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         query_key: str | None = None,
         trial_id: str | None = None,
         source: str | None = None,
@@ -212,14 +222,14 @@ class Corpus:
                 query,
                 top_k,
                 quality_bias,
-                evidence_types=evidence_types,
+                evidence_type=evidence_type,
                 year_min=year_min,
                 year_max=year_max,
                 min_quality=min_quality,
                 journals=journals,
                 doc_ids=doc_ids,
                 include_retracted=include_retracted,
-                study_designs=study_designs,
+                study_design=study_design,
                 query_key=query_key,
                 trial_id=trial_id,
                 source=source,
@@ -230,18 +240,19 @@ class Corpus:
     def get(self, doc_id: str | int) -> Document:
         return self._run(self._aio.get(doc_id))
 
+    @renamed(RENAMED_FILTERS)
     def export(
         self,
         target: str | os.PathLike[str] | IO[str],
         *,
         format: str = "ris",
         query_key: str | None = None,
-        evidence_types: Collection[str] | str | None = None,
+        evidence_type: Collection[str] | str | None = None,
         year_min: int | None = None,
         year_max: int | None = None,
         min_quality: float | None = None,
         journals: Collection[str] | str | None = None,
-        study_designs: Collection[str] | str | None = None,
+        study_design: Collection[str] | str | None = None,
         include_retracted: bool = False,
         added_since: datetime | str | None = None,
         new: bool = False,
@@ -251,12 +262,12 @@ class Corpus:
                 target,
                 format=format,
                 query_key=query_key,
-                evidence_types=evidence_types,
+                evidence_type=evidence_type,
                 year_min=year_min,
                 year_max=year_max,
                 min_quality=min_quality,
                 journals=journals,
-                study_designs=study_designs,
+                study_design=study_design,
                 include_retracted=include_retracted,
                 added_since=added_since,
                 new=new,
