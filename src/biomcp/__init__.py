@@ -1,7 +1,8 @@
 """bio-mcp: trustworthy PubMed evidence for LLM agents.
 
 As a library: `corpus = biomcp.open_corpus()`, then `corpus.sync(...)`, `corpus.search(...)`,
-`corpus.get(...)`; `biomcp.open_async_corpus()` gives the same calls as coroutines (see
+`corpus.get(...)`, and `corpus.pubmed.search(...)` asks PubMed live;
+`biomcp.open_async_corpus()` gives the same calls as coroutines (see
 `biomcp.entrypoints.library`). `import biomcp` stays light: the corpus machinery is imported on
 first use of one of its names.
 """
