@@ -74,7 +74,7 @@ class AsyncPubMed:
         `pubmed_search_articles` tool. `date_range` holds `min_date`, `max_date` (`YYYY`,
         `YYYY/MM` or `YYYY/MM/DD`) and `date_type` (`pdat`, `mdat`, `edat`).
         `fetch_brief_summaries` adds summaries of the first PMIDs. Page on with `offset`, or
-        past result 9,999 with `cursor=found.next_cursor`."""
+        past PubMed's offset limit with `cursor=found.next_cursor`."""
         window = _camel_keys(date_range)
         answer = await self._run(
             lambda: self._services.live.search(
