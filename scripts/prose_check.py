@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
             total.words + figures.words,
             total.long + figures.long,
         )
-        name = path.relative_to(ROOT) if path.is_absolute() else path
+        name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(
             f"{name}: {figures.average:.1f} words/sentence over {figures.sentences} sentences,"
             f" {figures.long} over {LONG} words"

@@ -49,17 +49,28 @@ async def _read(settings: Settings) -> Catalogue:
     return Catalogue(_dump(tools), _dump(resources), _dump(templates), _dump(prompts))
 
 
-def read_catalogue(**overrides: Any) -> Catalogue:
-    """The default server's lists (`overrides`: settings to change, as keyword arguments)."""
+def read_catalogues(*variants: dict[str, Any]) -> list[Catalogue]:
+    """The server's lists once per settings variant (each a dict of settings to change)."""
+
+    async def main(folder: Path) -> list[Catalogue]:
+        found = []
+        for number, overrides in enumerate(variants):
+            values: dict[str, Any] = {
+                "biomcp_data_dir": folder / str(number),
+                "biomcp_embeddings": "hashing",
+                "biomcp_stdio_prelude": False,
+                **overrides,
+            }
+            found.append(await _read(Settings(_env_file=None, **values)))
+        return found
+
     with tempfile.TemporaryDirectory(prefix="biomcp-docs-") as folder:
-        values: dict[str, Any] = {
-            "biomcp_data_dir": Path(folder),
-            "biomcp_embeddings": "hashing",
-            "biomcp_stdio_prelude": False,
-            **overrides,
-        }
-        settings = Settings(_env_file=None, **values)
-        return asyncio.run(_read(settings))
+        return asyncio.run(main(Path(folder)))
+
+
+def read_catalogue(**overrides: Any) -> Catalogue:
+    """The server's lists with `overrides` (settings to change, as keyword arguments)."""
+    return read_catalogues(overrides)[0]
 
 
 def _type(schema: dict[str, Any]) -> str:
@@ -111,24 +122,34 @@ def _hints(tool: dict[str, Any]) -> str:
     return ", ".join(said)
 
 
-def tools_page(catalogue: Catalogue, *, title: str, intro: str) -> str:
-    """Every tool of `catalogue`: a summary table, then each tool's arguments and answer."""
+def tools_page(
+    catalogue: Catalogue, *, title: str, intro: str, toolsets: dict[str, str] | None = None
+) -> str:
+    """Every tool of `catalogue`: a summary table, then each tool's arguments and answer.
+
+    `toolsets` maps a tool's name to the toolset that offers it, when the server has toolsets.
+    """
     lines = [f"# {title}\n", intro, ""]
-    lines.append(
-        table(
-            ["tool", "what it does", "hints"],
-            [
-                (
-                    f"[{code(t['name'])}](#{t['name']})",
-                    first_sentence(t.get("description", "")),
-                    _hints(t),
-                )
-                for t in catalogue.tools
-            ],
-        )
+    header = (
+        ["tool", "toolset", "what it does", "hints"]
+        if toolsets
+        else ["tool", "what it does", "hints"]
     )
+    rows = []
+    for tool in catalogue.tools:
+        row = [
+            f"[{code(tool['name'])}](#{tool['name']})",
+            first_sentence(tool.get("description", "")),
+            _hints(tool),
+        ]
+        if toolsets:
+            row.insert(1, toolsets.get(tool["name"], ""))
+        rows.append(row)
+    lines.append(table(header, rows))
     for tool in catalogue.tools:
         lines.append(f"## `{tool['name']}` {{#{tool['name']}}}\n")
+        if toolsets and tool["name"] in toolsets:
+            lines.append(f"Toolset: `{toolsets[tool['name']]}`.\n")
         lines.append(tool.get("description", "") + "\n")
         lines.append("**Arguments**\n")
         lines.append(_parameters(tool.get("inputSchema", {})))

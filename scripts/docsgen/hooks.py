@@ -23,12 +23,13 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from biomcp.entrypoints import settings as settings_module  # noqa: E402
 from docsgen import catalogue, cli_page, notes_page, settings_page  # noqa: E402
 
 log = logging.getLogger("mkdocs.plugins.biomcp")
 
 TOOLS_INTRO = """\
-This page is generated at build time from the default server's `tools/list`.
+This page is generated at build time from the server's `tools/list`, with every toolset on.
 It shows each tool's description and arguments exactly as a client receives them.
 `BIOMCP_TOOL_NAMES=spec` renames the tools to the specs' names (`rag.search`).
 `BIOMCP_READ_ONLY=true` hides the tools that write.
@@ -80,11 +81,37 @@ def on_page_markdown(markdown: str, page: Any, config: MkDocsConfig, files: File
     return _LINK.sub(lambda m: f"]({site_link(repository_page, site_page, m.group(1))})", markdown)
 
 
+def _toolsets_intro(names: tuple[str, ...], default: tuple[str, ...]) -> str:
+    return (
+        f"`BIOMCP_TOOLSETS` chooses the families a client is offered: {', '.join(names)}.\n"
+        f"With it unset, the server offers {', '.join(default)}.\n"
+        "`BIOMCP_TOOLSETS=all` offers every tool; `default,projects` adds one family.\n"
+    )
+
+
+def read_tools() -> tuple[catalogue.Catalogue, dict[str, str] | None, str]:
+    """Every tool, the toolset of each (None without toolsets), and the page's introduction."""
+    names = getattr(settings_module, "TOOLSETS", None)
+    if names is None or "biomcp_toolsets" not in settings_module.Settings.model_fields:
+        return catalogue.read_catalogue(), None, TOOLS_INTRO
+    default = tuple(getattr(settings_module, "DEFAULT_TOOLSETS", ()))
+    found = catalogue.read_catalogues(
+        {"biomcp_toolsets": "all"}, *({"biomcp_toolsets": name} for name in names)
+    )
+    owner = {t["name"]: name for name, one in zip(names, found[1:], strict=True) for t in one.tools}
+    marked = {
+        tool: name + (" (default)" if name in default else "") for tool, name in owner.items()
+    }
+    return found[0], marked, TOOLS_INTRO + _toolsets_intro(tuple(names), default)
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the generated pages (a failure to render one stops the build)."""
-    tools = catalogue.read_catalogue()
+    tools, toolsets, intro = read_tools()
     pages = {
-        "reference/tools.md": catalogue.tools_page(tools, title="Tools", intro=TOOLS_INTRO),
+        "reference/tools.md": catalogue.tools_page(
+            tools, title="Tools", intro=intro, toolsets=toolsets
+        ),
         "reference/resources.md": catalogue.resources_page(tools),
         "reference/settings.md": settings_page.settings_page(),
         "reference/cli.md": cli_page.cli_page(),
