@@ -17,7 +17,13 @@ def skip_without_shared(missing: Path) -> None:
     there would hide every test that reads the real NCBI answers."""
     if os.environ.get("CI"):
         pytest.fail(f"reference data not present but CI is set: {missing}")
-    pytest.skip(f"reference data not present: {missing} (the shared folder is optional)")
+    pytest.skip(
+        f"{missing} is absent: this test reads reference material kept outside the repository "
+        "(real NCBI answers and public data sets such as SciFact and PubMedQA in "
+        "../shared/data, the source specs in ../shared/spec). To run it, put the shared "
+        "folder beside the checkout (or set BIOMCP_SHARED_DATA to its data folder); "
+        "data/README.md there names each file's public source."
+    )
 
 
 def shared_data_path(*parts: str) -> Path:

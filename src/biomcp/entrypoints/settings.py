@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+NCBI_IDCONV_URL = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
+_IDCONV_PATH = "/tools/idconv/api/v1/articles/"
 
 
 class Settings(BaseSettings):
@@ -89,10 +92,12 @@ class Settings(BaseSettings):
     biomcp_search_fetch_tools: bool = True
 
     # --- NCBI (spec 04) --------------------------------------------------------------------
-    ncbi_eutils_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    #: NCBI's PMC ID converter (pubmed_convert_ids); the fake serves it at
-    #: `/tools/idconv/api/v1/articles/`.
-    ncbi_idconv_base_url: str = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
+    #: Where every NCBI service is asked: the E-utilities, and the ID converter beside them.
+    ncbi_eutils_base_url: str = NCBI_EUTILS_URL
+    #: NCBI's PMC ID converter (pubmed_convert_ids). Unset, it follows NCBI_EUTILS_BASE_URL: with
+    #: NCBI's base it is NCBI's converter; with another base (a mirror, the fake E-utilities) it
+    #: is that server's `/tools/idconv/api/v1/articles/` (a trailing `/entrez/eutils` dropped).
+    ncbi_idconv_base_url: str = NCBI_IDCONV_URL
     ncbi_api_key: SecretStr | None = None
     ncbi_tool_identifier: str | None = None
     ncbi_admin_email: str | None = None
@@ -239,6 +244,16 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value  # the trailing slash is part of the converter's documented address
+
+    @model_validator(mode="after")
+    def _idconv_follows_eutils(self) -> Settings:
+        # An explicit NCBI_IDCONV_BASE_URL wins; otherwise one base URL moves every service.
+        if "ncbi_idconv_base_url" in self.model_fields_set:
+            return self
+        if self.ncbi_eutils_base_url != NCBI_EUTILS_URL:
+            server = self.ncbi_eutils_base_url.removesuffix("/entrez/eutils")
+            self.ncbi_idconv_base_url = server + _IDCONV_PATH
+        return self
 
     @field_validator("biomcp_data_dir")
     @classmethod

@@ -15,6 +15,7 @@ import inspect
 import json
 import shutil
 import signal
+import textwrap
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -54,8 +55,10 @@ __all__ = [
     "iso",
     "search_filters",
     "stop_on_sigterm",
+    "table_width",
     "terminal_width",
     "text_table",
+    "wrap_cell",
 ]
 
 
@@ -248,22 +251,56 @@ def iso(value: Any) -> str | None:
     return iso_utc(value)
 
 
-def text_table(headers: list[str], rows: list[list[str]], *, right: frozenset[int]) -> str:
-    """Columns aligned on the widest cell; the last column is not padded."""
-    widths = [max(len(headers[i]), *(len(row[i]) for row in rows)) for i in range(len(headers))]
+#: The least room the last column of a table keeps beside the others; with less, it goes
+#: below its row, indented, on lines of its own.
+_MIN_LAST_COLUMN = 24
+_BELOW_INDENT = "    "
 
-    def line(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            if i == len(cells) - 1:
-                out.append(cell)
-            elif i in right:
-                out.append(cell.rjust(widths[i]))
-            else:
-                out.append(cell.ljust(widths[i]))
-        return "  ".join(out).rstrip()
 
-    return "\n".join([line(headers), *(line(row) for row in rows)])
+def table_width() -> int:
+    """The columns a table may fill: the terminal's (`COLUMNS` first), 120 when unknown."""
+    return max(20, shutil.get_terminal_size((120, 24)).columns)
+
+
+def wrap_cell(text: str, width: int) -> list[str]:
+    """`text` on lines of at most `width` characters, whitespace folded. A word is never
+    split (a longer one gets a line of its own), so a number stays whole."""
+    flat = " ".join(text.split())
+    lines = textwrap.wrap(flat, width=max(1, width), break_long_words=False, break_on_hyphens=False)
+    return lines or [""]
+
+
+def text_table(
+    headers: list[str], rows: list[list[str]], *, right: frozenset[int], width: int | None = None
+) -> str:
+    """Columns aligned on the widest cell. The last column (the text) wraps within `width`
+    (default: `table_width()`) instead of being cut. Its lines start under its header. When
+    the other columns leave it too little room, its lines go below their row, indented, and
+    its header is left out."""
+    total = width or table_width()
+    last = len(headers) - 1
+    widths = [max([len(headers[i]), *(len(row[i]) for row in rows)]) for i in range(last)]
+    indent = sum(widths) + 2 * last
+    beside = total - indent >= _MIN_LAST_COLUMN
+
+    def line(cells: list[str], tail: str) -> str:
+        out = [
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(cells[:last])
+        ]
+        return "  ".join([*out, tail]).rstrip()
+
+    lines = [line(headers, headers[last] if beside else "")]
+    for row in rows:
+        if beside:
+            first, *more = wrap_cell(row[last], total - indent)
+            lines.append(line(row, first))
+            lines.extend(" " * indent + text for text in more)
+        else:
+            lines.append(line(row, ""))
+            below = wrap_cell(row[last], total - len(_BELOW_INDENT))
+            lines.extend(_BELOW_INDENT + text for text in below if text)
+    return "\n".join(lines)
 
 
 def group_app(name: str, help: str) -> typer.Typer:

@@ -24,7 +24,6 @@ from biomcp.entrypoints.cli.common import (
     YearMaxOption,
     YearMinOption,
     cli_settings,
-    clip,
     emit_json,
     execute,
     search_filters,
@@ -77,16 +76,11 @@ def _searchtext_table(query: str, hits: list[SearchHit], quality_bias: bool) -> 
             _quality(hit.quality),
             str(hit.year) if hit.year is not None else "-",
             hit.section or "-",
-            "",
+            _passage(hit.text or "", hit.section),  # wrapped by text_table, never cut
         ]
         for rank, hit in enumerate(hits, 1)
     ]
     headers = ["#", "score", "doc_id", "evidence", "quality", "year", "section", "text"]
-    text = len(headers) - 1
-    fixed = sum(max(len(headers[i]), *(len(r[i]) for r in rows)) + 2 for i in range(text))
-    room = max(30, terminal_width() - fixed)
-    for row, hit in zip(rows, hits, strict=True):
-        row[text] = clip(_passage(hit.text or "", hit.section), room)
     bias = "quality-biased" if quality_bias else "no quality bias"
     title = f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {query!r} ({bias})"
     return title + "\n" + text_table(headers, rows, right=frozenset({0, 1, 4, 5}))

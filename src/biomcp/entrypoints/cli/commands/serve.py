@@ -1,9 +1,11 @@
 """`biomcp serve` (MCP over stdio; `biomcp mcp` is its alias) and `biomcp serve-http`
 (Streamable HTTP).
 
-`biomcp serve` launched by hand, with no client on stdin, exits 2 with `STDIN_GUIDANCE`:
-at once when stdin is closed, /dev/null or an empty file, and as soon as it ends when it ends
-before any MCP message (`true | biomcp serve`, `echo | biomcp serve`)."""
+`biomcp serve` started on a terminal says on stderr that it waits for an MCP client
+(`TERMINAL_NOTICE`); stdout stays the protocol's. With no client on stdin, it prints
+`STDIN_GUIDANCE` and exits 0, as a stdio server does when its input ends. It does so at once
+when stdin is closed, /dev/null or an empty file, and as soon as stdin ends before any MCP
+message (`true | biomcp serve`, `echo | biomcp serve`)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STDIN_GUIDANCE",
+    "TERMINAL_NOTICE",
     "mcp",
     "run_stdio",
     "serve",
@@ -45,6 +48,11 @@ STDIN_GUIDANCE = (
     "closed here (or ended before any MCP message). To try the server by hand, run "
     "`biomcp serve-http` and point a client at http://127.0.0.1:8000/mcp, or run "
     "`npx @modelcontextprotocol/inspector biomcp serve`."
+)
+#: One line for a person who started the server on a terminal, where it would look hung.
+TERMINAL_NOTICE = (
+    "biomcp serve: waiting for an MCP client on stdin (Ctrl+C stops). To try it by hand, run "
+    "`npx @modelcontextprotocol/inspector biomcp serve`, or `biomcp serve-http` for a URL."
 )
 
 
@@ -216,8 +224,10 @@ async def run_stdio(
 def _serve() -> None:
     if stdin_is_closed():
         typer.echo(STDIN_GUIDANCE, err=True)
-        raise typer.Exit(code=2)
+        return  # nothing to serve: a clean end, as when a client closes stdin
     settings = load_or_exit()
+    if sys.stdin.isatty():
+        typer.echo(TERMINAL_NOTICE, err=True)
     _quiet_libraries(settings.mcp_log_level)  # the prelude may warn before the server is built
     prelude = start_prelude(settings)
 
@@ -238,14 +248,14 @@ def _serve() -> None:
         return  # SIGTERM or SIGINT: stopped, its syncs recorded as interrupted
     if not heard:
         typer.echo(STDIN_GUIDANCE, err=True)
-        raise typer.Exit(code=2)
 
 
 def serve() -> None:
     """Run the MCP server over stdio on the configured stores (default: embedded SQLite +
     local vector index + the local all-MiniLM-L6-v2 embedder, in the user data folder).
-    An MCP client starts this command; configuration comes from the environment. Exits 2
-    with guidance when stdin ends before a client sent anything."""
+    An MCP client starts this command; configuration comes from the environment. On a
+    terminal it says so on stderr. When stdin ends before a client sent anything, it prints
+    guidance and exits 0."""
     _serve()
 
 
