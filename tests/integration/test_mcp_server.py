@@ -100,7 +100,9 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
-    return test_settings(tmp_path / "data", fake.base_url, **overrides)
+    # every toolset, so that every tool is listed (the default toolsets: test_tool_catalogue)
+    values = {"biomcp_toolsets": "all", **overrides}
+    return test_settings(tmp_path / "data", fake.base_url, **values)
 
 
 # --- schemas ---------------------------------------------------------------------------------

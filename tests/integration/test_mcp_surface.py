@@ -32,10 +32,20 @@ NO_NCBI = "http://127.0.0.1:9/"  # unreachable: these tests read words and local
 NO_RETRY = {"ncbi_max_retries": 0}
 RESOURCE_NOT_FOUND = -32002
 MODES: dict[str, dict[str, Any]] = {
-    "portable": {},
-    "spec names": {"biomcp_tool_names": "spec"},
-    "read-only": {"biomcp_read_only": True},
-    "spec names, read-only": {"biomcp_tool_names": "spec", "biomcp_read_only": True},
+    "portable": {"biomcp_toolsets": "default"},
+    "spec names": {"biomcp_toolsets": "default", "biomcp_tool_names": "spec"},
+    "read-only": {"biomcp_toolsets": "default", "biomcp_read_only": True},
+    "spec names, read-only": {
+        "biomcp_toolsets": "default",
+        "biomcp_tool_names": "spec",
+        "biomcp_read_only": True,
+    },
+    "all toolsets": {"biomcp_toolsets": "all"},
+    "all toolsets, spec names, read-only": {
+        "biomcp_toolsets": "all",
+        "biomcp_tool_names": "spec",
+        "biomcp_read_only": True,
+    },
 }
 SLUGS = {
     "efficacy-evidence-review",
@@ -56,11 +66,17 @@ def _all_tool_names(tmp_path: Path) -> set[str]:
         for spec in server.tool_specs.values():
             names.update({spec.portable_name, spec.spec_name})
 
-    serve(test_settings(tmp_path / "all", NO_NCBI, **NO_RETRY), body)
+    serve(test_settings(tmp_path / "all", NO_NCBI, **NO_RETRY, biomcp_toolsets="all"), body)
     return names
 
 
+#: Tool names that are also common words: only a backticked one names the tool.
+_WORDS = {"search", "fetch"}
+
+
 def _mentions(text: str, name: str) -> bool:
+    if name in _WORDS:
+        return f"`{name}`" in text
     return re.search(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", text) is not None
 
 
@@ -229,12 +245,18 @@ def test_an_unknown_tool_is_invalid_params_listing_the_tools(tmp_path: Path) -> 
             await client.call_tool("rag_serch", {"query": "x"})
         assert raised.value.code == INVALID_PARAMS
         assert "Unknown tool: 'rag_serch'" in raised.value.message
-        for name in ("rag_search", "rag_get", "pubmed_search_articles", "list_projects"):
+        for name in ("rag_search", "rag_get", "pubmed_search_articles", "pubmed_fetch_fulltext"):
             assert name in raised.value.message
+        # A tool of a toolset that is off: the message says which, and how to offer it.
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("list_projects", {})
+        assert raised.value.code == INVALID_PARAMS
+        assert "'projects' toolset" in raised.value.message
+        assert "BIOMCP_TOOLSETS" in raised.value.message
         # The server goes on serving.
         assert (await client.list_tools()).tools
 
-    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
+    serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY, biomcp_toolsets="default"), body)
 
 
 def test_a_hidden_writing_tool_is_unknown_in_read_only_mode(tmp_path: Path) -> None:

@@ -50,7 +50,9 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 
 def _settings(tmp_path: Path, fake: FakeEutilsServer, **overrides: Any) -> Settings:
-    return test_settings(tmp_path / "data", fake.base_url, **overrides)
+    # the pair is the `chatgpt` toolset, off by default
+    values = {"biomcp_toolsets": "default,chatgpt", **overrides}
+    return test_settings(tmp_path / "data", fake.base_url, **values)
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
@@ -134,9 +136,11 @@ def test_the_pair_is_listed_read_only_with_portable_schemas(
         ({"biomcp_read_only": True}, True),
         ({"biomcp_tool_names": "spec"}, True),
         ({"biomcp_search_fetch_tools": False}, False),
+        ({"biomcp_toolsets": "default"}, False),
+        ({"biomcp_toolsets": "corpus", "biomcp_search_fetch_tools": True}, True),
     ],
 )
-def test_modes_keep_the_names_and_the_setting_hides_the_pair(
+def test_modes_keep_the_names_and_the_toolset_offers_the_pair(
     tmp_path: Path, fake: FakeEutilsServer, overrides: dict[str, Any], listed: bool
 ) -> None:
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:

@@ -30,11 +30,17 @@ pytestmark = pytest.mark.integration
 
 NO_NCBI = "http://127.0.0.1:9/"  # never called: these tests read words and schemas only
 MODES: dict[str, dict[str, Any]] = {
-    "portable": {},
-    "spec names": {"biomcp_tool_names": "spec"},
-    "read-only": {"biomcp_read_only": True},
-    "spec names, read-only": {"biomcp_tool_names": "spec", "biomcp_read_only": True},
-    "contract 1.0": {"biomcp_contract": "1.0"},
+    "portable": {"biomcp_toolsets": "default"},
+    "spec names": {"biomcp_toolsets": "default", "biomcp_tool_names": "spec"},
+    "read-only": {"biomcp_toolsets": "default", "biomcp_read_only": True},
+    "spec names, read-only": {
+        "biomcp_toolsets": "default",
+        "biomcp_tool_names": "spec",
+        "biomcp_read_only": True,
+    },
+    "contract 1.0": {"biomcp_toolsets": "default", "biomcp_contract": "1.0"},
+    "all toolsets": {"biomcp_toolsets": "all"},
+    "all toolsets, read-only": {"biomcp_toolsets": "all", "biomcp_read_only": True},
 }
 #: Under contract 1.0 the answers lack v1.1's fields, which the skills describe: there only the
 #: calls and the tool names are checked.
@@ -169,8 +175,8 @@ def test_every_call_and_name_in_a_skill_is_one_the_modes_catalogue_accepts(
     assert not missing, f"no skill uses {missing} in mode {mode!r}"
 
 
-def test_together_the_skills_use_every_tool_family_of_the_default_mode(tmp_path: Path) -> None:
-    catalogue = _catalogue(tmp_path / "data", {})
+def test_together_the_skills_use_every_tool_family_with_every_toolset_on(tmp_path: Path) -> None:
+    catalogue = _catalogue(tmp_path / "data", {"biomcp_toolsets": "all"})
     named = set().union(*(_check_skill(u, t, catalogue) for u, t in catalogue.skills.items()))
     assert len(catalogue.families) == len(FAMILIES)
     unused = sorted(family for family, tools in catalogue.families.items() if not tools & named)

@@ -1,7 +1,8 @@
 """`tools/list` as a client receives it: portable schemas, bounded inputs, a size budget.
 
 The catalogue is read through a real MCP client (`mcp.Client` on the server `biomcp serve`
-builds) in every mode: default, spec names, read-only, both together, and contract v1.0.
+builds) in every mode (default, spec names, read-only, both together, and contract v1.0), with
+the default toolsets and with all of them, and for each toolset alone.
 
 Portability (what clients that map tool schemas onto narrower dialects reject or drop, the same
 rules as the MCP Inspector CLI's lint): no `type` arrays (nullable values are `anyOf`
@@ -12,8 +13,9 @@ and a minimum, every string a `maxLength` (or an `enum` / `const`), every array 
 
 Size: the catalogue's tokens are counted as ceil(characters / 4) of the compact JSON of the
 `tools/list` result (`{"tools": [...]}`, `separators=(",", ":")`, non-ASCII kept), the usual
-rule of thumb for English and JSON with OpenAI- and Anthropic-style tokenizers. It must stay
-within `TOKEN_BUDGET`.
+rule of thumb for English and JSON with OpenAI- and Anthropic-style tokenizers. The default
+toolsets must stay within `TOKEN_BUDGET` in every mode, all of them within
+`ALL_TOOLSETS_BUDGET`, and each toolset alone within its own budget (`TOOLSET_BUDGETS`).
 """
 
 from __future__ import annotations
@@ -29,29 +31,33 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.entrypoints.mcp.contract import SPEC_INPUTS, SPEC_OUTPUTS, V10_OUTPUTS
-from biomcp.entrypoints.mcp.server import BioMcpServer
+from biomcp.entrypoints.mcp.server import FAMILIES, BioMcpServer
 from biomcp.entrypoints.mcp.tools.corpus.schemas import TOOL_INPUTS
 from biomcp.entrypoints.services import Services
+from biomcp.entrypoints.settings import DEFAULT_TOOLSETS, TOOLSETS, Settings
 from tests.support.mcp_inprocess import serve, test_settings
 from tests.support.spec01 import respelled, spec_schemas
 
 pytestmark = pytest.mark.integration
 
-#: The catalogue was 7,876 tokens for the 14 tools of spec 01, 02, 04 and `corpus_sync_status`
-#: (default mode) when this budget was set, and 8,571 with the `search` / `fetch` pair (16
-#: tools; the pair costs about 700). The budget leaves about 1,400 tokens (16 %) for mode-aware
-#: descriptions and one or two small tools more; prompts are listed apart (`prompts/list`) and
-#: do not count. Raise it only with a reason: every token here is paid on every conversation of
-#: every client. Issue 18 (full text, identifiers, citation matching, MeSH, many citations)
-#: allows the catalogue to grow by at most 40 % over the 8,571 it had before: 12,000.
-#: With `rag_search`'s filters (+171) and `corpus_overview` (+274) it is 11,996 (2026-11-27);
-#: with `rag_search`'s `query_key` and `corpus_overview`'s records per query (the filters' and
-#: `pubmed_sync_delta`'s descriptions shortened to pay for them), 11,994 (2026-11-28):
-#: with `rag_search`'s `trial_id` and the live tools' retraction notices (their descriptions
-#: shortened to pay), 12,000 (2026-11-29). `pubmed_search_articles` echoing its inputs without
-#: their descriptions gave 209 back; `rag_search`'s `group_by` and relevance verdict took 53:
-#: 11,835 (2026-11-29). Issue 44 owns the catalogue's size.
-TOKEN_BUDGET = 12_000
+#: The default catalogue's budget, in every mode: every token here is paid on every turn of
+#: every conversation of every client. The default toolsets (corpus, live, fulltext, mesh)
+#: measured 7,590 tokens when it was set; the others are a setting away (`BIOMCP_TOOLSETS`).
+#: Raise it only with a reason: a tool that most conversations do not need belongs in a
+#: toolset that is off by default.
+TOKEN_BUDGET = 8_000
+#: Every toolset on (`all`), in every mode: 11,728 when set.
+ALL_TOOLSETS_BUDGET = 12_000
+#: Each toolset alone (default mode), with the size it had when its budget was set.
+TOOLSET_BUDGETS = {
+    "corpus": 3_500,  # 3,176
+    "live": 3_800,  # 3,473
+    "fulltext": 650,  # 541
+    "mesh": 500,  # 409
+    "references": 1_400,  # 1,253
+    "projects": 2_450,  # 2,221
+    "chatgpt": 750,  # 674
+}
 
 MODES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -206,7 +212,7 @@ def test_the_lint_finds_every_kind_of_problem() -> None:
     assert bound_findings(good) == []
 
 
-# --- the catalogue, in every mode -----------------------------------------------------------
+# --- the catalogue, in every mode and toolset ---------------------------------------------
 
 
 def _listing(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
@@ -227,9 +233,16 @@ def _listing(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
     return listing
 
 
-@pytest.fixture(scope="module", params=list(MODES))
+#: (mode, toolsets): every mode with the default toolsets and with all of them.
+_CASES = [(mode, toolsets) for mode in MODES for toolsets in ("default", "all")]
+
+
+@pytest.fixture(scope="module", params=_CASES, ids=[f"{m}-{t}" for m, t in _CASES])
 def listing(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return _listing(tmp_path_factory.mktemp(request.param), **MODES[request.param])
+    mode, toolsets = request.param
+    overrides = {**MODES[mode], "biomcp_toolsets": toolsets}
+    found = _listing(tmp_path_factory.mktemp(f"{mode}-{toolsets}"), **overrides)
+    return {**found, "toolsets": toolsets}
 
 
 def test_every_schema_is_portable(listing: dict[str, Any]) -> None:
@@ -253,18 +266,49 @@ def test_every_input_is_bounded(listing: dict[str, Any]) -> None:
 
 
 def test_the_catalogue_stays_within_its_token_budget(listing: dict[str, Any]) -> None:
-    size = tokens(listing)
-    assert len(listing["tools"]) >= 11
-    assert size <= TOKEN_BUDGET, f"tools/list is {size} tokens, over the budget {TOKEN_BUDGET}"
+    size = tokens({"tools": listing["tools"]})
+    budget = TOKEN_BUDGET if listing["toolsets"] == "default" else ALL_TOOLSETS_BUDGET
+    assert len(listing["tools"]) >= 10
+    assert size <= budget, f"tools/list is {size} tokens, over the budget {budget}"
 
 
 def test_the_default_catalogue_size_is_reported(tmp_path: Path) -> None:
     """The figure in `TOKEN_BUDGET`'s comment, and a floor that catches a listing that lost
     its schemas (a budget test that measures an empty catalogue would pass for nothing)."""
-    listing = _listing(tmp_path)
+    listing = _listing(tmp_path, biomcp_toolsets="default")
     size = tokens(listing)
     print(f"tools/list: {len(listing['tools'])} tools, {size} tokens (budget {TOKEN_BUDGET})")
     assert 6_000 < size <= TOKEN_BUDGET
+
+
+def test_unset_toolsets_are_the_default_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BIOMCP_TOOLSETS", raising=False)
+    monkeypatch.delenv("BIOMCP_SEARCH_FETCH_TOOLS", raising=False)
+    assert Settings(_env_file=None).toolsets == set(DEFAULT_TOOLSETS)
+
+
+@pytest.mark.parametrize("toolset", TOOLSETS)
+def test_each_toolset_alone_stays_within_its_budget(tmp_path: Path, toolset: str) -> None:
+    listing = _listing(tmp_path, biomcp_toolsets=toolset)
+    size = tokens(listing)
+    print(f"{toolset}: {len(listing['tools'])} tools, {size} tokens")
+    assert listing["tools"], toolset
+    assert size <= TOOLSET_BUDGETS[toolset], f"{toolset}: {size} > {TOOLSET_BUDGETS[toolset]}"
+
+
+def test_every_tool_family_is_reachable_through_exactly_one_toolset(tmp_path: Path) -> None:
+    """The toolsets split the whole catalogue: each tool is in one toolset, each family's
+    tools in its family's toolset, and together they list every tool of `all`."""
+    assert set(TOOLSET_BUDGETS) == set(TOOLSETS)
+    assert {family.TOOLSET for family in FAMILIES} == set(TOOLSETS)
+    every = [tool["name"] for tool in _listing(tmp_path, biomcp_toolsets="all")["tools"]]
+    seen: dict[str, str] = {}
+    for toolset in TOOLSETS:
+        for tool in _listing(tmp_path, biomcp_toolsets=toolset)["tools"]:
+            assert tool["name"] not in seen, (tool["name"], seen.get(tool["name"]), toolset)
+            seen[tool["name"]] = toolset
+    assert sorted(seen) == sorted(every)
+    assert len(every) >= 20
 
 
 # --- the corpus tools' schemas against spec 01 ----------------------------------------------

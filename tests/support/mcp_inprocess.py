@@ -31,8 +31,10 @@ Body = Callable[[Client, BioMcpServer, Services], Awaitable[None]]
 
 def test_settings(data_dir: Path, eutils_url: str, **overrides: Any) -> Settings:
     """Settings for tests: `data_dir`, the fake E-utilities at `eutils_url`, the deterministic
-    embedder, first syncs over the whole history, no `.env`; `overrides` win."""
+    embedder, first syncs over the whole history, every toolset (the tests reach every tool;
+    the default toolsets are tested apart), no `.env`; `overrides` win."""
     values: dict[str, Any] = {
+        "biomcp_toolsets": "all",
         "biomcp_data_dir": data_dir,
         "ncbi_eutils_base_url": eutils_url,
         "ncbi_api_key": "test-key-not-secret",

@@ -114,6 +114,7 @@ def server_env(data_dir: Path, eutils_url: str, **extra: str) -> dict[str, str]:
         NCBI_MAX_RETRIES="0",
         MCP_LOG_LEVEL="info",
         PYTHONUNBUFFERED="1",
+        BIOMCP_TOOLSETS="all",  # the tests reach every tool; the default set is tested apart
     )
     env.update(extra)
     return env

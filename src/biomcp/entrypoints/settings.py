@@ -27,6 +27,8 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
+    "DEFAULT_TOOLSETS",
+    "TOOLSETS",
     "Settings",
     "format_settings_error",
     "load_settings",
@@ -35,6 +37,10 @@ __all__ = [
 ]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+#: The MCP tool families a client can be offered (`BIOMCP_TOOLSETS`), in listing order.
+TOOLSETS = ("corpus", "live", "fulltext", "mesh", "references", "projects", "chatgpt")
+#: The toolsets offered when `BIOMCP_TOOLSETS` is unset (`default`).
+DEFAULT_TOOLSETS = ("corpus", "live", "fulltext", "mesh")
 NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 NCBI_IDCONV_URL = "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles/"
 _IDCONV_PATH = "/tools/idconv/api/v1/articles/"
@@ -87,9 +93,13 @@ class Settings(BaseSettings):
     #: The corpus tools' contract: `1.1` (spec 01 plus additive fields) or `1.0` (spec 01's
     #: fields and output schemas exactly, for clients that validate strictly).
     biomcp_contract: Literal["1.1", "1.0"] = "1.1"
-    #: Expose the `search` / `fetch` pair (ChatGPT connectors and deep research); off for
-    #: clients that would list them beside rag_search and the live tools as duplicates.
-    biomcp_search_fetch_tools: bool = True
+    #: The tool families `tools/list` offers, comma-separated: corpus, live, fulltext, mesh,
+    #: references, projects, chatgpt; `default` (the first four) and `all` name groups.
+    #: `default,projects` adds the project tools to the default families.
+    biomcp_toolsets: str = "default"
+    #: The older switch of the `chatgpt` toolset (`search` / `fetch`): true adds it, false
+    #: removes it, unset leaves BIOMCP_TOOLSETS alone.
+    biomcp_search_fetch_tools: bool | None = None
 
     # --- NCBI (spec 04) --------------------------------------------------------------------
     #: Where every NCBI service is asked: the E-utilities, and the ID converter beside them.
@@ -254,6 +264,28 @@ class Settings(BaseSettings):
             server = self.ncbi_eutils_base_url.removesuffix("/entrez/eutils")
             self.ncbi_idconv_base_url = server + _IDCONV_PATH
         return self
+
+    @field_validator("biomcp_toolsets")
+    @classmethod
+    def _toolsets(cls, value: str) -> str:
+        chosen: set[str] = set()
+        for name in (part.strip().lower() for part in value.split(",")):
+            groups = {"": (), "default": DEFAULT_TOOLSETS, "all": TOOLSETS}
+            if name not in groups and name not in TOOLSETS:
+                known = ", ".join((*TOOLSETS, "default", "all"))
+                raise ValueError(f"unknown toolset {name[:40]!r}: use {known}")
+            chosen.update(groups.get(name, (name,)))
+        return ",".join(t for t in TOOLSETS if t in chosen) or ",".join(DEFAULT_TOOLSETS)
+
+    @property
+    def toolsets(self) -> frozenset[str]:
+        """The toolsets this server offers: BIOMCP_TOOLSETS, with BIOMCP_SEARCH_FETCH_TOOLS."""
+        chosen = set(self.biomcp_toolsets.split(","))
+        if self.biomcp_search_fetch_tools is True:
+            chosen.add("chatgpt")
+        elif self.biomcp_search_fetch_tools is False:
+            chosen.discard("chatgpt")
+        return frozenset(chosen)
 
     @field_validator("biomcp_data_dir")
     @classmethod

@@ -99,9 +99,17 @@ def skill_sources() -> dict[str, str]:
 class Guide:
     """The texts of one mode, from the tools it exposes (in registration order)."""
 
-    def __init__(self, tools: Iterable[ExposedTool], *, contract: str = CONTRACT_VERSION) -> None:
+    def __init__(
+        self,
+        tools: Iterable[ExposedTool],
+        *,
+        contract: str = CONTRACT_VERSION,
+        toolsets: Mapping[str, bool] | None = None,
+    ) -> None:
         self.tools = tuple(tools)
         self.contract = contract
+        #: Each toolset with a tool in this mode, and whether it is offered (`BIOMCP_TOOLSETS`).
+        self.toolsets = dict(toolsets or {})
         self._by_portable = {tool.portable: tool for tool in self.tools}
         renames = {t.portable: t.name for t in self.tools if t.portable != t.name}
         self._renames = renames
@@ -113,17 +121,28 @@ class Guide:
 
     @classmethod
     def from_specs(
-        cls, specs: Mapping[str, ToolSpec], *, contract: str = CONTRACT_VERSION
+        cls,
+        specs: Mapping[str, ToolSpec],
+        *,
+        contract: str = CONTRACT_VERSION,
+        toolsets: Mapping[str, bool] | None = None,
     ) -> Guide:
         """The guide of a server's tools (public name -> spec, as `BioMcpServer.tool_specs`)
-        under tool contract `contract` (`BIOMCP_CONTRACT`)."""
+        under tool contract `contract` (`BIOMCP_CONTRACT`); `toolsets` says which toolsets
+        are offered and which are off."""
         return cls(
             (
                 ExposedTool(name, spec.portable_name, spec.title, spec.writes)
                 for name, spec in specs.items()
             ),
             contract=contract,
+            toolsets=toolsets,
         )
+
+    @property
+    def toolsets_off(self) -> list[str]:
+        """The toolsets this mode could offer but does not, in listing order."""
+        return [name for name, offered in self.toolsets.items() if not offered]
 
     # --- rendering ---------------------------------------------------------------------------
 
@@ -165,7 +184,14 @@ class Guide:
 
     def instructions(self) -> str:
         """The server's `instructions`, sent at `initialize`."""
-        return " ".join(self.render(_INSTRUCTIONS).split())
+        text = self.render(_INSTRUCTIONS)
+        off = self.toolsets_off
+        if off:
+            text += (
+                f" Toolsets off here: {', '.join(off)} (what they do: {HELP_URI}); the "
+                "operator offers one by naming it in BIOMCP_TOOLSETS."
+            )
+        return " ".join(text.split())
 
     def skills(self) -> list[Skill]:
         """The packaged skills, rendered for this mode."""
@@ -190,6 +216,7 @@ class Guide:
         lines += [f"- `{tool.name}`: {tool.title}" for tool in self.tools]
         lines += [
             "",
+            *self._toolset_lines(),
             "## Resources",
             "",
             f"- `{PAPER_URI_TEMPLATE}`: a corpus document"
@@ -214,8 +241,46 @@ class Guide:
             "- `evidence_review`: review the evidence on an intervention for an indication.",
             "",
             self.render(_FLOW),
+            "",
+            self.render(_DETAILS).strip(),
         ]
         return "\n".join(lines) + "\n"
+
+    def _toolset_lines(self) -> list[str]:
+        """The help guide's toolsets section: what each offers, which are on, how to turn
+        one on. A toolset that is off is described by what it does, never by its tools'
+        names, so no text sends a model to a tool this mode lacks."""
+        if not self.toolsets:
+            return []
+        lines = [
+            "## Toolsets",
+            "",
+            "The tools come in toolsets, chosen by the operator with `BIOMCP_TOOLSETS` "
+            "(comma-separated; `default` and `all` name groups). Each toolset costs tokens "
+            "in every conversation, so only the default ones are on unless asked for.",
+            "",
+        ]
+        for name, offered in self.toolsets.items():
+            state = "on" if offered else f"off: `BIOMCP_TOOLSETS=default,{name}` adds it"
+            lines.append(f"- `{name}` ({state}): {_TOOLSET_WORDS.get(name, name)}.")
+        lines.append("")
+        return lines
+
+
+#: What each toolset offers, in words that name no tool.
+_TOOLSET_WORDS = {
+    "corpus": "the synced evidence corpus: saved PubMed queries, their sync and checkpoints, "
+    "hybrid search reranked by study quality, and its documents",
+    "live": "PubMed live: search, article details in four formats, similar, citing and "
+    "cited articles, and one article's citation",
+    "fulltext": "PubMed Central open-access full text by section",
+    "mesh": "MeSH headings for a term, with a fielded PubMed query",
+    "references": "reference lists: match references to PMIDs, convert PMID / PMCID / DOI, "
+    "and format many citations at once",
+    "projects": "your own evidence in project collections (one per project): store chunks, "
+    "vector and hybrid search, inspect; the operator declares the projects",
+    "chatgpt": "the search / fetch pair that ChatGPT connectors and deep research look for",
+}
 
 
 def _parse(slug: str, text: str) -> Skill:
@@ -249,11 +314,9 @@ pubmed_format_citations.<!-- end -->
 <!-- if search fetch -->For a quick look, search (ids, titles and URLs: the corpus first, then
 PubMed live) and fetch (one article's text by id).<!-- end -->
 Cite documents by their doc_id (pmid:<digits>) or PMID.
-<!-- if store_chunks -->Your own evidence lives in projects (one collection per project,
-never mixed): list_projects, store_chunks, find_chunks, query_hybrid and
-inspect_collection.<!-- else -->Your own evidence lives in projects (one collection per
-project, never mixed): list_projects, find_chunks, query_hybrid and
-inspect_collection.<!-- end -->
+<!-- if list_projects -->Your own evidence lives in projects (one collection per project,
+never mixed): list_projects, find_chunks, query_hybrid and inspect_collection.<!-- end -->
+<!-- if store_chunks -->Add chunks to a project with store_chunks.<!-- end -->
 Worked examples: the biomcp://skill/... resources (listed in biomcp://help).
 """
 
@@ -262,7 +325,67 @@ _FLOW = """
 
 <!-- if pubmed_sync_delta -->1. Sync a saved query into the corpus (`pubmed_sync_delta`).
 <!-- else -->1. The operator syncs the saved queries (this server is read-only).
-<!-- end -->2. Search it (`rag_search`), read the documents behind the best chunks (`rag_get`),
-and cite them by doc_id.
-3. Fill gaps live (`pubmed_search_articles`, then `pubmed_fetch_article_details`).
+<!-- end --><!-- if rag_search rag_get -->2. Search it (`rag_search`), read the documents behind
+the best chunks (`rag_get`), and cite them by doc_id.
+<!-- end --><!-- if pubmed_search_articles pubmed_fetch_article_details -->3. Fill gaps live
+(`pubmed_search_articles`, then `pubmed_fetch_article_details`).<!-- end -->
 """.strip()
+
+_DETAILS = """
+## Details
+
+What the tool descriptions leave out, for the calls that need it.
+<!-- if rag_search -->
+
+`rag_search`:
+
+- Optional filters: `study_design` (rct, observational, systematic_review...),
+  `evidence_type` (clinical, preclinical, basic, other), `year_min` and `year_max`,
+  `min_quality` (0-10), `query_key` (the records of one saved query), `trial_id` (an NCT,
+  ISRCTN, EudraCT or ChiCTR id, or `any`), `source` (abstract or fulltext chunks) and
+  `include_retracted`.
+- `quality_bias` (on by default) favours higher-quality studies, Results and Conclusions,
+  and the evidence tier the question calls for.
+- `group_by` `paper` gives one result per paper, its other matching chunks beside it.
+<!-- end --><!-- if pubmed_sync_delta -->
+
+`pubmed_sync_delta`:
+
+- Each record is classified (clinical, preclinical, basic), scored and chunked.
+- A long sync runs as a job that goes on even if the request is cancelled.
+- `fulltext` also indexes PMC open-access full text; the saved query remembers it.
+<!-- end --><!-- if corpus_checkpoint_set -->
+- A checkpoint moved backward re-syncs that period (a backfill); every manual move is audited.
+<!-- end --><!-- if pubmed_search_articles -->
+
+`pubmed_search_articles`:
+
+- `dateRange.dateType`: pdat (publication), mdat (modification) or edat (Entrez) date.
+- `offset` pages up to result 9,999; past it, pass the answer's `nextCursor` as `cursor`.
+- Brief summaries give title, authors, source, dates and retraction.
+- A likely misspelling gets ESpell's suggestion, searched only when the query finds nothing.
+- The E-utility URLs in the answer carry no API key.
+<!-- end --><!-- if pubmed_fetch_article_details -->
+
+`pubmed_fetch_article_details`:
+
+- `abstract_plus` parses title, abstract, authors and affiliations, journal, date, types,
+  keywords, MeSH with qualifiers and major topics, grants, DOI and retraction.
+- `full_xml` is the PubmedArticle XML, `medline_text` the MEDLINE record, `citation_data`
+  what a citation needs. Fetches are cached.
+<!-- end --><!-- if pubmed_article_relationships -->
+
+`pubmed_article_relationships`: `relationshipType` is pubmed_similar_articles,
+pubmed_citedin, pubmed_references or citation_formats. An unknown PMID is NOT_FOUND.
+<!-- end --><!-- if pubmed_fetch_fulltext -->
+
+`pubmed_fetch_fulltext`:
+
+- Each id has a status: available, not_in_pmc, not_open_access, withdrawn or upstream_error.
+- Captions include table footnotes and supplement files.
+- The outline lists section paths and sizes; `sections` then picks by title word or type.
+<!-- end --><!-- if pubmed_lookup_mesh -->
+
+`pubmed_lookup_mesh`: the suggested query has the form `"X"[mh] OR X[tiab]`.
+<!-- end -->
+"""

@@ -7,7 +7,9 @@ content matching the declared output schema. Failures come back as tool results 
 and spec 01's error envelope as JSON text, so one bad call never stops the server. Tool names
 are portable (`rag_search`) unless the spec-names setting asks for the specs' dotted names
 (`rag.search`). Writing tools are hidden in read-only mode and, over authenticated HTTP, need
-the write scope (`policy`).
+the write scope (`policy`). Each family belongs to a toolset (its `TOOLSET`); only the toolsets
+the settings name (`BIOMCP_TOOLSETS`) are offered, and the help guide says how to add the
+others.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from biomcp.entrypoints.mcp.tools import (
 )
 from biomcp.entrypoints.mcp.toolspec import ToolSpec
 from biomcp.entrypoints.services import Services
+from biomcp.entrypoints.settings import TOOLSETS
 
 __all__ = ["FAMILIES", "BioMcpServer", "build_server"]
 
@@ -104,6 +107,8 @@ class BioMcpServer(MCPServer[Any]):
         self.require_write_scope = require_write_scope
         self._tools: dict[str, ToolSpec] = {}
         self._validators: dict[str, Validator] = {}
+        #: The public name of each tool whose toolset is off, with that toolset.
+        self.toolset_off: dict[str, str] = {}
         self.guide = Guide(())  # the words of the exposed tools, set by `build_server`
         self.tool_observer: ToolObserver | None = None  # metrics, when the HTTP app has them
 
@@ -152,8 +157,16 @@ class BioMcpServer(MCPServer[Any]):
                 return await super().call_tool(name, arguments, context)
             # A protocol error, as the MCP specification's tools section says for unknown tools.
             shown = name if len(name) <= 64 else name[:64] + "..."
+            toolset = self.toolset_off.get(name)
+            why = (
+                f" It is in the {toolset!r} toolset, which this server does not offer: its "
+                f"operator adds it to BIOMCP_TOOLSETS."
+                if toolset
+                else ""
+            )
             raise MCPError(
-                INVALID_PARAMS, f"Unknown tool: {shown!r}. Tools: {', '.join(self._tools)}."
+                INVALID_PARAMS,
+                f"Unknown tool: {shown!r}.{why} Tools: {', '.join(self._tools)}.",
             )
         started = time.perf_counter()
         try:
@@ -228,11 +241,23 @@ def build_server(services: Services, *, require_write_scope: bool = False) -> Bi
         read_only=settings.biomcp_read_only,
         require_write_scope=require_write_scope,
     )
+    offered = settings.toolsets
+    toolsets: dict[str, bool] = {}
     for family in FAMILIES:
-        for spec in family.specs(services):
-            server.register(spec)
+        toolset: str = family.TOOLSET
+        specs = [s for s in family.specs(services) if not (s.writes and server.read_only)]
+        if specs:
+            toolsets[toolset] = toolset in offered
+        for spec in specs:
+            if toolset in offered:
+                server.register(spec)
+            else:
+                server.toolset_off[server.public_name(spec)] = toolset
+    toolsets = {name: toolsets[name] for name in TOOLSETS if name in toolsets}
     # the words of this mode's tools, in descriptions and parameter descriptions alike
-    guide = Guide.from_specs(server.tool_specs, contract=settings.biomcp_contract)
+    guide = Guide.from_specs(
+        server.tool_specs, contract=settings.biomcp_contract, toolsets=toolsets
+    )
     for name, spec in server.tool_specs.items():
         server._tools[name] = replace(
             spec,

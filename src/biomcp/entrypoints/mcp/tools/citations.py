@@ -22,8 +22,12 @@ __all__ = [
     "CITATION_INPUT",
     "CITATION_OUTPUT",
     "CITATION_PORTABLE_NAMES",
+    "TOOLSET",
     "specs",
 ]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "references"
 
 CITATION_PORTABLE_NAMES = {"formatCitations": "pubmed_format_citations"}
 

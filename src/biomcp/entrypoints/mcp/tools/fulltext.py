@@ -26,15 +26,16 @@ from biomcp.usecases.live.fulltext import (
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["FULLTEXT_INPUT", "FULLTEXT_OUTPUT", "FULLTEXT_PORTABLE_NAMES", "specs"]
+__all__ = ["FULLTEXT_INPUT", "FULLTEXT_OUTPUT", "FULLTEXT_PORTABLE_NAMES", "TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "fulltext"
 
 FULLTEXT_PORTABLE_NAMES = {"fetchFullText": "pubmed_fetch_fulltext"}
 
 _DESCRIPTION = (
-    "PubMed Central full text by PMID or PMCID: sections, captions (table footnotes, "
-    "supplement files), references, licence. Status per id: available, not_in_pmc, "
-    "not_open_access, withdrawn, upstream_error. Over maxChars: outline (section paths, "
-    "sizes); ask again with sections."
+    "PubMed Central full text by PMID or PMCID: sections, captions, references, licence, "
+    "and a status per id. Over maxChars it gives an outline: ask again with sections."
 )
 
 FULLTEXT_INPUT: dict[str, Any] = {

@@ -23,7 +23,10 @@ from biomcp.entrypoints.mcp.toolspec import READING_LIVE, ToolSpec
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["LOOKUP_INPUTS", "LOOKUP_NAMES", "LOOKUP_OUTPUTS", "specs"]
+__all__ = ["LOOKUP_INPUTS", "LOOKUP_NAMES", "LOOKUP_OUTPUTS", "TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "references"
 
 LOOKUP_NAMES = {
     "convertArticleIds": "pubmed_convert_ids",

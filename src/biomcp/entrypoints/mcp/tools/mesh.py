@@ -18,15 +18,16 @@ from biomcp.usecases.live.mesh import MAX_MESH_RESULTS, MAX_MESH_TERM_CHARS
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["MESH_INPUT", "MESH_OUTPUT", "MESH_PORTABLE_NAMES", "specs"]
+__all__ = ["MESH_INPUT", "MESH_OUTPUT", "MESH_PORTABLE_NAMES", "TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "mesh"
 
 MESH_PORTABLE_NAMES = {"lookupMesh": "pubmed_lookup_mesh"}
 
 _DESCRIPTION = (
-    "Look up MeSH (NCBI db=mesh) by term or UI (D009203): the matching descriptors with tree "
-    "numbers, entry terms, scope note, allowed qualifiers and a suggested PubMed query "
-    '("X"[mh] OR X[tiab]). NCBI maps synonyms ("heart attack") to descriptors. No match is '
-    "a NOT_FOUND error."
+    "MeSH descriptors for a term or UI (D009203), synonyms mapped: tree numbers, entry "
+    "terms, scope note, qualifiers and a suggested PubMed query. No match: NOT_FOUND."
 )
 
 MESH_INPUT: dict[str, Any] = {

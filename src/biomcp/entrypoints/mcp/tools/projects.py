@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
     from biomcp.usecases.projects import ProjectCollections
 
-__all__ = ["PROJECT_INPUTS", "PROJECT_OUTPUTS", "project_inputs", "specs"]
+__all__ = ["PROJECT_INPUTS", "PROJECT_OUTPUTS", "TOOLSET", "project_inputs", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "projects"
 
 _PROJECT = {
     "type": "string",

@@ -12,8 +12,8 @@
   retracted article says so in its text and in `metadata.retraction_notice`.
 
 Both are read-only thin adapters over the corpus and live use cases. Their names are the
-clients' convention, the same in both naming modes. `BIOMCP_SEARCH_FETCH_TOOLS=false` hides
-them (for clients that would show them beside `rag_search` and the live tools as duplicates).
+clients' convention, the same in both naming modes. They form the `chatgpt` toolset, off by
+default: other clients would show them beside `rag_search` and the live tools as duplicates.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["FETCH_INPUT", "FETCH_OUTPUT", "SEARCH_INPUT", "SEARCH_OUTPUT", "specs"]
+__all__ = ["FETCH_INPUT", "FETCH_OUTPUT", "SEARCH_INPUT", "SEARCH_OUTPUT", "TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "chatgpt"
 
 #: The most documents one `search` answers with.
 MAX_RESULTS: Final = 10
@@ -130,9 +133,7 @@ FETCH_OUTPUT: Final[dict[str, Any]] = {
 
 
 def specs(services: Services) -> list[ToolSpec]:
-    """`search` and `fetch`, or nothing when `BIOMCP_SEARCH_FETCH_TOOLS` is off."""
-    if not services.settings.biomcp_search_fetch_tools:
-        return []
+    """`search` and `fetch`."""
 
     async def search(args: dict[str, Any], _: Context[Any, Any] | None) -> dict[str, Any]:
         query = args["query"]

@@ -26,7 +26,10 @@ from biomcp.entrypoints.mcp.toolspec import READING_LOCAL, Handler, ToolSpec
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["specs"]
+__all__ = ["TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "corpus"
 
 _TITLES = {
     "pubmed.sync_delta": "Sync a saved PubMed query into the corpus",
@@ -52,29 +55,23 @@ def _descriptions(sync_wait_s: float, *, v11: bool) -> dict[str, str]:
     """The tools' descriptions: the sync wait, and what search and get answer under the
     contract (v1.1's fields, or spec 01's)."""
     return {
-        "pubmed.sync_delta": "Incrementally sync the PubMed records matching `term` into the "
-        "evidence corpus, under the saved-query name `query_key`: records whose Entrez date "
-        "falls after the query's checkpoint (minus `overlap_days`) are fetched, classified "
-        "(clinical / preclinical / basic), scored, chunked and embedded; unchanged "
-        "records are skipped (replay is safe). A long sync runs as a job: after "
-        f"{sync_wait_s:g} s the answer carries the counts so far and a warning naming the job, "
-        "which goes on (even if this request is cancelled); corpus_sync_status reports its "
-        "progress and result.",
-        "corpus.sync_status": "The state of a sync job started by <!-- if pubmed_sync_delta -->"
-        "pubmed_sync_delta<!-- else -->a sync<!-- end --> (its job_id), with its progress, "
-        "final report or error; interrupted: its process stopped, sync again.",
-        "corpus.overview": "Which topics the corpus holds: record and chunk counts, and every "
-        "saved query with its term, last_edat, sync status and records. Its key narrows "
-        "rag_search (query_key)<!-- if pubmed_sync_delta --> and, with its term, syncs it "
-        "again (pubmed_sync_delta)<!-- end -->.",
+        "pubmed.sync_delta": "Sync the PubMed records matching `term` into the corpus under "
+        "the saved-query name `query_key`: records newer than its checkpoint (minus "
+        "`overlap_days`) are fetched, classified, scored, chunked and embedded; replay is "
+        f"safe. After {sync_wait_s:g} s a long sync answers with the counts so far and a "
+        "warning naming its job, which goes on: follow it with corpus_sync_status.",
+        "corpus.sync_status": "A sync job's state by job_id: progress, final report or error "
+        "(interrupted: its process stopped, sync again).",
+        "corpus.overview": "What the corpus holds: record and chunk counts, and each saved "
+        "query with its term, last_edat, last sync and records. A query_key narrows "
+        "rag_search.",
         "rag.search": "Hybrid (BM25 + vector) search of the synced corpus: the top_k best "
-        + ("abstract chunks, or papers (group_by). " if v11 else "abstract chunks. ")
-        + "quality_bias (default) favours higher-quality studies, Results/Conclusions and the "
-        "evidence tier the question calls for. Each result carries doc_id (pmid:<digits>, for "
-        "rag_get), "
+        + ("chunks, or papers (group_by)" if v11 else "abstract chunks")
+        + ", reranked by study quality and evidence tier (quality_bias). Results carry doc_id "
+        "(pmid:<digits>, for rag_get), "
         + (
-            "text, section, evidence type, design, quality (0-10), year, journal, scores; "
-            "nothing_relevant: no hit passed the relevance floor."
+            "text, section, evidence type, design, quality (0-10), year and scores; "
+            "nothing_relevant: no hit passed the relevance floor. Filters: biomcp://help."
             if v11
             else "the chunk's uuid, quality (0-10) and the raw and final scores."
         ),
@@ -85,12 +82,10 @@ def _descriptions(sync_wait_s: float, *, v11: bool) -> dict[str, str]:
             if v11
             else "and the quality score with its parts (design, recency, journal, human)."
         ),
-        "corpus.checkpoint.get": "The Entrez-date watermark (ISO 8601 UTC, or null before the "
-        "first sync) of a saved query: the next <!-- if pubmed_sync_delta -->pubmed_sync_delta"
-        "<!-- else -->sync<!-- end --> starts there minus its overlap.",
-        "corpus.checkpoint.set": "Set the Entrez-date watermark of a saved query (ISO 8601 "
-        "UTC). It may move backward to re-sync a period (backfill); every manual move is "
-        "audited.",
+        "corpus.checkpoint.get": "A saved query's Entrez-date watermark (ISO 8601 UTC; null "
+        "before its first sync), where its next sync starts (minus the overlap).",
+        "corpus.checkpoint.set": "Set a saved query's Entrez-date watermark (ISO 8601 UTC); "
+        "backward re-syncs a period. Audited.",
     }
 
 

@@ -21,31 +21,27 @@ from biomcp.entrypoints.mcp.toolspec import READING_LIVE, ToolSpec
 if TYPE_CHECKING:
     from biomcp.entrypoints.services import Services
 
-__all__ = ["specs"]
+__all__ = ["TOOLSET", "specs"]
+
+#: The toolset of these tools: `BIOMCP_TOOLSETS` names it to offer them.
+TOOLSET = "live"
 
 _DESCRIPTIONS = {
     "searchPubMedArticles": (
-        "Search PubMed live (ESearch) with queryTerm in PubMed syntax. "
-        "dateRange (pdat/mdat/edat) and filterByPublicationTypes are folded into the term. "
-        "Returns the effective term, the count, up to maxResults PMIDs, with "
-        "fetchBriefSummaries > 0 summaries of the top ones (title, authors, source, dates, "
-        "retraction), and the E-utility URLs (no API key). "
-        "Page with offset or cursor=nextCursor (past 9,999). A likely misspelling gets "
-        "ESpell's suggestion, searched only if the query finds nothing. "
-        "Read them with pubmed_fetch_article_details."
+        "Search PubMed live (ESearch) with queryTerm in PubMed syntax, dateRange and "
+        "publication types folded in. Returns the effective term, the count, up to "
+        "maxResults PMIDs and, with fetchBriefSummaries, summaries of the top ones. Paging "
+        "and spelling: biomcp://help. Read articles with pubmed_fetch_article_details."
     ),
     "fetchArticleDetails": (
-        "Fetch up to 200 PubMed articles by PMID (NCBI EFetch). detailLevel: abstract_plus "
-        "(parsed: title, abstract, authors, affiliations, journal, date, types, keywords, "
-        "MeSH with qualifiers and major topics, grants, DOI, retraction), full_xml "
-        "(PubmedArticle XML), medline_text (MEDLINE format) or citation_data (data to cite). "
-        "Missing PMIDs are in notFoundPmids. Fetches are cached."
+        "Fetch up to 200 PubMed articles by PMID (EFetch): parsed abstract, authors, "
+        "journal, MeSH, grants, DOI and retraction (abstract_plus), or full_xml, "
+        "medline_text or citation_data. Missing PMIDs: notFoundPmids."
     ),
     "getArticleRelationships": (
-        "Articles related to a PMID (NCBI ELink): pubmed_similar_articles (with scores), "
-        "pubmed_citedin (articles citing it), pubmed_references (articles it cites), each "
-        "with title, authors, link and retraction; or citation_formats: its citation as "
-        "RIS, BibTeX, APA 7, MLA 9 or Vancouver strings. An unknown PMID: NOT_FOUND."
+        "Articles related to a PMID (ELink): similar (with scores), citing it (citedin) or "
+        "cited by it (references), with titles and retraction; or citation_formats: its "
+        "citation as RIS, BibTeX, APA, MLA or Vancouver."
     ),
 }
 _TITLES = {
