@@ -9,9 +9,10 @@ The bundle is the `uv` server type of the MCPB manifest: the project itself (`py
 Steps: stage the bundle in `OUT/bundle/`; list the tools of a server started from that folder
 and write them into the staged manifest; check `server.json` against the MCP Registry's schema;
 run the official `mcpb validate` and `mcpb pack`, which writes `OUT/bio-mcp-VERSION.mcpb`.
-The `mcpb` command line is pinned and installed with npm into a cache folder outside the
-repository (`~/.cache/bio-mcp/mcpb/VERSION`, or `$BIOMCP_MCPB_CACHE/VERSION`), once.
-`--no-install` fails instead of installing it. Each run starts from an empty `OUT/bundle/`.
+Two pinned tools are installed once into a cache folder outside the repository
+(`~/.cache/bio-mcp`, or `$BIOMCP_TOOL_CACHE`): the `mcpb` command line (npm, in `mcpb/VERSION/`)
+and `uv` (PyPI, in `uv/VERSION/`), which the tests use to start the bundle as a host does.
+`--no-install` fails instead of installing them. Each run starts from an empty `OUT/bundle/`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The official MCPB command line (npm package `@anthropic-ai/mcpb`), pinned.
 MCPB_CLI_VERSION = "2.1.2"
 MCPB_PACKAGE = f"@anthropic-ai/mcpb@{MCPB_CLI_VERSION}"
-CACHE = Path(os.environ.get("BIOMCP_MCPB_CACHE", Path.home() / ".cache" / "bio-mcp" / "mcpb"))
+#: The `uv` that starts the unpacked bundle in the tests (an MCPB host brings its own).
+UV_VERSION = "0.13.9"
+CACHE = Path(os.environ.get("BIOMCP_TOOL_CACHE", Path.home() / ".cache" / "bio-mcp"))
 DEPLOY = ROOT / "deploy" / "mcpb"
 #: The MCP Registry's published server.json schema, vendored (its README gives the source).
 REGISTRY_SCHEMA = ROOT / "tests" / "fixtures" / "mcp_registry" / "server.schema.json"
@@ -59,31 +63,40 @@ def package_version() -> str:
 
 def mcpb_cli(*, install: bool) -> Path:
     """The pinned `mcpb` executable, installed into the cache folder if missing and allowed."""
-    home = CACHE / MCPB_CLI_VERSION
-    binary = home / "node_modules" / ".bin" / "mcpb"
-    if binary.is_file():
-        return binary
+    home = CACHE / "mcpb" / MCPB_CLI_VERSION
+    if not home.is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError("npm is missing: install Node.js (18 or later) to build the bundle")
+        command = [npm, "install", "--no-save", "--no-package-lock", MCPB_PACKAGE, "--prefix"]
+        _install(home, lambda partial: [[*command, str(partial)]], install=install)
+    return home / "node_modules" / ".bin" / "mcpb"
+
+
+def uv_binary(*, install: bool) -> Path:
+    """The pinned `uv` executable, installed into the cache folder if missing and allowed."""
+    home = CACHE / "uv" / UV_VERSION
+    if not home.is_dir():
+        pip = [sys.executable, "-m", "pip", "install", "-q", f"uv=={UV_VERSION}", "--target"]
+        _install(home, lambda partial: [[*pip, str(partial)]], install=install)
+    return home / "bin" / "uv"
+
+
+def _install(home: Path, steps: Callable[[Path], list[list[str]]], *, install: bool) -> None:
+    """Run the install `steps` into a fresh folder beside `home`, then rename it to `home`:
+    an interrupted install leaves no half-installed tool."""
     if not install:
-        raise BuildError(
-            f"the mcpb command line is not installed in {home} (run without --no-install)"
-        )
-    npm = shutil.which("npm")
-    if npm is None:
-        raise BuildError("npm is missing: install Node.js (18 or later) to build the bundle")
-    # Install beside the final folder, then rename: an interrupted install leaves no half.
-    partial = Path(tempfile.mkdtemp(prefix=f"{MCPB_CLI_VERSION}.", dir=_made(CACHE)))
-    done = subprocess.run(  # noqa: S603 - npm with a pinned package name
-        [npm, "install", "--prefix", str(partial), "--no-save", "--no-package-lock", MCPB_PACKAGE],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise BuildError(f"npm install {MCPB_PACKAGE} failed:\n{done.stderr[-2000:]}")
+        raise BuildError(f"{home} is not installed (run scripts/mcpb.py without --no-install)")
+    partial = Path(tempfile.mkdtemp(prefix=f"{home.name}.", dir=_made(home.parent)))
+    for step in steps(partial):
+        done = subprocess.run(step, capture_output=True, text=True, check=False)  # noqa: S603
+        if done.returncode != 0:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise BuildError(f"{' '.join(step)} failed:\n{done.stderr[-2000:]}")
     try:
         partial.rename(home)
     except OSError:  # another run installed it meanwhile
         shutil.rmtree(partial, ignore_errors=True)
-    return binary
 
 
 def _made(folder: Path) -> Path:
@@ -186,6 +199,7 @@ def build(out: Path, *, install: bool) -> Path:
     started = time.monotonic()
     version = package_version()
     cli = mcpb_cli(install=install)
+    uv_binary(install=install)
     bundle = out / "bundle"
     manifest = stage(bundle, version)
     manifest["tools"] = live_tools(bundle)
@@ -201,7 +215,8 @@ def build(out: Path, *, install: bool) -> Path:
     print(
         f"== mcpb: {packed} ({packed.stat().st_size // 1024} KiB, sha256 {digest}), "
         f"{len(manifest['tools'])} tools; server.json {registry['name']} {version} valid; "
-        f"mcpb {MCPB_CLI_VERSION}, {time.monotonic() - started:.1f} s"
+        f"mcpb {MCPB_CLI_VERSION} and uv {UV_VERSION} in {CACHE}; "
+        f"{time.monotonic() - started:.1f} s"
     )
     return packed
 

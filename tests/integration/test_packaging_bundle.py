@@ -13,31 +13,32 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, get_args
 
-import click
 import jsonschema
 import pytest
-import typer
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
 import biomcp
 from biomcp.entrypoints.cli.main import app
 from biomcp.entrypoints.settings import Settings
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from tests.conftest import REPO_ROOT
-from tests.support.servers import DEFAULT_TOOLS
 
 pytestmark = pytest.mark.integration
 
@@ -116,9 +117,7 @@ def test_server_json_describes_this_package_and_its_stdio_command() -> None:
     assert package["transport"] == {"type": "stdio"}
     arguments = [argument["value"] for argument in package["packageArguments"]]
     assert arguments == ["serve"]
-    cli = typer.main.get_command(app)
-    assert isinstance(cli, click.Group)
-    assert "serve" in cli.commands
+    assert CliRunner().invoke(app, ["serve", "--help"]).exit_code == 0
 
 
 def test_server_json_environment_variables_are_settings_with_secrets_marked() -> None:
@@ -220,54 +219,117 @@ def test_the_bundle_holds_the_project_and_no_build_debris(packed: Path) -> None:
 def test_the_bundle_lists_the_tools_a_default_server_offers(packed: Path) -> None:
     manifest = _packed_manifest(packed)
     tools = manifest["tools"]
-    assert {tool["name"] for tool in tools} == DEFAULT_TOOLS
+    # which tools: the same as the started bundle lists (checked below, with uv)
+    assert {"rag_search", "pubmed_search_articles"} <= {tool["name"] for tool in tools}
     assert all(tool["description"] and "\n" not in tool["description"] for tool in tools)
     # Everything else is the manifest of the repository.
     del manifest["tools"]
     assert manifest == _json(MANIFEST)
 
 
-def _host_env(manifest: dict[str, Any], values: dict[str, str]) -> dict[str, str]:
-    """The manifest's environment as a host fills it in: a key the user left out stays a
-    placeholder (as Claude Desktop passes it)."""
-    env: dict[str, str] = {}
-    for variable, value in manifest["server"]["mcp_config"]["env"].items():
+@dataclass(frozen=True)
+class Unpacked:
+    """The packed bundle unzipped into `root/bundle`, its dependencies installed by `uv`."""
+
+    root: Path
+    manifest: dict[str, Any]
+    uv_dir: Path
+
+    @property
+    def bundle(self) -> Path:
+        return self.root / "bundle"
+
+
+def _build_script() -> Any:
+    spec = importlib.util.spec_from_file_location("mcpb_build", REPO_ROOT / "scripts" / "mcpb.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _host_command(unpacked: Unpacked) -> tuple[str, list[str]]:
+    """The manifest's command and arguments, `${__dirname}` filled in as a host fills it."""
+    config = unpacked.manifest["server"]["mcp_config"]
+    args = [arg.replace("${__dirname}", str(unpacked.bundle)) for arg in config["args"]]
+    return config["command"], args
+
+
+def _host_env(unpacked: Unpacked, values: dict[str, str], **extra: str) -> dict[str, str]:
+    """The manifest's environment as a host fills it in (a field the user left out stays a
+    placeholder, as Claude Desktop passes it), over this one without bio-mcp's variables;
+    `uv` on PATH; `extra` last."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.upper().startswith(_ISOLATED) and k != "VIRTUAL_ENV"
+    }
+    env["PATH"] = f"{unpacked.uv_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["UV_PYTHON_DOWNLOADS"] = "never"  # the machine's Python; no download from elsewhere
+    for variable, value in unpacked.manifest["server"]["mcp_config"]["env"].items():
         found = PLACEHOLDER.match(value)
         assert found is not None
         env[variable] = values.get(found.group(1), value)
+    env.update(extra)
     return env
 
 
-def _serve_bundle_once(
-    root: Path, manifest: dict[str, Any], filled: dict[str, str], eutils_url: str
-) -> None:
-    """Start the unpacked bundle's launcher and make one live PubMed call through it."""
-    base = {k: v for k, v in os.environ.items() if not k.upper().startswith(_ISOLATED)}
-    env = {
-        **base,
-        **_host_env(manifest, filled),
-        "BIOMCP_DATA_DIR": str(root / "data"),
-        "BIOMCP_EMBEDDINGS": "deterministic",
-        "NCBI_MAX_RETRIES": "0",
-        "PYTHONPATH": str(root / "bundle" / "src"),
-        "NCBI_EUTILS_BASE_URL": eutils_url,
-    }
+@pytest.fixture(scope="module")
+def unpacked(packed: Path, tmp_path_factory: pytest.TempPathFactory) -> Unpacked:
+    """The bundle unzipped, and started once with stdin closed so that `uv run` installs its
+    dependencies (from PyPI, then from uv's cache) before the tests time anything."""
+    try:
+        uv = _build_script().uv_binary(install=False)
+    except Exception as exc:  # the script's BuildError: uv is not installed
+        if os.environ.get("CI"):
+            pytest.fail(f"uv is missing but CI is set: {exc}")
+        pytest.skip(f"uv is missing: {exc}")
+    root = tmp_path_factory.mktemp("unpacked")
+    with zipfile.ZipFile(packed) as archive:
+        archive.extractall(root / "bundle")
+    unpacked = Unpacked(root, _json(root / "bundle" / "manifest.json"), Path(uv).parent)
+    command, args = _host_command(unpacked)
+    done = subprocess.run(  # noqa: S603 - the manifest's own command
+        [shutil.which(command, path=str(unpacked.uv_dir)) or command, *args],
+        env=_host_env(unpacked, {}, BIOMCP_DATA_DIR=str(root / "warm-data")),
+        cwd=root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "stdin is closed" in done.stderr  # bio-mcp itself started, found no client, left
+    return unpacked
+
+
+def _serve_bundle_once(unpacked: Unpacked, filled: dict[str, str], eutils_url: str) -> list[str]:
+    """Start the bundle with the manifest's command, make one live PubMed call; the names of
+    the tools it lists."""
+    command, args = _host_command(unpacked)
+    env = _host_env(
+        unpacked,
+        filled,
+        BIOMCP_DATA_DIR=str(unpacked.root / "data"),
+        BIOMCP_EMBEDDINGS="deterministic",
+        NCBI_MAX_RETRIES="0",
+        NCBI_EUTILS_BASE_URL=eutils_url,
+    )
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[str(root / "bundle" / manifest["server"]["entry_point"])],
+        command=shutil.which(command, path=env["PATH"]) or command,
+        args=args,
         env=env,
-        cwd=root,
+        cwd=unpacked.root,
     )
 
-    async def scenario() -> None:
-        with (root / "server.log").open("w", encoding="utf-8") as errlog:
+    async def scenario() -> list[str]:
+        with (unpacked.root / "server.log").open("w", encoding="utf-8") as errlog:
             async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as c:
                 live = await c.call_tool(
                     "pubmed_search_articles", {"queryTerm": "Journal Article[pt]"}
                 )
                 assert not live.is_error, live.content
+                return [tool.name for tool in (await c.list_tools()).tools]
 
-    asyncio.run(scenario())
+    return asyncio.run(scenario())
 
 
 @pytest.mark.slow
@@ -280,19 +342,20 @@ def _serve_bundle_once(
     ],
     ids=["filled-in", "left-blank"],
 )
-def test_the_packed_bundle_serves_with_the_users_ncbi_settings(
-    packed: Path, tmp_path: Path, filled: dict[str, str], has_key: bool, email: str | None
+def test_the_bundle_started_as_its_host_starts_it_uses_the_users_ncbi_settings(
+    unpacked: Unpacked, filled: dict[str, str], has_key: bool, email: str | None
 ) -> None:
-    with zipfile.ZipFile(packed) as archive:
-        archive.extractall(tmp_path / "bundle")
-    manifest = _json(tmp_path / "bundle" / "manifest.json")
     corpus = FakeCorpus.from_xml_bytes(
         generate_articles(5, start=date(2022, 1, 1), end=date(2022, 1, 31), seed=3)
     )
     with FakeEutilsServer(corpus, api_keys={KEY}) as fake:
-        _serve_bundle_once(tmp_path, manifest, filled, fake.base_url)
+        listed = _serve_bundle_once(unpacked, filled, fake.base_url)
         requests = [entry for entry in fake.log if entry["endpoint"].startswith("esearch")]
     assert requests, "the live call reached no ESearch"
     assert all(entry["status"] == 200 for entry in requests)
     assert {entry["has_api_key"] for entry in requests} == {has_key}
     assert {entry["params"].get("email") for entry in requests} == {email}
+    # the server ran in the environment uv made from the bundle, not in this one
+    assert (unpacked.bundle / ".venv").is_dir()
+    # and lists what the manifest declares, in the same order
+    assert listed == [tool["name"] for tool in unpacked.manifest["tools"]]
