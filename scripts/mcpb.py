@@ -67,7 +67,7 @@ def mcpb_cli(*, install: bool) -> Path:
     if not home.is_dir():
         npm = shutil.which("npm")
         if npm is None:
-            raise BuildError("npm is missing: install Node.js (18 or later) to build the bundle")
+            raise BuildError("npm is missing: install Node.js with npm to build the bundle")
         command = [npm, "install", "--no-save", "--no-package-lock", MCPB_PACKAGE, "--prefix"]
         _install(home, lambda partial: [[*command, str(partial)]], install=install)
     return home / "node_modules" / ".bin" / "mcpb"
