@@ -33,6 +33,7 @@ __all__ = [
     "format_settings_error",
     "load_settings",
     "old_names",
+    "toolset_names",
     "unknown_variables",
 ]
 
@@ -268,13 +269,9 @@ class Settings(BaseSettings):
     @field_validator("biomcp_toolsets")
     @classmethod
     def _toolsets(cls, value: str) -> str:
-        chosen: set[str] = set()
-        for name in (part.strip().lower() for part in value.split(",")):
-            groups = {"": (), "default": DEFAULT_TOOLSETS, "all": TOOLSETS}
-            if name not in groups and name not in TOOLSETS:
-                known = ", ".join((*TOOLSETS, "default", "all"))
-                raise ValueError(f"unknown toolset {name[:40]!r}: use {known}")
-            chosen.update(groups.get(name, (name,)))
+        names = toolset_names(value)
+        groups = {"default": DEFAULT_TOOLSETS, "all": TOOLSETS}
+        chosen = {t for name in names for t in groups.get(name, (name,))}
         return ",".join(t for t in TOOLSETS if t in chosen) or ",".join(DEFAULT_TOOLSETS)
 
     @property
@@ -381,6 +378,23 @@ class Settings(BaseSettings):
     def hashing_embeddings(self) -> bool:
         """Whether the embedder is the model-free word-hashing one (under either name)."""
         return self.biomcp_embeddings in ("hashing", "deterministic")
+
+
+def toolset_names(value: str) -> list[str]:
+    """The names in a `BIOMCP_TOOLSETS` value, lower case, in order, each once; `default` and
+    `all` are kept as they are.
+
+    Raises:
+        ValueError: a name that is no toolset.
+    """
+    names: list[str] = []
+    for name in (part.strip().lower() for part in value.split(",")):
+        if name and name not in (*TOOLSETS, "default", "all"):
+            known = ", ".join((*TOOLSETS, "default", "all"))
+            raise ValueError(f"unknown toolset {name[:40]!r}: use {known}")
+        if name and name not in names:
+            names.append(name)
+    return names
 
 
 def old_names() -> dict[str, str]:

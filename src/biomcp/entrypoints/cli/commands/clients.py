@@ -5,8 +5,9 @@ line for Claude Code): this install's `biomcp` by its absolute path, `serve`, an
 settings in force here. A client starts the server from its own folder and with its own
 environment, so the settings are written out: those of the environment and of a `.env` in
 this folder (which the client will not read), paths made absolute, the HTTP-only ones left
-out. Secrets are placeholders to fill in, unless `--with-secrets`. Where the client keeps
-its configuration, and what to check, goes to stderr.
+out. Secrets are placeholders to fill in, unless `--with-secrets`. `--toolsets` chooses the tool
+families the client is offered (`BIOMCP_TOOLSETS`). Where the client keeps its configuration,
+and what to check, goes to stderr.
 """
 
 from __future__ import annotations
@@ -120,6 +121,19 @@ def _ephemeral(path: str) -> bool:
     return "archive-v0" in parts or ("pipx" in parts and ".cache" in parts)
 
 
+def _toolsets_value(value: str) -> str:
+    """`--toolsets` checked and tidied (`Default, projects` -> `default,projects`); an unknown
+    name ends the command with the usage error."""
+    from biomcp.entrypoints.settings import toolset_names
+
+    try:
+        names = toolset_names(value)
+    except ValueError as exc:
+        typer.echo(f"error [VALIDATION]: --toolsets: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    return ",".join(names) or "default"
+
+
 def client_config(
     client: str = typer.Argument(
         ..., help=f"The MCP client: {', '.join(CLIENTS)}.", show_default=False
@@ -129,6 +143,14 @@ def client_config(
         False,
         "--with-secrets",
         help="Write the API keys' values instead of <NAME> placeholders.",
+    ),
+    toolsets: str | None = typer.Option(
+        None,
+        "--toolsets",
+        help="The tool families the client is offered, comma-separated (BIOMCP_TOOLSETS): "
+        "corpus, live, fulltext, mesh, references, projects, chatgpt; default and all name "
+        "groups. Example: default,projects.",
+        show_default=False,
     ),
 ) -> None:
     """Print the entry an MCP client needs to start this server (stdio): this install's
@@ -150,10 +172,14 @@ def client_config(
 
         dotenv = dict(dotenv_values(Path(".env")))
     env = server_env(os.environ, dotenv, Path.cwd(), with_secrets=with_secrets)
+    if toolsets is not None:
+        env["BIOMCP_TOOLSETS"] = _toolsets_value(toolsets)
     command = server_command()
     typer.echo(snippet(client, name, command, env))
     where, _ = CLIENTS[client]
     typer.echo(f"# {client}: {where}", err=True)
+    offered = env.get("BIOMCP_TOOLSETS", "default")
+    typer.echo(f"# toolsets: {offered} (--toolsets chooses them, e.g. default,projects)", err=True)
     placeholders = [key for key, value in env.items() if value == f"<{key}>"]
     if placeholders:
         shown = ", ".join(f"<{p}>" for p in placeholders)
