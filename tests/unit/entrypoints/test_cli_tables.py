@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biomcp.entrypoints.cli.common import text_table, wrap_cell
+from biomcp.entrypoints.cli.common import clip, text_table, wrap_cell
 
 HEADERS = ["#", "score", "doc_id", "text"]
 PASSAGE = (
@@ -75,3 +75,11 @@ def test_every_cell_word_survives_wrapping(texts: list[str], width: int) -> None
     # The text words appear in order once the row cells (numbers, scores, ids) are dropped.
     fixed = {cell for row in _rows(*texts) for cell in row[:3]} | set(HEADERS)
     assert [w for w in shown if w not in fixed] == [w for w in expected if w not in fixed]
+
+
+@pytest.mark.parametrize("width", range(4, len(PASSAGE) + 2))
+def test_a_clipped_line_ends_after_a_whole_word(width: int) -> None:
+    clipped = clip(PASSAGE, width)
+    assert len(clipped) <= width
+    kept = clipped.removesuffix("…").split()
+    assert kept == PASSAGE.split()[: len(kept)]  # no word (no number) shown cut short

@@ -240,8 +240,15 @@ def terminal_width() -> int:
 
 
 def clip(text: str, width: int) -> str:
+    """`text` on one line of at most `width` characters. A longer one ends with "…" after its
+    last whole word, so a number is never shown cut short ("37" as "3…")."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: max(0, width - 1)].rstrip() + "…"
+    if len(flat) <= width:
+        return flat
+    head = flat[: max(0, width - 1)]
+    if flat[len(head)] != " " and " " in head:  # the cut falls inside a word: drop it
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip() + "…"
 
 
 def iso(value: Any) -> str | None:
