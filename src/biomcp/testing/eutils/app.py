@@ -4,7 +4,8 @@
 and POST (form-encoded body, same parameters), both at the root and under `/entrez/eutils/`, so
 either `http://HOST:PORT` or `http://HOST:PORT/entrez/eutils` works as the base URL.
 `/ecitmatch.cgi` (both places too) and the PMC ID converter at `/tools/idconv/api/v1/articles/`
-(the value for `NCBI_IDCONV_BASE_URL`) answer from the same corpus (`citmatch`, `idconv`).
+answer from the same corpus (`citmatch`, `idconv`). The settings derive the converter's URL from
+`NCBI_EUTILS_BASE_URL`, so pointing that one setting at the fake serves every lookup here.
 
 Admin endpoints (not logged, never faulted):
 
