@@ -201,6 +201,7 @@ def _packed_manifest(bundle: Path) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.slow
 def test_the_bundle_holds_the_project_and_no_build_debris(packed: Path) -> None:
     with zipfile.ZipFile(packed) as archive:
         names = set(archive.namelist())
@@ -216,6 +217,7 @@ def test_the_bundle_holds_the_project_and_no_build_debris(packed: Path) -> None:
     assert "src/biomcp/adapters/embeddings/data/all-MiniLM-L6-v2.tokenizer.json" in names
 
 
+@pytest.mark.slow
 def test_the_bundle_lists_the_tools_a_default_server_offers(packed: Path) -> None:
     manifest = _packed_manifest(packed)
     tools = manifest["tools"]
