@@ -80,14 +80,16 @@ class Ran:
 
 
 def offline_block(readme: str) -> list[str]:
-    """The commands of the README's offline block, one per line, as written."""
+    """The commands of the README's offline block, one per line, as written (a line ending
+    with a backslash joined to the next)."""
     if readme.count(START) != 1 or readme.count(END) != 1:
         raise AssertionError(f"README.md must hold {START} and {END} exactly once")
     between = readme.split(START, 1)[1].split(END, 1)[0].strip()
     fenced = re.fullmatch(r"```sh\n(.*?)\n```", between, flags=re.DOTALL)
     if fenced is None:
         raise AssertionError("the offline block must be one fenced ```sh block")
-    return [line for line in fenced.group(1).splitlines() if line.strip()]
+    joined = re.sub(r"\\\n\s*", " ", fenced.group(1))  # a command continued with a backslash
+    return [line for line in joined.splitlines() if line.strip()]
 
 
 def _free_port() -> int:
