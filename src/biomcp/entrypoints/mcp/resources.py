@@ -1,6 +1,10 @@
 """The server's resources: a corpus document (`resource://pubmed/paper/{pmid}`), the help
 guide (`biomcp://help`), one worked example per skill (`biomcp://skill/<slug>`, markdown), and
-spec 04's `pubmed-connect://info` and `pubmed-connect://stats/pubmed` (JSON text).
+spec 04's `pubmed-connect://info` and `pubmed-connect://stats/pubmed` (JSON text; spec 04's
+base64 `blob` is not used, for the reason in docs/spec-deviations.md).
+
+`pubmed-connect://info` reports as `mcpSpecVersion` the protocol version the reading session
+negotiated (`NEGOTIATED_VERSION`, set by the server around each read), not the SDK's latest.
 
 A URI that names nothing, and a corpus document that does not exist, are MCP's
 resource-not-found error (-32002) with a message saying what exists (`not_found`)."""
@@ -8,6 +12,7 @@ resource-not-found error (-32002) with a message saying what exists (`not_found`
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -32,12 +37,17 @@ if TYPE_CHECKING:
 __all__ = [
     "HELP_URI",
     "INFO_URI",
+    "NEGOTIATED_VERSION",
     "PAPER_URI_TEMPLATE",
     "RESOURCE_NOT_FOUND",
     "STATS_URI",
     "not_found",
     "register_resources",
 ]
+
+#: The protocol version negotiated by the session whose read is being answered; None outside
+#: a session (then the SDK's latest version is reported).
+NEGOTIATED_VERSION: ContextVar[str | None] = ContextVar("biomcp_negotiated", default=None)
 
 #: MCP's resource-not-found error code (the MCP specification, resources section).
 RESOURCE_NOT_FOUND = -32002
@@ -79,7 +89,8 @@ def _register_pubmed_connect(server: MCPServer[Any], services: Services) -> None
     )
     async def server_info() -> str:
         await services.ready()
-        info = await services.live.server_info(mcp_spec_version=LATEST_PROTOCOL_VERSION)
+        version = NEGOTIATED_VERSION.get() or LATEST_PROTOCOL_VERSION
+        info = await services.live.server_info(mcp_spec_version=version)
         return json.dumps(info, ensure_ascii=False)
 
     @server.resource(

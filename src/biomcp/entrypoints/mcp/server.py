@@ -47,7 +47,7 @@ from biomcp.entrypoints.mcp.arguments import (
 from biomcp.entrypoints.mcp.guide import Guide
 from biomcp.entrypoints.mcp.policy import WRITE_SCOPE, write_scope_denial
 from biomcp.entrypoints.mcp.prompts import prompt_error, register_prompts
-from biomcp.entrypoints.mcp.resources import not_found, register_resources
+from biomcp.entrypoints.mcp.resources import NEGOTIATED_VERSION, not_found, register_resources
 from biomcp.entrypoints.mcp.sdk import (
     prompt_registered,
     sdk_logging_left_alone,
@@ -198,10 +198,13 @@ class BioMcpServer(MCPServer[Any]):
     async def read_resource(
         self, uri: Any, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        token = NEGOTIATED_VERSION.set(_negotiated(context))
         try:
             return await super().read_resource(uri, context)
         except ResourceNotFoundError:
             raise not_found(str(uri), self.guide) from None
+        finally:
+            NEGOTIATED_VERSION.reset(token)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
@@ -229,6 +232,16 @@ class BioMcpServer(MCPServer[Any]):
             is_error=True,
         )
         return failure, code
+
+
+def _negotiated(context: Context[Any, Any] | None) -> str | None:
+    """The protocol version the session of `context` negotiated, or None outside a request."""
+    if context is None:
+        return None
+    try:
+        return str(context.session.protocol_version)
+    except (ValueError, AttributeError):  # no request behind this context
+        return None
 
 
 def build_server(services: Services, *, require_write_scope: bool = False) -> BioMcpServer:
