@@ -41,6 +41,7 @@ MODES: dict[str, dict[str, Any]] = {
         "biomcp_read_only": True,
     },
     "all toolsets": {"biomcp_toolsets": "all"},
+    "corpus and live only": {"biomcp_toolsets": "corpus,live"},
     "all toolsets, spec names, read-only": {
         "biomcp_toolsets": "all",
         "biomcp_tool_names": "spec",

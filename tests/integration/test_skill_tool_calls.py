@@ -41,6 +41,7 @@ MODES: dict[str, dict[str, Any]] = {
     "contract 1.0": {"biomcp_toolsets": "default", "biomcp_contract": "1.0"},
     "all toolsets": {"biomcp_toolsets": "all"},
     "all toolsets, read-only": {"biomcp_toolsets": "all", "biomcp_read_only": True},
+    "corpus and live only": {"biomcp_toolsets": "corpus,live"},
 }
 #: Under contract 1.0 the answers lack v1.1's fields, which the skills describe: there only the
 #: calls and the tool names are checked.
