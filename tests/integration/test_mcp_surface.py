@@ -341,3 +341,29 @@ def test_a_huge_unknown_uri_is_echoed_only_as_a_prefix(tmp_path: Path) -> None:
         assert len(raised.value.message) < 2_000
 
     serve(test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY), body)
+
+
+@pytest.mark.parametrize("toolsets", ["default", "corpus,live", "all"])
+def test_the_help_and_instructions_say_which_toolsets_are_off_and_how_to_add_one(
+    tmp_path: Path, toolsets: str
+) -> None:
+    async def body(client: Client, server: BioMcpServer, services: Services) -> None:
+        instructions = client.instructions or ""
+        help_text = (await client.read_resource("biomcp://help")).contents[0].text  # type: ignore[union-attr]
+        on = services.settings.toolsets
+        base = "default" if toolsets == "default" else toolsets
+        for name in ("corpus", "live", "fulltext", "mesh", "references", "projects", "chatgpt"):
+            if name in on:
+                assert f"- `{name}` (on): " in help_text
+            else:
+                assert f"- `{name}` (off: `BIOMCP_TOOLSETS={base},{name}` adds it): " in help_text
+        off = [line for line in help_text.splitlines() if "(off: " in line]
+        assert len(off) == 7 - len(on)
+        if off:
+            assert "Toolsets off here: " in instructions
+            assert "BIOMCP_TOOLSETS" in instructions
+        else:
+            assert "Toolsets off here" not in instructions
+
+    settings = test_settings(tmp_path / "data", NO_NCBI, **NO_RETRY, biomcp_toolsets=toolsets)
+    serve(settings, body)

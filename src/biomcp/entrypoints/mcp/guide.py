@@ -29,6 +29,7 @@ from biomcp import __version__
 from biomcp.domain.pico import TIERS
 from biomcp.entrypoints.mcp.contract import CONTRACT_VERSION
 from biomcp.entrypoints.mcp.toolspec import ToolSpec
+from biomcp.entrypoints.settings import DEFAULT_TOOLSETS
 
 __all__ = [
     "HELP_URI",
@@ -260,8 +261,10 @@ class Guide:
             "in every conversation, so only the default ones are on unless asked for.",
             "",
         ]
+        on = [name for name, offered in self.toolsets.items() if offered]
+        base = "default" if set(on) == set(DEFAULT_TOOLSETS) else ",".join(on)
         for name, offered in self.toolsets.items():
-            state = "on" if offered else f"off: `BIOMCP_TOOLSETS=default,{name}` adds it"
+            state = "on" if offered else f"off: `BIOMCP_TOOLSETS={base},{name}` adds it"
             lines.append(f"- `{name}` ({state}): {_TOOLSET_WORDS.get(name, name)}.")
         lines.append("")
         return lines
