@@ -1,5 +1,9 @@
-"""`biomcp backup` / `restore` on the embedded pair: the real console script, real files, the
-fake E-utilities over HTTP and the model-free embedder."""
+"""`biomcp backup` / `restore` on the embedded pair: the console script, real files, the
+fake E-utilities over HTTP and the model-free embedder.
+
+Commands are forked from a process that imported bio-mcp already (`tests/support/forked`);
+`cli.real` starts the installed console script instead.
+"""
 
 from __future__ import annotations
 
@@ -70,7 +74,7 @@ def test_a_backup_restored_into_a_wiped_data_folder_gives_the_same_corpus(
     cli: JsonCli, tmp_path: Path
 ) -> None:
     before = _state(cli)
-    code, manifest, err = cli("backup", str(tmp_path / "backup"))
+    code, manifest, err = cli.real("backup", str(tmp_path / "backup"))
     assert code == 0, err
     assert manifest["counts"]["documents"] > 0
     assert manifest["counts"]["saved_queries"] == 1
@@ -79,7 +83,7 @@ def test_a_backup_restored_into_a_wiped_data_folder_gives_the_same_corpus(
     assert sum(manifest["collections"].values()) == manifest["collections"]["PubMedChunk"] + 2
 
     shutil.rmtree(tmp_path / "data")
-    code, report, err = cli("restore", str(tmp_path / "backup"))
+    code, report, err = cli.real("restore", str(tmp_path / "backup"))
     assert code == 0, err
     assert report["ok"] is True
     assert report["collections"] == manifest["collections"]

@@ -40,7 +40,7 @@ def test_the_printed_entry_starts_a_server_on_the_same_corpus_from_anywhere(
         assert synced["inserted"] == RECORDS
         assert (cli.cwd / "rel-data").is_dir()
 
-        done = cli("client-config", "claude-desktop", **env)
+        done = cli.real("client-config", "claude-desktop", **env)
         assert done.returncode == 0, done.stderr
         assert KEY not in done.stdout
         entry = json.loads(done.stdout)["mcpServers"]["bio-mcp"]

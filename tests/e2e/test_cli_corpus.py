@@ -1,4 +1,7 @@
-"""`biomcp sync|search|get|checkpoint`: the real console script in child processes.
+"""`biomcp sync|search|get|checkpoint`: the console script's commands in child processes.
+
+Most commands are forked from a process that imported bio-mcp already (`tests/support/forked`);
+`cli.real` runs the installed console script from nothing, once or more for each command.
 
 Each command runs against the fake E-utilities server started here (real HTTP on 127.0.0.1),
 the embedded stores in a temporary folder and the deterministic embedder. The expected numbers
@@ -34,7 +37,7 @@ def cli(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Cli
 @pytest.fixture(scope="module")
 def first_sync(cli: Cli) -> subprocess.CompletedProcess[str]:
     """The first sync of KEY (readable output); the other tests read the corpus it built."""
-    return cli("sync", "--query-key", KEY, "--term", TERM)
+    return cli.real("sync", "--query-key", KEY, "--term", TERM)
 
 
 def field(output: str, name: str) -> str:
@@ -168,7 +171,7 @@ def test_later_syncs_reuse_the_term_and_all_syncs_every_saved_query(
         ("was_offline", TERM, True, "failed", 0),
     ]
     assert all(c["records_tracked"] for c in listed)
-    table = cli("checkpoint", "list").stdout.splitlines()
+    table = cli.real("checkpoint", "list").stdout.splitlines()
     assert table[0].split() == [
         "query_key", "last_edat", "last_scan_at", "last_sync", "records", "term",
     ]  # fmt: skip
@@ -201,7 +204,7 @@ def test_search_prints_a_ranked_table(
     cli: Cli, first_sync: subprocess.CompletedProcess[str], expected: Expected
 ) -> None:
     assert first_sync.returncode == 0
-    done = cli("search", "inhaled corticosteroids in asthma", "--top-k", "5")
+    done = cli.real("search", "inhaled corticosteroids in asthma", "--top-k", "5")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "5 results for 'inhaled corticosteroids in asthma' (quality-biased)"
@@ -298,7 +301,7 @@ def test_get_shows_a_readable_document(
 ) -> None:
     assert first_sync.returncode == 0
     pmid = min(expected.pmids)
-    done = cli("get", pmid)
+    done = cli.real("get", pmid)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith(f"pmid:{pmid}  (version 1)\n")
@@ -369,7 +372,7 @@ def test_checkpoint_get_after_sync(
         "export_mark": None,
         "pending": [],
     }
-    done = cli("checkpoint", "get", KEY)
+    done = cli.real("checkpoint", "get", KEY)
     assert done.returncode == 0
     assert done.stdout.startswith(f"{KEY}: {expected.max_edat} (last scan {got['last_scan_at']})")
     assert "covers the whole history" in done.stdout
@@ -430,7 +433,7 @@ def test_a_pmid_efetch_does_not_return_is_shown_pending_until_it_arrives(
 
 def test_checkpoint_set_forward_then_backward(cli: Cli) -> None:
     key = "manual_moves"
-    first = cli("checkpoint", "set", key, "2021-03-01T12:00:00Z")
+    first = cli.real("checkpoint", "set", key, "2021-03-01T12:00:00Z")
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith(f"{key}: none -> 2021-03-01T12:00:00Z (audited")
     assert first.stderr == ""
@@ -480,7 +483,7 @@ def test_checkpoint_delete_forgets_a_saved_query_and_keeps_its_records(
     assert "--yes" in refused.stderr
     assert cli.json("checkpoint", "get", key)["last_edat"] == expected.max_edat
 
-    done = cli("checkpoint", "delete", key, "--yes")
+    done = cli.real("checkpoint", "delete", key, "--yes")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
         f"{key}: forgotten (its checkpoint, 0 pending PMIDs, 1 sync jobs)"
@@ -561,7 +564,7 @@ def test_checkpoint_prune_deletes_the_records_of_queries_forgotten_without_them(
     assert f"{orphans} stored records are held by no saved query" in listed.stdout
     assert cli.json("checkpoint", "list")["records_held_by_none"] == orphans
 
-    counted = cli("checkpoint", "prune")
+    counted = cli.real("checkpoint", "prune")
     assert counted.returncode == 0, counted.stderr
     assert counted.stdout.strip() == (
         f"{orphans} stored records are held by no saved query: pass --yes to delete them"

@@ -1,6 +1,7 @@
-"""`biomcp doctor`: the real console script in child processes, against the fake E-utilities
-over real HTTP (which, like NCBI, refuses an API key it does not know) and the embedded stores
-in a temporary folder."""
+"""`biomcp doctor`: the console script in child processes, against the fake E-utilities over
+real HTTP (which, like NCBI, refuses an API key it does not know) and the embedded stores in a
+temporary folder. The first test starts the installed script; the others fork their commands
+from a process that imported bio-mcp already (`tests/support/forked`)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def doctor(cli: Cli, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
 def test_a_fresh_install_passes_and_nothing_is_stored(
     fake: FakeEutilsServer, tmp_path: Path
 ) -> None:
-    cli = make_cli(fake, tmp_path)
+    cli = make_cli(fake, tmp_path, forked=False)  # the installed console script, from nothing
     status, checks = doctor(cli)
     assert status == 0
     assert checks["platform"]["status"] == "ok"

@@ -1,5 +1,6 @@
-"""`biomcp doctor` on a vector index that lags behind the metadata database: the real console
-script in a child process, over the fake E-utilities and the embedded stores."""
+"""`biomcp doctor` on a vector index that lags behind the metadata database: the console script
+forked from a process that imported bio-mcp already (`tests/support/forked`), over the fake
+E-utilities and the embedded stores."""
 
 from __future__ import annotations
 

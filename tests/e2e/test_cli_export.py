@@ -1,6 +1,8 @@
-"""`biomcp export`: the real console script in child processes, on a corpus synced from the fake
-E-utilities server (real HTTP on 127.0.0.1). What each export should hold comes from the fake's
-corpus, parsed by the production parser; the RIS is read back by rispy."""
+"""`biomcp export`: the console script in child processes, on a corpus synced from the fake
+E-utilities server (real HTTP on 127.0.0.1). Most are forked from a process that imported
+bio-mcp already (`tests/support/forked`); `cli.real` starts the installed script. What each
+export should hold comes from the fake's corpus, parsed by the production parser; the RIS is
+read back by rispy."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def test_a_saved_querys_records_as_ris_in_a_file(
     cli: Cli,
     expected: Expected,
 ) -> None:
-    done = cli("export", "-k", KEY, "-o", "asthma.ris")
+    done = cli.real("export", "-k", KEY, "-o", "asthma.ris")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     n = len(expected.pmids)

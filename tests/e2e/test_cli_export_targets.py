@@ -4,6 +4,7 @@ script in child processes, on a corpus synced from the fake E-utilities server."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import subprocess
@@ -26,7 +27,8 @@ def cli(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> Cli
     cli = make_cli(fake, tmp_path_factory.mktemp("export-targets"))
     done = cli("sync", "-k", KEY, "-t", TERM, "-q", "--json")
     assert done.returncode == 0, done.stderr
-    return cli
+    # The exports below are about the real process's standard output: no forked commands.
+    return dataclasses.replace(cli, forked=False)
 
 
 def pmids(expected: Expected) -> list[str]:

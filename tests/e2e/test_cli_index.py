@@ -1,4 +1,7 @@
-"""`biomcp index verify|rebuild` on a damaged corpus: the real console script, real files.
+"""`biomcp index verify|rebuild` on a damaged corpus: the console script, real files.
+
+Commands are forked from a process that imported bio-mcp already (`tests/support/forked`);
+`cli.real` starts the installed console script instead.
 
 Each damage is done to the files of a synced corpus; afterwards `verify` says what it finds,
 `rebuild` (or the next open) repairs it, and the same searches give the same results as
@@ -58,10 +61,10 @@ def test_lost_vector_files_are_reported_and_rebuilt_from_sql(
     assert check["collection_exists"] is False
     assert check["documents_incomplete"] == documents
 
-    code, rebuilt, err = cli("index", "rebuild")
+    code, rebuilt, err = cli.real("index", "rebuild")
     assert code == 0, err
     assert rebuilt["documents"] == documents
-    code, check, _ = cli("index", "verify")
+    code, check, _ = cli.real("index", "verify")
     assert (code, check["ok"]) == (0, True)
     assert cli.searches() == before
 
@@ -107,7 +110,7 @@ def test_a_truncated_row_file_is_reported_and_the_rebuild_starts_over_from_sql(
 
 
 def test_sync_status_lists_the_jobs_and_shows_one(cli: JsonCli) -> None:
-    code, jobs, err = cli("sync", "status")
+    code, jobs, err = cli.real("sync", "status")
     assert code == 0, err
     assert [job["status"] for job in jobs] == ["succeeded"]
     assert jobs[0]["query_key"] == KEY

@@ -1,4 +1,7 @@
-"""`biomcp pubmed search|fetch|related|cite`: the real console script in child processes.
+"""`biomcp pubmed search|fetch|related|cite`: the console script's commands in child processes.
+
+The first test starts the installed console script; the others fork their commands from a
+process that imported bio-mcp already (`tests/support/forked`).
 
 Each command runs against the fake E-utilities started here (real HTTP on 127.0.0.1) serving
 synthetic records; expected values come from the fake's corpus, parsed by the production
@@ -23,6 +26,8 @@ from biomcp.entrypoints.mcp.tools.fulltext import FULLTEXT_OUTPUT
 from biomcp.entrypoints.mcp.tools.live.schemas import LIVE_OUTPUTS
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
 from biomcp.testing.eutils.pmc import pmc_store
+from tests.support.forked import run_cli
+from tests.support.servers import run_biomcp
 
 pytestmark = pytest.mark.e2e
 
@@ -60,18 +65,15 @@ def env(fake: FakeEutilsServer, tmp_path_factory: pytest.TempPathFactory) -> dic
 
 
 def biomcp(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`biomcp pubmed ARGS`, forked from a process that imported bio-mcp already."""
+    return run_cli(["pubmed", *args], env=env, cwd=cwd)
+
+
+def real_biomcp(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`biomcp pubmed ARGS` in a new process of the installed console script."""
     executable = Path(sys.executable).with_name("biomcp")
     assert executable.exists(), f"the console script is not installed: {executable}"
-    return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
-        [str(executable), "pubmed", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_biomcp(["pubmed", *args], env=env, cwd=cwd)
 
 
 def record(fake: FakeEutilsServer, pmid: str) -> PubMedRecord:
@@ -85,7 +87,7 @@ def test_search_then_fetch_read_like_the_tools(
 ) -> None:
     humans = [r for r in (e.record for e in fake.corpus) if r and r.mesh_descriptors & {"humans"}]
     assert humans, "the seed should give some human studies"
-    done = biomcp(env, tmp_path, "search", "humans[mh]", "--max-results", "50", "--json")
+    done = real_biomcp(env, tmp_path, "search", "humans[mh]", "--max-results", "50", "--json")
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     Draft202012Validator(LIVE_OUTPUTS["searchPubMedArticles"]).validate(answer)
@@ -93,7 +95,7 @@ def test_search_then_fetch_read_like_the_tools(
     assert len(answer["briefSummaries"]) == 10  # the command's default
 
     first = humans[0]
-    shown = biomcp(env, tmp_path, "fetch", first.pmid, "1")
+    shown = real_biomcp(env, tmp_path, "fetch", first.pmid, "1")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith(f"PMID {first.pmid}\n")
     assert (first.title or "")[:40] in " ".join(shown.stdout.split())
@@ -105,7 +107,7 @@ def test_related_and_cite_print_for_people_and_fail_with_codes(
     fake: FakeEutilsServer, env: dict[str, str], tmp_path: Path
 ) -> None:
     pmids = fake.corpus.pmids()
-    related = biomcp(env, tmp_path, "related", pmids[0], "--type", "citedin")
+    related = real_biomcp(env, tmp_path, "related", pmids[0], "--type", "citedin")
     assert related.returncode == 0, related.stderr
     lines = related.stdout.splitlines()
     assert lines[0] == f"PMID {pmids[0]}: 3 of 3 (citedin)"
@@ -113,7 +115,7 @@ def test_related_and_cite_print_for_people_and_fail_with_codes(
         pmids[1:4]
     )
 
-    bibtex = biomcp(env, tmp_path, "cite", pmids[1], "--style", "bibtex")
+    bibtex = real_biomcp(env, tmp_path, "cite", pmids[1], "--style", "bibtex")
     assert bibtex.returncode == 0, bibtex.stderr
     assert bibtex.stdout.startswith("@article{")
     assert f"pmid = {{{pmids[1]}}}" in bibtex.stdout

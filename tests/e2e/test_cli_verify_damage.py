@@ -1,5 +1,6 @@
-"""`biomcp index verify` and `biomcp doctor` on damaged files: the real console script, real
-files damaged on disk.
+"""`biomcp index verify` and `biomcp doctor` on damaged files: the console script, real files
+damaged on disk. Commands are forked from a process that imported bio-mcp already
+(`tests/support/forked`).
 
 Damage that `verify` repairs still fails it once (exit 1, `repaired` naming the collection and
 the file); the next `verify` passes. A damaged metadata database fails both commands.

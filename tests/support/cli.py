@@ -4,6 +4,9 @@
 `WEAVIATE_*`, `OPENAI_*` or `MCP_*` variables), a private data folder, the model-free embedder
 and a working folder without a `.env` file. The module fixtures `fake` and `expected` are a
 fake whose corpus holds records for `TERM`, and what the fake holds for it.
+
+A call forks the command from a process that has imported bio-mcp already (`forked.run_cli`).
+`Cli.real` starts the installed console script instead, for tests about the real process.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any
 import pytest
 
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.forked import run_cli
+from tests.support.servers import run_biomcp
 
 __all__ = ["DEAD", "KEY", "TERM", "Cli", "Expected", "expected", "fake", "iso", "make_cli"]
 
@@ -43,24 +48,25 @@ class Expected:
 
 @dataclass(frozen=True)
 class Cli:
-    """Runs `biomcp` with an isolated environment, in a folder without a `.env` file."""
+    """Runs `biomcp` with an isolated environment, in a folder without a `.env` file.
+
+    A call is forked from a process that imported bio-mcp already, unless `forked` is false.
+    """
 
     env: dict[str, str]
     cwd: Path
+    forked: bool = True
 
     def __call__(self, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        if not self.forked:
+            return self.real(*args, **extra_env)
+        return run_cli(args, env={**self.env, **extra_env}, cwd=self.cwd)
+
+    def real(self, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        """The installed console script in a new process, started from nothing."""
         executable = Path(sys.executable).with_name("biomcp")
         assert executable.exists(), f"the console script is not installed: {executable}"
-        return subprocess.run(  # noqa: S603 - our own entry point, fixed arguments
-            [str(executable), *args],
-            env={**self.env, **extra_env},
-            cwd=self.cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return run_biomcp(args, env={**self.env, **extra_env}, cwd=self.cwd)
 
     def json(self, *args: str, **extra_env: str) -> Any:
         done = self(*args, "--json", **extra_env)
@@ -97,7 +103,7 @@ def expected(fake: FakeEutilsServer) -> Expected:
     )
 
 
-def make_cli(fake: FakeEutilsServer, root: Path) -> Cli:
+def make_cli(fake: FakeEutilsServer, root: Path, *, forked: bool = True) -> Cli:
     (root / "work").mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_ISOLATED)}
     env.update(
@@ -108,4 +114,4 @@ def make_cli(fake: FakeEutilsServer, root: Path) -> Cli:
         COLUMNS="160",
         PYTHONUNBUFFERED="1",
     )
-    return Cli(env, root / "work")
+    return Cli(env, root / "work", forked)

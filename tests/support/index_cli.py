@@ -1,15 +1,19 @@
 """`biomcp` with `--json` on a synced corpus, for the tests that damage its files.
 
 `JsonCli` runs each command as a child process and answers (exit code, the parsed JSON,
-stderr); `searches` is the fixed set of `QUERIES` whose hits must survive a repair.
+stderr); `searches` is the fixed set of `QUERIES` whose hits must survive a repair. A command
+is forked from a process that imported bio-mcp already (`forked.run_cli`). `JsonCli.real`, or
+`forked=False`, starts the installed console script instead.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.support.forked import run_cli
 from tests.support.servers import run_biomcp
 
 __all__ = ["KEY", "QUERIES", "TERM", "JsonCli"]
@@ -19,11 +23,20 @@ QUERIES = ("randomized trial of aspirin", "asthma inhaler children", "insulin gl
 
 
 class JsonCli:
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        self.env, self.cwd = env, cwd
+    def __init__(self, env: dict[str, str], cwd: Path, *, forked: bool = True) -> None:
+        self.env, self.cwd, self.forked = env, cwd, forked
 
     def __call__(self, *args: str) -> tuple[int, Any, str]:
-        done = run_biomcp([*args, "--json"], env=self.env, cwd=self.cwd)
+        if not self.forked:
+            return self.real(*args)
+        return self._answer(run_cli([*args, "--json"], env=self.env, cwd=self.cwd))
+
+    def real(self, *args: str) -> tuple[int, Any, str]:
+        """The command in a new process of the installed console script."""
+        return self._answer(run_biomcp([*args, "--json"], env=self.env, cwd=self.cwd))
+
+    @staticmethod
+    def _answer(done: subprocess.CompletedProcess[str]) -> tuple[int, Any, str]:
         return (
             done.returncode,
             json.loads(done.stdout) if done.stdout.strip() else None,
