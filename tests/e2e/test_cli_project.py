@@ -1,5 +1,7 @@
-"""`biomcp project ...` as a user runs it: real processes on one data folder, and a server
-process (stdio, driven by a real MCP client) seeing what the CLI stored."""
+"""`biomcp project ...` as a user runs it: processes on one data folder, and a server process
+(stdio, driven by a real MCP client) seeing what the CLI stored. The commands that succeed are
+forked from a process that imported bio-mcp already (`tests/support/forked`); the refused ones
+run the installed console script."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.forked import run_cli
 from tests.support.servers import mcp_stdio, run_biomcp, server_env
 
 pytestmark = [pytest.mark.e2e]
@@ -32,7 +35,7 @@ def test_create_store_find_inspect_and_list_from_the_cli(tmp_path: Path) -> None
     env = server_env(tmp_path / "data", "http://127.0.0.1:9")
 
     def biomcp(*args: str) -> dict[str, Any]:
-        done = run_biomcp([*args, "--json"], env=env, cwd=tmp_path)
+        done = run_cli([*args, "--json"], env=env, cwd=tmp_path)
         assert done.returncode == 0, (done.stdout, done.stderr)
         answer: dict[str, Any] = json.loads(done.stdout)
         return answer
