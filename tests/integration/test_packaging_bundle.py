@@ -130,10 +130,6 @@ def test_server_json_environment_variables_are_settings_with_secrets_marked() ->
         assert entry["description"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="uvx runs the command named like the package: pyproject.toml needs a `bio-mcp` script",
-)
 def test_uvx_finds_a_command_named_like_the_registry_package() -> None:
     (package,) = _json(REPO_ROOT / "server.json")["packages"]
     assert package["runtimeHint"] == "uvx"
