@@ -143,7 +143,7 @@ def target(
         command = biomcp_command()
         assert len(command) == 1, "the Inspector needs the `biomcp` script of the environment"
         # The Inspector starts the server with a minimal environment plus these (-e).
-        passed = ["BIOMCP_DATA_DIR", "BIOMCP_EMBEDDINGS", "NCBI_EUTILS_BASE_URL"]
+        passed = ["BIOMCP_DATA_DIR", "BIOMCP_EMBEDDINGS", "NCBI_EUTILS_BASE_URL", "BIOMCP_TOOLSETS"]
         options = [arg for name in passed for arg in ("-e", f"{name}={env[name]}")]
         yield Target([*options, command[0], "serve"], env, root)
         return
