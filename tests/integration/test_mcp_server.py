@@ -41,7 +41,7 @@ WAVE2 = {"corpus_sync_status": "corpus.sync_status", "corpus_overview": "corpus.
 PROJECT = {"store_chunks", "find_chunks", "query_hybrid", "inspect_collection", "list_projects"}
 #: the `search` / `fetch` pair for ChatGPT-style clients (same names in every mode)
 PAIR = {"search", "fetch"}
-#: The live PubMed tools, portable name -> spec-mode name: spec 04's (issue 6), then issue 18's
+#: The live PubMed tools, portable name -> spec-mode name: spec 04's, then the later lookups
 #: (outside spec 04; their spec-mode names follow its camelCase).
 LIVE = {
     "pubmed_search_articles": "searchPubMedArticles",

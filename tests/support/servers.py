@@ -61,7 +61,7 @@ DEFAULT_TOOLS = frozenset(
         "corpus_checkpoint_set",
         "corpus_sync_status",
         "corpus_overview",
-        # the live PubMed tools (spec 04, then issue 18)
+        # the live PubMed tools (spec 04, then the later lookups)
         "pubmed_search_articles",
         "pubmed_fetch_article_details",
         "pubmed_article_relationships",

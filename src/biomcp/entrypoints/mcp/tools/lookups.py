@@ -1,4 +1,4 @@
-"""The identifier and citation lookup tools (issue 18, items 2 and 3).
+"""The identifier and citation lookup tools.
 
 Tools (portable names; the spec-style names under BIOMCP_TOOL_NAMES=spec):
 
