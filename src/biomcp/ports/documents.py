@@ -57,7 +57,9 @@ class UpsertSummary:
 @dataclass(frozen=True, slots=True)
 class StoredDocument:
     """A stored PubMed document: the normalized record plus its derived values and versions.
-    `indexed_version` is the version whose chunks are in the vector store (0: none yet)."""
+    `indexed_version` is the version whose chunks are in the vector store (0: none yet).
+    `retracted_at` is when the store first wrote the record retracted; it stays while the
+    record stays retracted, and is None for a record that is not retracted."""
 
     record: PubMedRecord
     evidence: EvidenceClassification
@@ -66,6 +68,7 @@ class StoredDocument:
     version: int
     indexed_version: int
     last_seen_at: datetime
+    retracted_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,8 @@ class DocumentStore(Protocol):
         self, docs: Sequence[DocumentUpsert], *, held_by: str | None = None
     ) -> UpsertSummary:
         """Insert / update / skip each document by the versioning rule, in one transaction;
-        with `held_by`, record in it that the saved query `held_by` holds each of them."""
+        with `held_by`, record in it that the saved query `held_by` holds each of them. A
+        written document's `retracted_at` follows `domain.retraction_time.retracted_at`."""
         ...
 
     async def get_document(self, pmid: str) -> StoredDocument | None: ...
@@ -98,6 +102,12 @@ class DocumentStore(Protocol):
     async def retracted_pmids(self, pmids: Sequence[str]) -> set[str]:
         """Those of `pmids` whose stored record is retracted now (`PubMedRecord.is_retracted`);
         unknown PMIDs are absent."""
+        ...
+
+    async def retracted_since(self, pmids: Sequence[str], since: datetime) -> set[str]:
+        """Those of `pmids` whose stored record is retracted now and was first written
+        retracted at or after `since` (`StoredDocument.retracted_at`); unknown PMIDs are
+        absent."""
         ...
 
     async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:

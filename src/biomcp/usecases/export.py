@@ -19,10 +19,11 @@ caller has the whole export.
 
 An export `new` also carries the key's earlier records that were retracted since its mark, as
 flagged entries, so a screening tool learns of the retraction. The store knows them this way: a
-sync stores a record again, flagged, when PubMed retracts it (the retraction re-check), and that
-refreshes its `last_seen_at`. So a record retracted now, held by the key before the mark, and
-stored or seen at or after the mark is carried. One retracted already when it was synced is
-carried again only if a later sync sees it again (a repeat, which screening tools drop by PMID).
+sync stores a record again, flagged, when PubMed retracts it (the retraction re-check). The
+store keeps the moment it first wrote the record retracted (`StoredDocument.retracted_at`). So
+a record held by the key before the mark, and first written retracted at or after the mark, is
+carried. One retracted already when the key first brought it is not carried: the export that
+brought it flagged it. One retracted later is carried by the next export only.
 The filters apply to carried records too, except the lowest quality: a retraction may lower it.
 """
 
@@ -232,14 +233,12 @@ class ExportRecords:
     async def _retracted_since(
         self, key: str, mark: datetime, *, exclude: frozenset[str]
     ) -> frozenset[str]:
-        """The records `key` held before `mark` (less `exclude`) that are retracted now and
-        were stored or seen again at or after `mark`: retracted since the last export."""
+        """The records `key` held before `mark` (less `exclude`) that the store first wrote
+        retracted at or after `mark`: retracted since the last export."""
         earlier = [p for p in await self._metadata.records_of(key) if p not in exclude]
         found: set[str] = set()
         for start in range(0, len(earlier), _PAGE):
-            retracted = await self._metadata.retracted_pmids(earlier[start : start + _PAGE])
-            docs = await self._metadata.get_documents(sorted(retracted))
-            found.update(p for p, doc in docs.items() if doc.last_seen_at >= mark)
+            found |= await self._metadata.retracted_since(earlier[start : start + _PAGE], mark)
         return frozenset(found)
 
     async def mark_of(self, query_key: str) -> datetime | None:

@@ -7,6 +7,7 @@ UPDATE` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite), so two writers never both b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import (
     ColumnElement,
@@ -107,6 +108,22 @@ class SqlDocumentStore(SqlDatabase):
             return found
 
         return await self._run("reading retraction flags", work) if pmids else set()
+
+    async def retracted_since(self, pmids: Sequence[str], since: datetime) -> set[str]:
+        """Those of `pmids` first written retracted at or after `since` (the column alone:
+        it is NULL for every record that is not retracted)."""
+
+        def work(engine: Engine) -> set[str]:
+            found: set[str] = set()
+            with engine.connect() as connection:
+                for part in chunks(unique(pmids)):
+                    query = select(DOCS.c.pmid).where(
+                        DOCS.c.pmid.in_(part), DOCS.c.retracted_at >= since
+                    )
+                    found.update(str(pmid) for pmid in connection.execute(query).scalars())
+            return found
+
+        return await self._run("reading retraction times", work) if pmids else set()
 
     async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
         """Those of `pmids` whose indexed version is behind their version, in input order."""

@@ -41,7 +41,7 @@ __all__ = [
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 # The newest revision in MIGRATIONS_DIR, so that a database already at head is recognised with
 # one plain query, without importing Alembic (a test checks it against Alembic's own head).
-SCHEMA_HEAD = "0011"
+SCHEMA_HEAD = "0012"
 _MIGRATION_LOCK_KEY = int.from_bytes(
     hashlib.sha256(b"biomcp:alembic-upgrade").digest()[:8], "big", signed=True
 )

@@ -136,6 +136,8 @@ class DocumentRow(Base):
     indexed_version: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     last_seen_at: Mapped[datetime]
     record_json: Mapped[dict[str, Any]]
+    #: When the record was first written retracted; NULL while it is not retracted.
+    retracted_at: Mapped[datetime | None]
 
 
 class CheckpointRow(Base):

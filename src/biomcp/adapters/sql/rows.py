@@ -78,7 +78,8 @@ FULLTEXT = _table(FullTextRow)
 
 
 def document_values(doc: DocumentUpsert, version: int, now: datetime) -> dict[str, Any]:
-    """The `pubmed_docs` columns of `doc` at `version` (indexed_version excluded)."""
+    """The `pubmed_docs` columns of `doc` at `version` (indexed_version and retracted_at
+    excluded: the upsert decides the retraction moment from what is stored)."""
     record = doc.record
     design = doc.evidence.design
     return {
@@ -127,6 +128,7 @@ def document_from_row(row: Row[Any]) -> StoredDocument:
         version=row.version,
         indexed_version=row.indexed_version,
         last_seen_at=row.last_seen_at,
+        retracted_at=row.retracted_at,
     )
 
 

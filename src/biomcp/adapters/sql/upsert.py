@@ -1,10 +1,12 @@
 """The document upsert: versioning decided by the domain, applied in one locked transaction.
 
 One SELECT (per 500 PMIDs) reads what is stored, locking the rows on PostgreSQL (SQLite's
-`BEGIN IMMEDIATE` already excludes other writers); `decide_version` rules on each document;
-then one executemany INSERT, one executemany UPDATE and one UPDATE of `last_seen_at` for the
-skipped write the outcome. Two writers inserting the same new PMID at once on PostgreSQL
-collide on the primary key: the loser retries the whole batch, and then sees the winner's row.
+`BEGIN IMMEDIATE` already excludes other writers); `decide_version` rules on each document,
+and `retracted_at` on the retraction moment of each written one; then one executemany INSERT,
+one executemany UPDATE and one UPDATE of `last_seen_at` for the skipped write the outcome. A
+skipped document keeps its retraction moment: its content, notices included, is unchanged.
+Two writers inserting the same new PMID at once on PostgreSQL collide on the primary key: the
+loser retries the whole batch, and then sees the winner's row.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sqlalchemy import exc as sa_exc
 from biomcp.adapters.sql.engine import chunks, dialect_insert, writing
 from biomcp.adapters.sql.rows import DOCS, QUERY_RECORDS, document_values
 from biomcp.adapters.sql.serialize import to_utc
+from biomcp.domain.retraction_time import retracted_at
 from biomcp.domain.versioning import StoredVersion, UpsertAction, decide_version
 from biomcp.ports.documents import DocumentUpsert, UpsertOutcome, UpsertSummary
 
@@ -38,17 +41,22 @@ def _max_edat(docs: Sequence[DocumentUpsert]) -> datetime | None:
     return max(seen, default=None)
 
 
-def _stored_versions(connection: Connection, pmids: list[str]) -> dict[str, StoredVersion]:
+def _stored_versions(
+    connection: Connection, pmids: list[str]
+) -> tuple[dict[str, StoredVersion], dict[str, datetime | None]]:
+    """The stored version and retraction moment of each of `pmids` that is stored, locked."""
     stored: dict[str, StoredVersion] = {}
+    retracted: dict[str, datetime | None] = {}
     for part in chunks(pmids):
         query = (
-            select(DOCS.c.pmid, DOCS.c.version, DOCS.c.content_hash, DOCS.c.lr)
+            select(DOCS.c.pmid, DOCS.c.version, DOCS.c.content_hash, DOCS.c.lr, DOCS.c.retracted_at)
             .where(DOCS.c.pmid.in_(part))
             .with_for_update()
         )
         for row in connection.execute(query):
             stored[row.pmid] = StoredVersion(row.version, row.content_hash, row.lr)
-    return stored
+            retracted[row.pmid] = row.retracted_at
+    return stored, retracted
 
 
 def _hold(connection: Connection, query_key: str, pmids: Sequence[str], now: datetime) -> int:
@@ -75,7 +83,9 @@ def _apply(
     engine: Engine, docs: Sequence[DocumentUpsert], now: datetime, held_by: str | None
 ) -> UpsertSummary:
     with writing(engine) as connection:
-        stored = _stored_versions(connection, list(dict.fromkeys(d.record.pmid for d in docs)))
+        stored, retracted = _stored_versions(
+            connection, list(dict.fromkeys(d.record.pmid for d in docs))
+        )
         inserts: dict[str, dict[str, Any]] = {}
         updates: dict[str, dict[str, Any]] = {}
         seen_only: dict[str, None] = {}
@@ -87,7 +97,9 @@ def _apply(
             if decision.action is UpsertAction.SKIP:
                 seen_only[pmid] = None
                 continue
-            values = document_values(doc, decision.version, now)
+            moment = retracted_at(doc.record.is_retracted, retracted.get(pmid), now)
+            retracted[pmid] = moment
+            values = {**document_values(doc, decision.version, now), "retracted_at": moment}
             # A PMID repeated in the batch: its later decision replaces the pending write.
             if pmid in inserts or pmid not in stored:
                 inserts[pmid] = values

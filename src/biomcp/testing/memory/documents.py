@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from biomcp.domain.retraction_time import retracted_at
 from biomcp.domain.versioning import StoredVersion, UpsertAction, decide_version
 from biomcp.ports.documents import (
     DocumentUpsert,
@@ -79,6 +80,9 @@ class MemoryDocumentStore(MemoryDatabase):
                 version=decision.version,
                 indexed_version=stored.indexed_version if stored is not None else 0,
                 last_seen_at=now,
+                retracted_at=retracted_at(
+                    doc.record.is_retracted, stored.retracted_at if stored else None, now
+                ),
             )
         return UpsertOutcome(pmid, decision.action, decision.version)
 
@@ -93,6 +97,15 @@ class MemoryDocumentStore(MemoryDatabase):
     async def retracted_pmids(self, pmids: Sequence[str]) -> set[str]:
         found = await self.get_documents(pmids)
         return {pmid for pmid, doc in found.items() if doc.record.is_retracted}
+
+    async def retracted_since(self, pmids: Sequence[str], since: datetime) -> set[str]:
+        since = utc(since)
+        found = await self.get_documents(pmids)
+        return {
+            pmid
+            for pmid, doc in found.items()
+            if doc.retracted_at is not None and doc.retracted_at >= since
+        }
 
     async def documents_to_index(self, pmids: Sequence[str]) -> list[StoredDocument]:
         found = await self.get_documents(pmids)
