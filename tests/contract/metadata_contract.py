@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from biomcp.domain.records import PubMedRecord, utc
+from biomcp.domain.records import Notice, NoticeKind, PubMedRecord, utc
 from biomcp.domain.versioning import UpsertAction
 from biomcp.ports.documents import DocumentStore, UpsertOutcome
 from biomcp.ports.fulltext import FullTextWrite
@@ -71,6 +71,12 @@ def _key() -> str:
 
 def _upsert(store: DocumentStore, *records: PubMedRecord) -> Sequence[UpsertOutcome]:
     return run(store.upsert_documents([upsert_of(r) for r in records])).outcomes
+
+
+def _retracted(record: PubMedRecord) -> PubMedRecord:
+    """`record` as PubMed flags it once retracted: a RetractionIn notice added."""
+    notice = Notice(NoticeKind.RETRACTION_IN, pmid="39000001", source="J Fake Res. 2024;1:e1")
+    return replace(record, notices=(*record.notices, notice))
 
 
 def _job(job_id: str, query_key: str, started: datetime, **overrides: Any) -> SyncJob:
@@ -241,6 +247,96 @@ class DocumentStoreContract(_StoreChecks):
             0,
             None,
         )
+
+    # -- retraction moments -----------------------------------------------------------------
+
+    def test_a_record_stored_retracted_is_retracted_from_its_first_write(
+        self, store: DocumentStore, clock: FakeClock
+    ) -> None:
+        _upsert(store, _retracted(full_record("180")), full_record("181"))
+
+        found = run(store.get_documents(["180", "181"]))
+
+        assert found["180"].retracted_at == clock.now()
+        assert found["181"].retracted_at is None
+
+    def test_the_retraction_moment_is_set_once_and_kept_while_the_record_stays_retracted(
+        self, store: DocumentStore, clock: FakeClock
+    ) -> None:
+        record = full_record("182")
+        _upsert(store, record)
+        retracted = clock.advance(days=1)
+        _upsert(store, _retracted(record))  # the re-check stores the record flagged
+        clock.advance(days=1)
+        _upsert(store, _retracted(record))  # a replay: skipped, only seen again
+        clock.advance(days=1)
+        revision = _retracted(revised(record, title="Retracted: a corrected title"))
+        outcomes = _upsert(store, revision)  # a new version, still retracted
+
+        assert outcomes == (UpsertOutcome("182", UpsertAction.UPDATE, 3),)
+        stored = run(store.get_document("182"))
+        assert stored is not None
+        assert (stored.retracted_at, stored.last_seen_at) == (retracted, clock.now())
+
+    def test_an_unretracted_record_loses_its_moment_and_a_new_retraction_sets_a_new_one(
+        self, store: DocumentStore, clock: FakeClock
+    ) -> None:
+        record = full_record("183")
+        _upsert(store, _retracted(record))
+        clock.advance(days=1)
+        _upsert(store, revised(record, title="Reinstated"))
+        cleared = run(store.get_document("183"))
+        again = clock.advance(days=1)
+        _upsert(store, _retracted(revised(record, title="Retracted again")))
+
+        stored = run(store.get_document("183"))
+        assert cleared is not None
+        assert stored is not None
+        assert (cleared.retracted_at, stored.retracted_at) == (None, again)
+
+    def test_a_pmid_repeated_in_one_batch_ends_with_its_last_writes_moment(
+        self, store: DocumentStore, clock: FakeClock
+    ) -> None:
+        record = full_record("184")
+        run(
+            store.upsert_documents(
+                [upsert_of(_retracted(record)), upsert_of(revised(record, title="Reinstated"))]
+            )
+        )
+        run(
+            store.upsert_documents(
+                [upsert_of(full_record("185")), upsert_of(_retracted(full_record("185")))]
+            )
+        )
+
+        found = run(store.get_documents(["184", "185"]))
+        assert (found["184"].retracted_at, found["185"].retracted_at) == (None, clock.now())
+
+    def test_retracted_since_lists_the_records_first_written_retracted_at_or_after(
+        self, store: DocumentStore, clock: FakeClock
+    ) -> None:
+        early, late, never = full_record("186"), full_record("187"), full_record("188")
+        _upsert(store, _retracted(early), late, never)
+        mark = clock.advance(days=1)
+        _upsert(store, _retracted(late))
+        clock.advance(days=1)
+        _upsert(store, _retracted(early), never)  # seen again: not retracted since the mark
+
+        pmids = ["186", "187", "188", "999999"]
+        assert run(store.retracted_since(pmids, mark)) == {"187"}
+        assert run(store.retracted_since(pmids, mark - timedelta(days=1))) == {"186", "187"}
+        assert run(store.retracted_since(pmids, clock.now())) == set()
+        assert run(store.retracted_since([], mark)) == set()
+        offset = mark.astimezone(timezone(timedelta(hours=-5)))  # the same moment elsewhere
+        assert run(store.retracted_since(pmids, offset)) == {"187"}
+
+    def test_retracted_since_refuses_a_naive_moment_with_a_store_error(
+        self, store: DocumentStore
+    ) -> None:
+        _upsert(store, _retracted(full_record("189")))
+
+        with pytest.raises(MetadataStoreError):
+            run(store.retracted_since(["189"], datetime(2025, 8, 18, 12)))
 
     # -- reading ----------------------------------------------------------------------------
 
