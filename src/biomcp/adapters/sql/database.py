@@ -49,8 +49,8 @@ class SqlDatabase:
         auto_migrate: migrate the schema to head on first use. Default: on for SQLite (the
             embedded store upgrades itself), off for PostgreSQL, where first use only checks
             that the schema is at head and `biomcp db upgrade` migrates.
-        clock: where `last_seen_at` and project creation times come from (default: the system
-            clock in UTC).
+        clock: where `last_seen_at`, retraction moments and project creation times come from
+            (default: the system clock in UTC).
 
     Nothing connects until the first call (or `open()`). Use as `async with` or call
     `aclose()`. Every method raises only `MetadataStoreError`s; the constructor raises
