@@ -82,7 +82,7 @@ def _quiet() -> Iterator[None]:
         with contextlib.suppress(ImportError):
             from transformers.utils import logging as transformers_logging
 
-            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
         yield
 
 
