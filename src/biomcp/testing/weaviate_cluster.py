@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -36,16 +37,33 @@ def find_weaviate_binary() -> Path:
 
 
 def _free_block(size: int, taken: list[int]) -> int:
-    """The first port of `size` consecutive free loopback ports, clear of the blocks `taken`."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = int(probe.getsockname()[1])
-        if base + size >= 65000 or any(abs(base - other) < size for other in taken):
+    """The first port of `size` consecutive free loopback ports, clear of the blocks `taken`.
+
+    Blocks lie below the kernel's ephemeral range. A killed node restarts on its own ports, and
+    an outgoing connection could otherwise take one of them as its local port meanwhile.
+    """
+    ceiling = max(_ephemeral_start(), _LOWEST_PORT + 1_000) - size
+    chooser = random.Random()  # noqa: S311 (a port to try, not a secret)
+    for _ in range(500):
+        base = chooser.randrange(_LOWEST_PORT, ceiling)
+        if any(abs(base - other) < size for other in taken):
             continue
         if all(_free(base + offset) for offset in range(size)):
             return base
     raise RuntimeError("no block of free ports on loopback")
+
+
+#: Below this are the well-known and commonly configured ports.
+_LOWEST_PORT = 20_000
+
+
+def _ephemeral_start() -> int:
+    """The first port of the kernel's ephemeral range (Linux's default where it is not told)."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii")
+        return int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
 
 
 def _free(port: int) -> bool:
