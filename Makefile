@@ -33,8 +33,10 @@ $(TORCH_STAMP): pyproject.toml | $(TORCH_VENV)/bin/python
 serve: $(RUN_STAMP)  ## set up and run the MCP server (stdio) on the embedded default
 	$(BIN)/biomcp serve
 
+# Two pytest-xdist workers: much of the suite waits on subprocesses and services, not the CPU.
+# loadfile keeps each test file on one worker (tests/conftest.py adds groups of files).
 test: $(TEST_STAMP)  ## the test suite without PyTorch (service tests need scripts/services.sh start)
-	$(BIN)/pytest -m 'not torch'
+	$(BIN)/pytest -m 'not torch' -n 2 --dist loadfile
 
 test-torch: $(TORCH_STAMP)  ## the PyTorch embedder's tests, in .venv/torch (the torch extra: GBs)
 	$(TORCH_VENV)/bin/pytest -m torch

@@ -1,9 +1,15 @@
-"""Shared fixtures. Reference data lives in ../shared/data (never copied into the repo)."""
+"""Shared fixtures. Reference data lives in ../shared/data (never copied into the repo).
+
+`make test` runs the suite on two pytest-xdist workers with `--dist loadfile`. Each test file
+stays whole on one worker, so its module fixtures start once. The files of one `SAME_WORKER`
+group run on one worker too, one after the other.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +53,36 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     return shared_data_path()
+
+
+#: Test files that must not run at the same time as each other, by group. Each group is one
+#: work unit of `--dist loadfile`. The `xdist_group` mark would say the same in each file, but
+#: pytest-xdist 3.8 ignores it under pytest 9.2 (pytest-xdist's tracker, number 1386).
+SAME_WORKER: dict[str, tuple[str, ...]] = {
+    # Each starts a three-node Weaviate cluster: two at once would take six nodes' memory and
+    # CPU, and one could pick the ports of the other's node while that node is down.
+    "weaviate-cluster": (
+        "tests/cluster/test_scaled_out.py",
+        "tests/integration/test_weaviate_cluster.py",
+    ),
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadfile`, a work unit is one test file or one `SAME_WORKER` group."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]
+
+    group_of = {file: name for name, files in SAME_WORKER.items() for file in files}
+    missing = [file for file in group_of if not (config.rootpath / file).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SAME_WORKER names missing files: {missing}")
+
+    class FileOrGroupScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return f"group:{group_of[file]}" if file in group_of else file
+
+    return FileOrGroupScheduling(config, log)

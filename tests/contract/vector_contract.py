@@ -88,8 +88,14 @@ def dot(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+#: The collections this process named: the only ones a check may drop after it.
+_NAMED: set[str] = set()
+
+
 def _name() -> str:
-    return f"Contract{uuid.uuid4().hex[:12]}"
+    name = f"Contract{uuid.uuid4().hex[:12]}"
+    _NAMED.add(name)
+    return name
 
 
 def _uuids(hits: Sequence[VectorHit]) -> list[str]:
@@ -120,9 +126,11 @@ class VectorStoreContract:
                 return await scenario(store)
             finally:
                 # A shared server (Weaviate in CI) keeps no collection of a finished check:
-                # hundreds of them left behind slow every later test down.
+                # hundreds of them left behind slow every later test down. Collections that
+                # other tests (another pytest-xdist worker) made meanwhile are not ours to drop.
                 with contextlib.suppress(Exception):
-                    for name in set(await store.collections()) - before - set(keep):
+                    made = (set(await store.collections()) - before - set(keep)) & _NAMED
+                    for name in made:
                         await store.drop_collection(name)
                 await store.aclose()
 

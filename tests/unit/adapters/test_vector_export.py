@@ -74,12 +74,13 @@ def test_an_exported_collection_is_read_back_whole_into_another_store(tmp_path: 
     ("content", "message"),
     [
         (b"not gzip at all", "not a collection file"),
-        (gzip.compress(b'{"format": 9, "dim": 8}\n'), "format 1"),
-        (gzip.compress(b'{"format": 1, "collection": "P", "model_id": "m", "dim": 8}\n{"uuid"'),
-         "not JSON"),
+        (gzip.compress(b'{"format": 9, "dim": 8}\n', mtime=0), "format 1"),
+        (gzip.compress(b'{"format": 1, "collection": "P", "model_id": "m", "dim": 8}\n{"uuid"',
+                       mtime=0), "not JSON"),
         (gzip.compress(
             b'{"format": 1, "collection": "P", "model_id": "m", "dim": 8}\n'
-            b'{"uuid": "u", "doc_id": "d", "chunk_id": "c", "text": "t", "vector": "AAAAAA=="}\n'
+            b'{"uuid": "u", "doc_id": "d", "chunk_id": "c", "text": "t", "vector": "AAAAAA=="}\n',
+            mtime=0,
         ), "dimensions"),
     ],
 )  # fmt: skip
