@@ -26,6 +26,8 @@ The mapping, first match wins:
 
 Recall and precision use the records whose reference is a design. Labels given to records of
 unknown reference are reported apart, with the label distribution over the whole file.
+`rct_text_ceiling` counts the reference RCTs whose title and abstract use any word of "random":
+text alone cannot call the others randomized, so their share bounds text-only RCT recall.
 `--sample rct:50` draws records labelled `rct` from text alone for a hand check.
 """
 
@@ -58,6 +60,7 @@ MAX_ARTICLE_BYTES = 2_000_000
 EXCERPT = 300
 DEFAULT_SEED = 41
 EXCLUDED, UNKNOWN = "excluded", "unknown"
+_ANY_RANDOM = re.compile(r"random", re.IGNORECASE)
 
 _SYNTHESIS = frozenset({"meta-analysis", "systematic review", "network meta-analysis"})
 _GUIDELINE = frozenset(
@@ -306,6 +309,7 @@ class _Tally:
         self.sample_design = sample_design
         self.candidates: list[dict[str, str]] = []
         self.classify_s = 0.0
+        self.rct = Counter[str]()
 
     def add(self, record: PubMedRecord, classify: Any) -> None:
         self.records += 1
@@ -330,6 +334,17 @@ class _Tally:
                 self.confusion_abstract[reference][label] += 1
         if label == self.sample_design:
             self.candidates.append(_excerpt(record))
+        if reference == "rct":
+            self._count_rct(record, label)
+
+    def _count_rct(self, record: PubMedRecord, label: str) -> None:
+        """What the text of a reference RCT offers: an abstract, and any word of "random"."""
+        says_random = bool(_ANY_RANDOM.search(f"{record.title or ''} {record.abstract_text}"))
+        self.rct["reference"] += 1
+        self.rct["without_abstract"] += not record.abstract
+        self.rct["text_says_random"] += says_random
+        self.rct["labelled_rct"] += label == "rct"
+        self.rct["labelled_rct_when_text_says_random"] += says_random and label == "rct"
 
     def summary(self) -> dict[str, Any]:
         measured = sum(sum(row.values()) for row in self.confusion.values())
@@ -352,7 +367,18 @@ class _Tally:
             "text_only_labels": dict(self.labels.most_common()),
             "text_only_labels_on_unknown_reference": dict(self.labels_unknown.most_common()),
             "labels_with_types_and_mesh": dict(self.labels_metadata.most_common()),
+            "rct_text_ceiling": self._rct_ceiling(),
         }
+
+    def _rct_ceiling(self) -> dict[str, Any]:
+        """How far text can go on RCTs: a trial whose title and abstract never use a word of
+        "random" states no randomization, so a reader of the text cannot call it an RCT."""
+        figures: dict[str, Any] = dict(self.rct)
+        figures["recall_ceiling"] = _ratio(self.rct["text_says_random"], self.rct["reference"])
+        figures["recall_within_ceiling"] = _ratio(
+            self.rct["labelled_rct_when_text_says_random"], self.rct["text_says_random"]
+        )
+        return figures
 
 
 def _excerpt(record: PubMedRecord) -> dict[str, str]:

@@ -182,3 +182,22 @@ def test_a_run_reports_the_reference_the_confusion_and_a_seeded_sample(tmp_path:
 def test_a_malformed_sample_option_is_refused() -> None:
     with pytest.raises(SystemExit):
         design_text.run(quick=True, argv=["--sample", "rct"])
+
+
+def test_the_rct_ceiling_counts_the_trials_whose_text_never_says_random(tmp_path: Path) -> None:
+    blind = "In this double-blind trial, 40 patients took drug or placebo. Pain fell with the drug."
+    articles = [
+        _article(1, "Drug for pain", _RCT_TEXT, "Randomized Controlled Trial", "Humans"),
+        _article(2, "Drug for gout", _RCT_TEXT, "Randomized Controlled Trial", "Humans"),
+        _article(3, "Drug for acne", blind, "Randomized Controlled Trial", "Humans"),
+        _article(4, "Drug for cough", blind, "Clinical Trial", "Humans"),
+    ]
+    text = '<?xml version="1.0"?>\n<PubmedArticleSet>' + "".join(articles) + "</PubmedArticleSet>"
+    (tmp_path / "c.xml.gz").write_bytes(gzip.compress(text.encode()))
+    out = design_text.run(quick=True, argv=["--data", str(tmp_path), "--files", "c.xml.gz"])
+    ceiling = out["files"]["c.xml.gz"]["rct_text_ceiling"]
+    assert ceiling["reference"] == 3
+    assert ceiling["text_says_random"] == 2
+    assert ceiling["recall_ceiling"] == pytest.approx(2 / 3, abs=0.001)
+    assert ceiling["labelled_rct"] == 2
+    assert ceiling["recall_within_ceiling"] == 1.0
