@@ -554,7 +554,8 @@ ALL_SYNTHETIC = "humans[mh] OR animals[mh]"  # every synthetic article carries o
 
 
 async def _count(fake: FakeEutilsServer, mindate: str, maxdate: str) -> int:
-    async with httpx.AsyncClient() as http:
+    # The fake's first search of a large corpus can outlast httpx's 5 s default on a busy machine.
+    async with httpx.AsyncClient(timeout=60) as http:
         params = {
             "db": "pubmed",
             "term": ALL_SYNTHETIC,
