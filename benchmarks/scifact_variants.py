@@ -126,12 +126,21 @@ def evaluate(
 
 
 def run(quick: bool, argv: list[str]) -> dict[str, Any]:
-    """The figures of each variant (`--quick`: the first 100 queries); `--lexical` runs the
-    BM25-side experiments of `benchmarks.scifact_lexical` instead."""
+    """The figures of each variant (`--quick`: the first 100 queries). `--lexical` runs the
+    BM25-side experiments of `benchmarks.scifact_lexical` instead, `--adaptive` the per-query
+    ones (`benchmarks.scifact_lexical.adaptive`)."""
     if "--lexical" in argv:
         from benchmarks.scifact_lexical.variants import run as lexical
 
         return lexical([a for a in argv if a != "--lexical"])
+    if "--sentences" in argv:
+        from benchmarks.scifact_lexical.sentences import run as sentence_arm
+
+        return sentence_arm([a for a in argv if a != "--sentences"])
+    if "--adaptive" in argv:
+        from benchmarks.scifact_lexical.adaptive import run as adaptive
+
+        return adaptive([a for a in argv if a != "--adaptive"])
     parser = argparse.ArgumentParser(prog="python -m benchmarks scifact_variants")
     parser.add_argument("--split", choices=("train", "dev", "test"), default="train")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
