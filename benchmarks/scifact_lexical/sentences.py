@@ -16,6 +16,8 @@ embedding cache (`--cache`). Variants, each over the same candidates and the pro
 
 - `chunk blend L`: the same blend per chunk, from the chunk's own sentences (what a store can
   hold beside each chunk's vector).
+- `chunk three arms S`: a third arm ranking chunks by their best own sentence, fused with the
+  chunk arm and BM25, the sentence arm taking a share S of the dense weight.
 
 `--grid` scores the train split only. With `--test`, the fixed rule, the best train variant and
 the best chunk-level blend on train are scored once on test.
@@ -185,6 +187,8 @@ def variants(grid: bool) -> dict[str, tuple[str, float, float]]:
             out[f"blend {blend} top-2 mean"] = ("blend2", blend, ALPHA)
     for blend in (0.25, 0.5, 0.75):
         out[f"chunk blend {blend}"] = ("chunk blend", blend, ALPHA)
+    for share in (0.25, 0.5, 0.75):
+        out[f"chunk three arms {share}"] = ("chunk three", share, ALPHA)
     return out
 
 
@@ -199,6 +203,12 @@ def _arms(
         dense = arm.arm(sent)
     elif kind == "blend":
         dense = arm.arm(value * chunk + (1 - value) * sent)
+    elif kind == "chunk three":
+        return [
+            (alpha * (1 - value), chunk_dense),
+            (alpha * value, arm.chunk_blend(query, 0.0)),
+            (1 - alpha, keyword),
+        ]
     elif kind == "chunk blend":
         dense = arm.chunk_blend(query, value)
     elif kind == "blend2":
@@ -279,7 +289,8 @@ def run(argv: list[str]) -> dict[str, Any]:
             raise SystemExit("train and test candidates come from different indexes")
         data = load_beir(args.data, "test")
         chunk_level = max(
-            (n for n in out["train"] if names[n][0] == "chunk blend"), key=out["train"].__getitem__
+            (n for n in out["train"] if names[n][0].startswith("chunk ")),
+            key=out["train"].__getitem__,
         )
         chosen = {n: names[n] for n in dict.fromkeys(["chunk", best, chunk_level])}
         out["test"] = score(harness, arm, data, test.queries, chosen)
