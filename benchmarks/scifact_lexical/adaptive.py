@@ -22,21 +22,24 @@ are chosen on train; the chosen pair is scored once on test.
 
 from __future__ import annotations
 
-import argparse
 import json
-import pickle
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks.machine import describe, loadavg
-from benchmarks.scifact_lexical.variants import ARM, Harness
+from benchmarks.scifact_lexical.common import (
+    Judge,
+    dense_top,
+    experiment_parser,
+    load_candidates,
+    say,
+)
+from benchmarks.scifact_lexical.variants import ARM, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
 from benchmarks.scifact_variants import Collected
-from biomcp.eval.beir import BeirDataset, beir_pmids, load_beir
-from biomcp.eval.metrics import score_ranking
+from biomcp.eval.beir import BeirDataset, load_beir
 
 ALPHAS = np.round(np.linspace(0.0, 1.0, 11), 2)
 DEFAULT = 6  # index of alpha 0.6, the product's weight
@@ -90,23 +93,17 @@ def sweep(
     harness: Harness, data: BeirDataset, queries: dict[str, Candidates]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features and nDCG@10 at every alpha (agent path), one row per query."""
-    beir_id = {
-        f"pmid:{pmid}": doc for doc, pmid in beir_pmids(d.doc_id for d in data.documents).items()
-    }
+    judge = Judge(data)
     x, y = [], []
     for qid, cands in queries.items():
-        dense, keyword = harness.dense(cands), _arm(cands.keyword)
+        dense, keyword = harness.dense(cands), harness.keyword(cands, STORE)
         row = []
         for alpha in ALPHAS:
             docs = harness.rank(cands, [(alpha, dense), (1 - alpha, keyword)], True)
-            row.append(score_ranking([beir_id.get(d, d) for d in docs], data.qrels[qid])["ndcg@10"])
+            row.append(judge.ndcg(qid, docs))
         x.append(features(harness, cands))
         y.append(row)
     return np.array(x, dtype=np.float64), np.array(y, dtype=np.float64)
-
-
-def _arm(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
-    return np.array([p for p, _ in hits], dtype=np.int64), np.array([s for _, s in hits])
 
 
 class Ridge:
@@ -143,13 +140,6 @@ def _cross_validated(model: Any, x: np.ndarray, y: np.ndarray, seed: int = 7) ->
     return float(y[np.arange(len(x)), chosen].mean())
 
 
-def _exact_dense(vectors: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    scores = vectors @ query
-    pos = np.argpartition(-scores, ARM - 1)[:ARM]
-    pos = pos[np.argsort(-scores[pos], kind="stable")]
-    return pos.astype(np.int64), scores[pos].astype(np.float64)
-
-
 def feedback_sweep(
     harness: Harness,
     data: BeirDataset,
@@ -158,14 +148,12 @@ def feedback_sweep(
 ) -> dict[str, float]:
     """Mean nDCG@10 (agent path) of dense feedback for each (k, beta), and of the exact
     dense arm without feedback (beta 0) as the baseline."""
-    beir_id = {
-        f"pmid:{pmid}": doc for doc, pmid in beir_pmids(d.doc_id for d in data.documents).items()
-    }
+    judge = Judge(data)
     vectors = harness.corpus.vectors.astype(np.float32)
     alpha = ALPHAS[DEFAULT]
     sums = {f"k {k} beta {b}": 0.0 for k, b in [(0, 0.0), *pairs]}
     for qid, cands in queries.items():
-        keyword = _arm(cands.keyword)
+        keyword = harness.keyword(cands, STORE)
         q = np.asarray(cands.vector, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
         first = harness.rank(cands, [(alpha, harness.dense(cands)), (1 - alpha, keyword)], True)
@@ -176,41 +164,33 @@ def feedback_sweep(
         for k, beta in [(0, 0.0), *pairs]:
             shifted = q + beta * vectors[best_chunk[:k]].mean(0) if k else q
             shifted = shifted / (np.linalg.norm(shifted) or 1.0)
-            dense = _exact_dense(vectors, shifted)
+            dense = dense_top(vectors @ shifted, ARM)
             docs = harness.rank(cands, [(alpha, dense), (1 - alpha, keyword)], True)
-            ranked = [beir_id.get(d, d) for d in docs]
-            sums[f"k {k} beta {beta}"] += score_ranking(ranked, data.qrels[qid])["ndcg@10"]
+            sums[f"k {k} beta {beta}"] += judge.ndcg(qid, docs)
     return {name: round(total / len(queries), 4) for name, total in sums.items()}
 
 
+STORE = Lexical(store=True)  # the store's own BM25 arm
 FEEDBACK = [(k, b) for k in (1, 3, 5, 10) for b in (0.25, 0.5, 1.0)]
 
 
 def run(argv: list[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks scifact_variants --adaptive")
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
-    parser.add_argument("--train", type=Path, required=True, help="train candidates (pickle)")
-    parser.add_argument("--test", type=Path, help="test candidates (pickle); scored once")
-    args = parser.parse_args(argv)
+    args = experiment_parser("--adaptive").parse_args(argv)
     if not (args.data / "corpus.jsonl").is_file():
         return {"benchmark": "scifact_adaptive_alpha", "skipped": "no SciFact data at --data"}
     load_before = loadavg()
 
-    def say(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
     split: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     feedback: dict[str, dict[str, float]] = {}
+    first: Collected | None = None
     harness = None
     for name, path in (("train", args.train), ("test", args.test)):
         if path is None:
             continue
-        collected: Collected = pickle.loads(path.read_bytes())  # noqa: S301 (own file)
+        collected = load_candidates(path, like=first)
         data = load_beir(args.data, name)
         if harness is None:
-            harness = Harness(data, collected.corpus)
-        elif collected.corpus.uuids != harness.corpus.uuids:
-            raise SystemExit("train and test candidates come from different indexes")
+            first, harness = collected, Harness(data, collected.corpus)
         say(f"sweeping {name}: {len(collected.queries)} queries x {len(ALPHAS)} alphas")
         split[name] = sweep(harness, data, collected.queries)
         if name == "train":

@@ -25,10 +25,8 @@ the best chunk-level blend on train are scored once on test.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import pickle
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,12 +35,17 @@ import numpy as np
 
 from benchmarks.machine import describe, loadavg
 from benchmarks.scifact_lexical import chunk_fields
+from benchmarks.scifact_lexical.common import (
+    Judge,
+    dense_top,
+    experiment_parser,
+    load_candidates,
+    say,
+)
 from benchmarks.scifact_lexical.variants import ARM, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
-from benchmarks.scifact_variants import Collected
 from biomcp.domain.chunking import sentence_spans
 from biomcp.eval.beir import BeirDataset, beir_pmids, load_beir
-from biomcp.eval.metrics import score_ranking
 
 ALPHA = 0.6
 BATCH = 256
@@ -138,10 +141,7 @@ class SentenceArm:
         q = query / (np.linalg.norm(query) or 1.0)
         best = np.full(len(self.chunk_vectors), -1.0)
         np.maximum.at(best, self.chunk_sentence_owner, self.chunk_sentence_vectors @ q)
-        blended = share * (self.chunk_vectors @ q) + (1 - share) * best
-        pos = np.argpartition(-blended, ARM - 1)[:ARM]
-        pos = pos[np.argsort(-blended[pos], kind="stable")]
-        return pos.astype(np.int64), blended[pos].astype(np.float64)
+        return dense_top(share * (self.chunk_vectors @ q) + (1 - share) * best, ARM)
 
     def paper_scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each paper's best sentence cosine, best chunk cosine, and the mean of its two best
@@ -230,9 +230,7 @@ def score(
     names: dict[str, tuple[str, float, float]],
 ) -> dict[str, float]:
     """Mean nDCG@10 on the agent path of each named variant."""
-    beir_id = {
-        f"pmid:{pmid}": doc for doc, pmid in beir_pmids(d.doc_id for d in data.documents).items()
-    }
+    judge = Judge(data)
     sums = dict.fromkeys(names, 0.0)
     for qid, cands in queries.items():
         keyword = harness.keyword(cands, _STORE)
@@ -242,16 +240,12 @@ def score(
             vector = np.asarray(cands.vector, dtype=np.float32)
             arms = _arms(kind, value, alpha, keyword, chunk_dense, arm, scores, vector)
             docs = harness.rank(cands, arms, True)
-            ranked = [beir_id.get(d, d) for d in docs]
-            sums[name] += score_ranking(ranked, data.qrels[qid])["ndcg@10"]
+            sums[name] += judge.ndcg(qid, docs)
     return {name: round(total / len(queries), 4) for name, total in sums.items()}
 
 
 def run(argv: list[str]) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks scifact_variants --sentences")
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
-    parser.add_argument("--train", type=Path, required=True, help="train candidates (pickle)")
-    parser.add_argument("--test", type=Path, help="test candidates (pickle); scored once")
+    parser = experiment_parser("--sentences")
     parser.add_argument("--cache", type=Path, help="embedding cache for the sentences")
     parser.add_argument("--grid", action="store_true", help="explore on train only")
     parser.add_argument("--window", type=int, default=1, help="sentences per paper-level unit")
@@ -260,10 +254,7 @@ def run(argv: list[str]) -> dict[str, Any]:
         return {"benchmark": "scifact_sentence_arm", "skipped": "no SciFact data at --data"}
     load_before = loadavg()
 
-    def say(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    train: Collected = pickle.loads(args.train.read_bytes())  # noqa: S301 (own file)
+    train = load_candidates(args.train)
     data = load_beir(args.data, "train")
     harness = Harness(data, train.corpus)
     texts, owners = sentences(data, args.window)
@@ -284,9 +275,7 @@ def run(argv: list[str]) -> dict[str, Any]:
     }
     if args.test is not None and not args.grid:
         best = max(out["train"], key=out["train"].__getitem__)
-        test: Collected = pickle.loads(args.test.read_bytes())  # noqa: S301 (own file)
-        if test.corpus.uuids != train.corpus.uuids:
-            raise SystemExit("train and test candidates come from different indexes")
+        test = load_candidates(args.test, like=train)
         data = load_beir(args.data, "test")
         chunk_level = max(
             (n for n in out["train"] if names[n][0].startswith("chunk ")),
