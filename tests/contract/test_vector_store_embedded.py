@@ -123,6 +123,39 @@ def test_bm25_only_hits_carry_their_exact_cosine(tmp_path: Path) -> None:
         assert hit.sim == pytest.approx(float(np.dot(query, by_uuid[hit.uuid].vector)), abs=1e-5)
 
 
+def test_a_file_made_before_sentence_vectors_reads_none_and_gains_them(tmp_path: Path) -> None:
+    corpus = _random_chunks(6)
+    query = corpus[0].vector
+
+    async def write_old() -> None:
+        store = await _store_with(tmp_path, corpus)
+        await store.aclose()
+
+    run(write_old())
+    rows = sqlite3.connect(tmp_path / "Chunks" / "rows.sqlite")
+    rows.execute("DROP TABLE sentences")  # the layout before sentence vectors
+    rows.commit()
+    rows.close()
+
+    async def scenario() -> tuple[dict[str, float], ChunkRecord, dict[str, float]]:
+        store = EmbeddedVectorStore(tmp_path)
+        try:
+            before = await store.sentence_scores("Chunks", [c.uuid for c in corpus], query)
+            (old,) = await store.fetch_chunks("Chunks", [corpus[1].uuid])
+            with_sentences = replace(corpus[1], sentence_vectors=(query, corpus[2].vector))
+            assert (await store.upsert_chunks("Chunks", [with_sentences])).errors == ()
+            after = await store.sentence_scores("Chunks", [c.uuid for c in corpus], query)
+            return before, old, after
+        finally:
+            await store.aclose()
+
+    before, old, after = run(scenario())
+    assert before == {}
+    assert old.sentence_vectors == ()
+    assert set(after) == {corpus[1].uuid}
+    assert after[corpus[1].uuid] == pytest.approx(1.0, abs=2e-3)
+
+
 @pytest.mark.parametrize(
     ("query", "matches"),
     [

@@ -35,6 +35,7 @@ import pytest
 
 from biomcp.domain.fusion import ranked_fusion, relative_score_fusion
 from biomcp.ports.vectors import (
+    MAX_SENTENCE_VECTORS,
     ChunkRecord,
     CollectionNotFoundError,
     EmbeddingMismatchError,
@@ -795,6 +796,105 @@ class VectorStoreContract:
                 }
                 assert replace(got, vector=(), facets={}) == replace(original, vector=(), facets={})
             assert await store.fetch_chunks(name, []) == []
+
+        self.run(store_factory, scenario)
+
+    # --- sentence vectors ----------------------------------------------------------------
+
+    def _with_sentences(self, dim: int) -> list[ChunkRecord]:
+        """The corpus with sentence vectors on two chunks (two and three sentences)."""
+        corpus = self.corpus(dim)
+        corpus[0] = replace(
+            corpus[0],
+            sentence_vectors=(
+                unit_vector(dim, toward=3, sim=0.6),
+                unit_vector(dim, toward=5, sim=0.95),
+            ),
+        )
+        corpus[2] = replace(
+            corpus[2],
+            sentence_vectors=tuple(unit_vector(dim, seed=s) for s in (11, 12, 13)),
+        )
+        return corpus
+
+    def test_a_chunk_is_scored_by_its_best_sentence(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            corpus = self._with_sentences(dim)
+            name = await self._filled(store, dim, corpus)
+            query = unit_vector(dim, toward=5)
+            wanted = [c.uuid for c in corpus] + [str(uuid.uuid4())]
+            scores = await store.sentence_scores(name, wanted, query)
+            # Only the chunks stored with sentence vectors are scored.
+            assert set(scores) == {corpus[0].uuid, corpus[2].uuid}
+            assert scores[corpus[0].uuid] == pytest.approx(0.95, abs=2e-3)
+            best = max(dot(v, query) for v in corpus[2].sentence_vectors)
+            assert scores[corpus[2].uuid] == pytest.approx(best, abs=2e-3)
+            assert await store.sentence_scores(name, [], query) == {}
+
+        self.run(store_factory, scenario)
+
+    def test_sentence_vectors_are_replaced_read_back_and_deleted_with_their_chunk(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            corpus = self._with_sentences(dim)
+            name = await self._filled(store, dim, corpus)
+            fetched = {c.uuid: c for c in await store.fetch_chunks(name, [corpus[0].uuid])}
+            got = fetched[corpus[0].uuid].sentence_vectors
+            assert len(got) == 2
+            for read, written in zip(got, corpus[0].sentence_vectors, strict=True):
+                assert list(read) == pytest.approx(list(written), abs=2e-3)
+            # What was read back can be written again as it is (a restore).
+            report = await store.upsert_chunks(name, [fetched[corpus[0].uuid]])
+            assert report.errors == ()
+            paged = [c for c in await store.page_chunks(name, limit=10) if c.uuid == corpus[2].uuid]
+            assert len(paged[0].sentence_vectors) == 3
+            # A chunk written again without sentence vectors has none.
+            await store.upsert_chunks(name, [replace(corpus[2], sentence_vectors=())])
+            query = unit_vector(dim, toward=5)
+            scores = await store.sentence_scores(name, [corpus[0].uuid, corpus[2].uuid], query)
+            assert set(scores) == {corpus[0].uuid}
+            await store.delete_chunks(name, corpus[0].doc_id, keep={corpus[1].chunk_id})
+            assert await store.sentence_scores(name, [corpus[0].uuid], query) == {}
+
+        self.run(store_factory, scenario)
+
+    def test_a_chunk_with_an_invalid_sentence_vector_is_refused_alone(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            name = _name()
+            await store.ensure_schema(name, dim=dim, model_id=MODEL)
+            good = self._with_sentences(dim)[0]
+            bad = [
+                replace(good, uuid=str(uuid.uuid4()), sentence_vectors=(vector,))
+                for vector in (
+                    unit_vector(dim - 1, seed=1),
+                    [2.0 * x for x in unit_vector(dim, seed=2)],
+                    [math.nan] * dim,
+                )
+            ]
+            many = tuple(unit_vector(dim, seed=s) for s in range(MAX_SENTENCE_VECTORS + 1))
+            bad.append(replace(good, uuid=str(uuid.uuid4()), sentence_vectors=many))
+            report = await store.upsert_chunks(name, [*bad, good])
+            assert report.upserted == 1
+            assert sorted(e.uuid for e in report.errors) == sorted(c.uuid for c in bad)
+            assert all("sentence vector" in e.message for e in report.errors)
+            assert await store.existing_uuids(name, [c.uuid for c in bad]) == set()
+
+        self.run(store_factory, scenario)
+
+    def test_sentence_scores_refuse_an_invalid_query_vector(
+        self, store_factory: StoreFactory, dim: int
+    ) -> None:
+        async def scenario(store: VectorStore) -> None:
+            name = await self._filled(store, dim, self._with_sentences(dim))
+            with pytest.raises(InvalidVectorError):
+                await store.sentence_scores(name, [], unit_vector(dim - 1, seed=1))
+            with pytest.raises(CollectionNotFoundError):
+                await store.sentence_scores(_name(), [], unit_vector(dim, seed=1))
 
         self.run(store_factory, scenario)
 

@@ -44,6 +44,7 @@ __all__ = [
     "chunking_for_window",
     "clip_to_tokens",
     "sentence_spans",
+    "sentence_units",
     "split_text",
 ]
 
@@ -213,6 +214,26 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 # --- units and packing ---------------------------------------------------------------------
+
+
+#: The most sentences of one chunk that are embedded apart (`sentence_units`).
+MAX_SENTENCE_UNITS = 32
+
+
+def sentence_units(text: str, limit: int = MAX_SENTENCE_UNITS) -> list[str]:
+    """The sentences of a chunk's text, embedded one by one so that a search can score the
+    chunk by its best sentence.
+
+    Each line is split apart, so the title line is a unit of its own. A chunk of one unit
+    gets none: its own vector is that sentence's. Only the first `limit` units are kept.
+    """
+    units = [
+        piece
+        for line in text.splitlines()
+        for start, end in sentence_spans(line)
+        if (piece := line[start:end].strip())
+    ]
+    return units[:limit] if len(units) > 1 else []
 
 
 class _Counter:

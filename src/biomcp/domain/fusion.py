@@ -9,6 +9,9 @@
 
 Ties are broken by the key, so results are deterministic.
 
+A third arm ranks chunks by their best sentence (`fuse_arms`): it takes `SENTENCE_SHARE` of
+the vector arm's weight, and both forms of fusion treat it as one more arm.
+
 The ranking above the stores (`usecases.ranking`) takes `candidate_count(limit)` candidates
 from each arm before fusing, for every store and for the corpus and projects alike.
 """
@@ -23,7 +26,10 @@ __all__ = [
     "CANDIDATES_FACTOR",
     "CANDIDATES_MIN",
     "RRF_K",
+    "SENTENCE_SHARE",
+    "Arm",
     "candidate_count",
+    "fuse_arms",
     "ranked_fusion",
     "relative_score_fusion",
 ]
@@ -31,6 +37,12 @@ __all__ = [
 RRF_K = 60
 CANDIDATES_FACTOR = 5
 CANDIDATES_MIN = 100
+#: The share of the vector arm's weight that the best-sentence arm takes (chosen on SciFact's
+#: train split; benchmarks/README.md).
+SENTENCE_SHARE = 0.5
+
+#: One arm of a fusion: its weight and its (key, raw score) candidates, any order.
+Arm = tuple[float, Sequence[tuple[str, float]]]
 
 
 def candidate_count(
@@ -66,13 +78,7 @@ def relative_score_fusion(
 ) -> list[tuple[str, float]]:
     """(key, fused score) best first. Arms are (key, raw score) lists, any order."""
     _check_alpha(alpha)
-    vec = _normalized(vector_hits)
-    kw = _normalized(keyword_hits)
-    fused = {
-        key: alpha * vec.get(key, 0.0) + (1 - alpha) * kw.get(key, 0.0)
-        for key in vec.keys() | kw.keys()
-    }
-    return _ordered(fused)
+    return fuse_arms([(alpha, vector_hits), (1 - alpha, keyword_hits)])
 
 
 def ranked_fusion(
@@ -83,9 +89,21 @@ def ranked_fusion(
 ) -> list[tuple[str, float]]:
     """(key, fused score) best first, by weighted reciprocal rank."""
     _check_alpha(alpha)
+    return fuse_arms([(alpha, vector_hits), (1 - alpha, keyword_hits)], ranked=True, k=k)
+
+
+def fuse_arms(
+    arms: Sequence[Arm], *, ranked: bool = False, k: int = RRF_K
+) -> list[tuple[str, float]]:
+    """(key, fused score) best first over any number of weighted arms: each arm's
+    normalized score times its weight, summed (`ranked`: weight / (k + rank) instead)."""
     fused: dict[str, float] = {}
-    for weight, hits in ((alpha, vector_hits), (1 - alpha, keyword_hits)):
-        ranked = sorted(hits, key=lambda item: (-item[1], item[0]))
-        for rank, (key, _) in enumerate(ranked, start=1):
-            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    for weight, hits in arms:
+        if ranked:
+            order = sorted(hits, key=lambda item: (-item[1], item[0]))
+            for rank, (key, _) in enumerate(order, start=1):
+                fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+        else:
+            for key, value in _normalized(hits).items():
+                fused[key] = fused.get(key, 0.0) + weight * value
     return _ordered(fused)

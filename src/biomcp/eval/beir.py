@@ -27,6 +27,7 @@ from typing import Any
 
 from biomcp.domain.chunking import ChunkingConfig, chunking_for_window
 from biomcp.domain.evidence import classify_evidence
+from biomcp.domain.fusion import SENTENCE_SHARE
 from biomcp.domain.quality import score_quality
 from biomcp.domain.records import AbstractSection, PubMedRecord
 from biomcp.domain.versioning import content_hash
@@ -40,6 +41,7 @@ from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.search import SearchConfig, SearchCorpus, SearchHit
 
 __all__ = [
+    "ABLATIONS",
     "MODES",
     "BeirDataset",
     "BeirDocument",
@@ -56,6 +58,9 @@ __all__ = [
 ]
 
 MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
+#: Modes named only on request: the hybrid ones without the best-sentence arm, for a before
+#: and after in one run.
+ABLATIONS = ("hybrid-chunks", "hybrid-chunks+rerank")
 #: The day quality scores are computed for (fixed, so reports are reproducible).
 EVAL_DAY = date(2025, 1, 1)
 
@@ -225,35 +230,40 @@ def budget_chunking(max_tokens: int) -> ChunkingConfig:
 
 @dataclass(frozen=True, slots=True)
 class Mode:
-    """One way of searching: `alpha` weighs the vector arm, `quality_bias` adds the rerank."""
+    """One way of searching: `alpha` weighs the vector arm, `quality_bias` adds the rerank,
+    `sentence_share` is the vector weight's share ranking chunks by their best sentence."""
 
     name: str
     alpha: float
     fusion: Fusion
     quality_bias: bool
+    sentence_share: float = SENTENCE_SHARE
 
 
 def modes_for(names: Iterable[str], *, alpha: float, fusion: Fusion) -> list[Mode]:
-    """The modes named (`all` for every one), in `MODES` order.
+    """The modes named (`all` for every one of `MODES`), in `MODES` then `ABLATIONS` order.
 
     Raises:
         InvalidRequestError: an unknown mode name.
     """
     wanted = {n.strip().lower() for n in names if n.strip()} or {"all"}
-    unknown = wanted - {*MODES, "all"}
+    unknown = wanted - {*MODES, *ABLATIONS, "all"}
     if unknown:
         raise InvalidRequestError(
-            f"unknown mode {', '.join(sorted(unknown))}: use {', '.join(MODES)} or all"
+            f"unknown mode {', '.join(sorted(unknown))}: "
+            f"use {', '.join((*MODES, *ABLATIONS))} or all"
         )
     if "all" in wanted:
-        wanted = set(MODES)
+        wanted = (wanted - {"all"}) | set(MODES)
     table = {
         "bm25": Mode("bm25", 0.0, fusion, False),
         "vector": Mode("vector", 1.0, fusion, False),
         "hybrid": Mode("hybrid", alpha, fusion, False),
         "hybrid+rerank": Mode("hybrid+rerank", alpha, fusion, True),
+        "hybrid-chunks": Mode("hybrid-chunks", alpha, fusion, False, 0.0),
+        "hybrid-chunks+rerank": Mode("hybrid-chunks+rerank", alpha, fusion, True, 0.0),
     }
-    return [table[name] for name in MODES if name in wanted]
+    return [table[name] for name in (*MODES, *ABLATIONS) if name in wanted]
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +297,7 @@ class ModeResult:
             "alpha": self.mode.alpha,
             "fusion": str(self.mode.fusion),
             "quality_bias": self.mode.quality_bias,
+            "sentence_share": self.mode.sentence_share,
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
             "queries": self.queries,
             "seconds": round(self.seconds, 3),
@@ -429,7 +440,9 @@ class BeirEvaluation:
         self, data: BeirDataset, mode: Mode, *, progress: Progress | None = None
     ) -> ModeResult:
         """Run every query of `data` in `mode` and score the document rankings."""
-        config = replace(self.search, alpha=mode.alpha, fusion=mode.fusion)
+        config = replace(
+            self.search, alpha=mode.alpha, fusion=mode.fusion, sentence_share=mode.sentence_share
+        )
         search = SearchCorpus(self._vectors, self._embedder, config=config)
         pmids = beir_pmids(d.doc_id for d in data.documents)
         beir_id = {f"pmid:{pmid}": doc_id for doc_id, pmid in pmids.items()}

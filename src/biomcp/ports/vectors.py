@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 __all__ = [
+    "MAX_SENTENCE_VECTORS",
     "NORM_TOLERANCE",
     "ArmHit",
     "Arms",
@@ -34,11 +35,14 @@ __all__ = [
     "VectorStoreBusyError",
     "VectorStoreError",
     "VectorStoreUnavailableError",
+    "check_sentence_vectors",
     "check_unit_vector",
 ]
 
 #: How far from 1 a vector's norm may be.
 NORM_TOLERANCE = 1e-3
+#: The most sentence vectors one chunk may carry.
+MAX_SENTENCE_VECTORS = 64
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -97,7 +101,9 @@ class ChunkRecord:
     """One chunk to store. `uuid` is the stable key (`uuid5(ns, f"{doc_id}:{chunk_id}")` for
     PubMed chunks); `doc_id` is `pmid:<digits>` for the corpus, any id within a project.
     `metadata` is a JSON object (nested values allowed) returned with every hit; `facets` are
-    the keyword values a `SearchFilters.facets` filter matches (tags, citekey, source...)."""
+    the keyword values a `SearchFilters.facets` filter matches (tags, citekey, source...).
+    `sentence_vectors` let a search score the chunk by its best sentence
+    (`VectorStore.sentence_scores`)."""
 
     uuid: str
     doc_id: str
@@ -116,6 +122,9 @@ class ChunkRecord:
     has_numbers: bool | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     facets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The unit vectors of the chunk's sentences, same model as `vector` (empty: none kept,
+    #: as for a chunk of one sentence). Stores may keep them at half precision.
+    sentence_vectors: tuple[Sequence[float], ...] = ()
 
     @property
     def pmid(self) -> str | None:
@@ -198,6 +207,22 @@ def check_unit_vector(vector: Sequence[float], dim: int) -> list[float]:
     return values
 
 
+def check_sentence_vectors(vectors: Sequence[Sequence[float]], dim: int) -> list[list[float]]:
+    """The sentence vectors as floats, or InvalidVectorError saying which one is not a unit
+    vector of `dim` dimensions, or that there are more than `MAX_SENTENCE_VECTORS`."""
+    if len(vectors) > MAX_SENTENCE_VECTORS:
+        raise InvalidVectorError(
+            f"{len(vectors)} sentence vectors; a chunk carries at most {MAX_SENTENCE_VECTORS}"
+        )
+    checked = []
+    for i, vector in enumerate(vectors):
+        try:
+            checked.append(check_unit_vector(vector, dim))
+        except InvalidVectorError as exc:
+            raise InvalidVectorError(f"sentence vector {i}: {exc}") from None
+    return checked
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectError:
     uuid: str
@@ -252,8 +277,9 @@ class VectorStore(Protocol):
         ...
 
     async def upsert_chunks(self, collection: str, chunks: Sequence[ChunkRecord]) -> UpsertReport:
-        """Insert or replace chunks by uuid (idempotent). A chunk with an invalid vector is
-        reported in `errors` and not written; the others are.
+        """Insert or replace chunks by uuid (idempotent). A chunk with an invalid vector (its
+        own or one of its sentence vectors) is reported in `errors` and not written; the
+        others are.
 
         Raises:
             CollectionNotFoundError, VectorStoreUnavailableError.
@@ -300,6 +326,18 @@ class VectorStore(Protocol):
     ) -> list[VectorHit]:
         """The stored chunks of `uuids` as hits (score 0, `bm25` None), in no set order; uuids
         not stored are left out. With `vector`, each hit's `sim` is its exact cosine to it.
+
+        Raises:
+            InvalidVectorError: a query vector of the wrong dimension or not unit length.
+            CollectionNotFoundError, VectorStoreUnavailableError.
+        """
+        ...
+
+    async def sentence_scores(
+        self, collection: str, uuids: Collection[str], vector: Sequence[float]
+    ) -> dict[str, float]:
+        """uuid -> the highest cosine of the chunk's sentence vectors to `vector`, for each of
+        `uuids` stored with sentence vectors (the others are left out).
 
         Raises:
             InvalidVectorError: a query vector of the wrong dimension or not unit length.

@@ -7,6 +7,9 @@ A store finds (`VectorStore.search_arms`, `VectorStore.hits`); this module ranks
   vector) is not run;
 * fusion, as Weaviate does it (`biomcp.domain.fusion`): relative-score fusion by default
   (each arm min-max normalized, `alpha` weighting the vector arm), or ranked fusion;
+* the best sentence: when the candidates' chunks carry sentence vectors, a third arm ranks
+  them by their best sentence's cosine (a chunk without any by its own cosine) and takes
+  `SENTENCE_SHARE` of the vector arm's weight; with none, the two arms fuse alone;
 * exact cosines: `sim` is reported for every hit when a query vector is given (a BM25-only
   hit's cosine comes from its stored vector), `bm25` for the hits the BM25 arm returned;
 * the quality rerank (spec 03 section 7) and the output scores of a corpus search;
@@ -20,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from biomcp.domain.fusion import candidate_count, ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import SENTENCE_SHARE, Arm, candidate_count, fuse_arms
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.quality_bias import tempered_score
 from biomcp.domain.rerank import RerankWeights, asks_for_numbers, detect_intent, rerank_score
@@ -41,9 +44,11 @@ async def hybrid_search(
     alpha: float = 0.5,
     fusion: Fusion = Fusion.RELATIVE_SCORE,
     filters: SearchFilters | None = None,
+    sentence_share: float = SENTENCE_SHARE,
 ) -> list[VectorHit]:
     """The best `limit` chunks of `collection` by fused score (`VectorHit.score`), best first,
-    ties broken by uuid. `vector` None means BM25 only.
+    ties broken by uuid. `vector` None means BM25 only. `sentence_share` is the share of the
+    vector arm's weight that the best-sentence arm takes (0: the chunks' own vectors only).
 
     Raises:
         VectorStoreError: `alpha` outside [0, 1].
@@ -52,6 +57,8 @@ async def hybrid_search(
     """
     if not 0.0 <= alpha <= 1.0 or math.isnan(alpha):
         raise VectorStoreError(f"alpha must be within [0, 1], got {alpha}")
+    if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
+        raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
     weight = 0.0 if vector is None else alpha
     k = candidate_count(limit) if limit > 0 else 0
     arms = await store.search_arms(
@@ -66,8 +73,13 @@ async def hybrid_search(
         return []
     bm25 = dict(arms.keyword)
     sims = dict(arms.vector)
-    fuse = relative_score_fusion if fusion is Fusion.RELATIVE_SCORE else ranked_fusion
-    fused = fuse(list(sims.items()), list(bm25.items()), weight)[:limit]
+    weighted: list[Arm] = [(weight, list(sims.items())), (1 - weight, list(bm25.items()))]
+    if vector is not None and weight > 0.0 and sentence_share > 0.0:
+        sentences = await _sentence_arm(store, collection, vector, sims, bm25, k)
+        if sentences:
+            share = weight * sentence_share
+            weighted = [(weight - share, weighted[0][1]), (share, sentences), weighted[1]]
+    fused = fuse_arms(weighted, ranked=fusion is Fusion.RANKED)[:limit]
     if not fused:
         return []
     found = {h.uuid: h for h in await store.hits(collection, [u for u, _ in fused], vector=vector)}
@@ -81,6 +93,27 @@ async def hybrid_search(
         for uuid, score in fused
         if uuid in found
     ]
+
+
+async def _sentence_arm(
+    store: VectorStore,
+    collection: str,
+    vector: Sequence[float],
+    sims: dict[str, float],
+    bm25: dict[str, float],
+    k: int,
+) -> list[tuple[str, float]]:
+    """The best `k` candidates of both arms by their best sentence's cosine to `vector`; a
+    chunk kept without sentence vectors counts as its one sentence (its own cosine, when the
+    vector arm found it). Empty when no candidate has sentence vectors."""
+    candidates = list(dict.fromkeys([*sims, *bm25]))
+    if not candidates:
+        return []
+    best = await store.sentence_scores(collection, candidates, vector)
+    if not best:
+        return []
+    scored = {u: best[u] if u in best else sims[u] for u in candidates if u in best or u in sims}
+    return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
+from biomcp.domain.fusion import SENTENCE_SHARE
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.registries import REGISTRIES, TRIAL_ID_HELP, normalise_trial_id
 from biomcp.domain.relevance import RelevanceFloor
@@ -87,6 +88,8 @@ class SearchConfig:
     alpha: float = 0.6  # BIOMCP_SEARCH_ALPHA's default (measured: see settings)
     fusion: Fusion = Fusion.RELATIVE_SCORE
     oversample: int = 2
+    #: The share of the vector weight that ranks chunks by their best sentence (`ranking`).
+    sentence_share: float = SENTENCE_SHARE
     weights: RerankWeights = field(default_factory=RerankWeights)
     #: None: no search is judged for relevance (`domain.relevance`).
     floor: RelevanceFloor | None = None
@@ -94,6 +97,8 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+        if not 0.0 <= self.sentence_share <= 1.0:
+            raise ValueError(f"sentence_share must be in [0, 1], got {self.sentence_share}")
         if self.oversample < 1:
             raise ValueError(f"oversample must be >= 1, got {self.oversample}")
 
@@ -325,6 +330,7 @@ class SearchCorpus:
                 alpha=config.alpha,
                 fusion=config.fusion,
                 filters=filters,
+                sentence_share=config.sentence_share,
             )
             retracted = await self._retracted({hit.doc_id for hit in hits})
             if include_retracted or not retracted:

@@ -30,6 +30,7 @@ def _chunks(n: int) -> list[ChunkRecord]:
             pub_types=("Journal Article",),
             metadata={"nested": {"n": i}, "tags": ["x"]},
             facets={"tags": ("x", f"t{i}")},
+            sentence_vectors=tuple(unit_vector(DIM, seed=1000 + i + s) for s in range(i % 3)),
         )
         for i in range(n)
     ]
@@ -64,6 +65,9 @@ def test_an_exported_collection_is_read_back_whole_into_another_store(tmp_path: 
             k: sorted(v) for k, v in original.facets.items()
         }
         assert got.text == original.text
+        assert len(got.sentence_vectors) == len(original.sentence_vectors)
+        for read, written in zip(got.sentence_vectors, original.sentence_vectors, strict=True):
+            assert list(read) == pytest.approx(list(written), abs=2e-3)
         assert dict(got.metadata) == dict(original.metadata)
         assert (got.doc_id, got.section, got.year, got.pub_types) == (
             original.doc_id, original.section, original.year, original.pub_types
@@ -82,6 +86,12 @@ def test_an_exported_collection_is_read_back_whole_into_another_store(tmp_path: 
             b'{"uuid": "u", "doc_id": "d", "chunk_id": "c", "text": "t", "vector": "AAAAAA=="}\n',
             mtime=0,
         ), "dimensions"),
+        (gzip.compress(
+            b'{"format": 1, "collection": "P", "model_id": "m", "dim": 1}\n'
+            b'{"uuid": "u", "doc_id": "d", "chunk_id": "c", "text": "t", "vector": "AACAPw==",'
+            b' "sentences": "AAAA"}\n',
+            mtime=0,
+        ), "sentence vectors unreadable"),
     ],
 )  # fmt: skip
 def test_a_damaged_collection_file_is_refused_with_its_reason(

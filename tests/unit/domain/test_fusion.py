@@ -7,7 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biomcp.domain.errors import InvalidConfigError
-from biomcp.domain.fusion import RRF_K, candidate_count, ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import (
+    RRF_K,
+    candidate_count,
+    fuse_arms,
+    ranked_fusion,
+    relative_score_fusion,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -73,3 +79,31 @@ def test_each_arm_takes_five_times_the_limit_and_at_least_a_hundred(
 ) -> None:
     assert candidate_count(limit) == expected
     assert candidate_count(limit, factor=2, minimum=10) == max(2 * limit, 10)
+
+
+_ARM = st.lists(
+    st.tuples(st.sampled_from("abcdefgh"), st.floats(-5, 5, allow_nan=False)),
+    max_size=8,
+    unique_by=lambda item: item[0],
+)
+
+
+@given(_ARM, _ARM, st.floats(0, 1))
+def test_two_weighted_arms_are_the_two_arm_fusions(
+    vector: list[tuple[str, float]], keyword: list[tuple[str, float]], alpha: float
+) -> None:
+    arms = [(alpha, vector), (1 - alpha, keyword)]
+    assert fuse_arms(arms) == relative_score_fusion(vector, keyword, alpha)
+    assert fuse_arms(arms, ranked=True) == ranked_fusion(vector, keyword, alpha)
+
+
+def test_a_third_arm_adds_its_weighted_normalized_score() -> None:
+    vector = [("a", 0.9), ("b", 0.5)]
+    sentence = [("b", 0.95), ("a", 0.55), ("c", 0.5)]
+    keyword = [("c", 10.0), ("a", 2.0)]
+    fused = dict(fuse_arms([(0.3, vector), (0.3, sentence), (0.4, keyword)]))
+    assert fused["a"] == pytest.approx(0.3 * 1.0 + 0.3 * (0.05 / 0.45) + 0.4 * 0.0)
+    assert fused["b"] == pytest.approx(0.3 * 0.0 + 0.3 * 1.0)
+    assert fused["c"] == pytest.approx(0.4 * 1.0)
+    ranked = dict(fuse_arms([(0.3, vector), (0.3, sentence), (0.4, keyword)], ranked=True))
+    assert ranked["b"] == pytest.approx(0.3 / (RRF_K + 2) + 0.3 / (RRF_K + 1))

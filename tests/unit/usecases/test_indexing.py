@@ -8,6 +8,7 @@ from typing import Any, cast
 import pytest
 
 from biomcp.adapters.embeddings import HashingEmbedder
+from biomcp.domain.chunking import sentence_units
 from biomcp.ports.documents import StoredDocument
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.sync import SyncConfig
@@ -39,14 +40,29 @@ def _embedded(docs: list[StoredDocument], **batch: Any) -> tuple[CountingEmbedde
 
 
 def test_a_sync_batch_is_embedded_in_one_call() -> None:
-    # a sync batch of 500 records has about 750 chunk texts; each record here has one
-    assert SyncConfig().embed_batch_size == EMBED_BATCH >= 2 * SyncConfig().batch_size
-    counting, texts, sent = _embedded(_docs(600))
-    assert texts == sent == counting.texts == 600
+    # a sync batch of 500 records has about 750 chunks and 2,300 sentences; each record here
+    # has one chunk of two sentences: the shared title and its own
+    assert SyncConfig().embed_batch_size == EMBED_BATCH >= 6 * SyncConfig().batch_size
+    docs = _docs(600)
+    counting, texts, sent = _embedded(docs)
+    assert texts == sent == counting.texts == 600 + 600 + 1
     assert counting.calls == 1
+
+
+def test_each_chunk_and_each_of_its_sentences_is_embedded_once() -> None:
+    docs = _docs(3)
+    counting = CountingEmbedder(HashingEmbedder(max_tokens=256))
+    indexer = ChunkIndexer(cast(Any, None), counting, collection="C")
+    prepared = indexer.prepare(docs)
+    asyncio.run(indexer.embed_prepared(prepared))
+    chunks = [c for doc in docs for c in prepared.chunks_of(doc) or ()]
+    wanted = {text for c in chunks for text in (c.text, *sentence_units(c.text))}
+    assert all(len(sentence_units(c.text)) == 2 for c in chunks)
+    assert set(prepared.vectors) == wanted
+    assert counting.texts == len(wanted) == 3 + 3 + 1
 
 
 def test_calls_hold_at_most_the_embed_batch() -> None:
     counting, texts, sent = _embedded(_docs(250), embed_batch_size=100)
-    assert texts == sent == counting.texts == 250
-    assert counting.calls == 3
+    assert texts == sent == counting.texts == 250 + 250 + 1
+    assert counting.calls == 6

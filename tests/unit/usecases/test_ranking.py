@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biomcp.domain.fusion import candidate_count, ranked_fusion, relative_score_fusion
+from biomcp.domain.fusion import (
+    SENTENCE_SHARE,
+    candidate_count,
+    fuse_arms,
+    ranked_fusion,
+    relative_score_fusion,
+)
 from biomcp.domain.rerank import RerankWeights
 from biomcp.ports.vectors import (
     ArmHit,
@@ -41,6 +47,17 @@ class ArmsStore:
     quality: dict[str, float] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)
     atomic_batches: bool = True
+    #: uuid -> its best sentence's cosine to QUERY (the chunks stored with sentence vectors)
+    sentences: dict[str, float] = field(default_factory=dict)
+    #: the candidates each `sentence_scores` call asked about
+    scored: list[set[str]] = field(default_factory=list)
+
+    async def sentence_scores(
+        self, collection: str, uuids: Collection[str], vector: Sequence[float]
+    ) -> dict[str, float]:
+        check_unit_vector(vector, 2)
+        self.scored.append(set(uuids))
+        return {u: self.sentences[u] for u in uuids if u in self.sentences}
 
     async def search_arms(
         self,
@@ -135,6 +152,64 @@ def test_an_alpha_outside_zero_to_one_is_refused(alpha: float) -> None:
 def test_an_invalid_query_vector_is_refused_even_when_no_arm_runs() -> None:
     with pytest.raises(InvalidVectorError):
         _search(_store(), vector=[3.0, 0.0], limit=0)
+
+
+# --- the best-sentence arm ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fusion", list(Fusion))
+def test_the_best_sentence_arm_takes_its_share_of_the_vector_weight(fusion: Fusion) -> None:
+    store = _store()
+    # b's best sentence is the closest; d (BM25 only) has sentences; a and c have none
+    store.sentences = {"b": 0.95, "d": 0.6}
+    hits = _search(store, alpha=0.6, fusion=fusion)
+    assert store.scored == [{"a", "b", "c", "d"}]
+    # a and c count as one sentence each: their own cosine from the vector arm
+    third = [("b", 0.95), ("a", 0.9), ("d", 0.6), ("c", 0.5)]
+    share = 0.6 * SENTENCE_SHARE
+    expected = fuse_arms(
+        [(0.6 - share, store.vector), (share, third), (0.4, store.keyword)],
+        ranked=fusion is Fusion.RANKED,
+    )
+    assert [(h.uuid, h.score) for h in hits] == expected
+    two_arms = _search(_store(), alpha=0.6, fusion=fusion)
+    assert [h.uuid for h in two_arms] != [h.uuid for h in hits]  # the arm changes the order
+
+
+def test_a_chunk_whose_best_sentence_matches_rises_above_its_chunk_cosine() -> None:
+    store = _store()
+    before = [h.uuid for h in _search(store, alpha=1.0)]
+    store.sentences = {"c": 0.99}
+    after = [h.uuid for h in _search(store, alpha=1.0)]
+    assert before.index("c") > before.index("b")
+    assert after.index("c") < after.index("b")
+
+
+def test_without_sentence_vectors_the_two_arms_fuse_as_before() -> None:
+    store = _store()
+    hits = _search(store, alpha=0.6)
+    assert store.scored == [{"a", "b", "c", "d"}]
+    assert [(h.uuid, h.score) for h in hits] == relative_score_fusion(
+        store.vector, store.keyword, 0.6
+    )
+
+
+def test_no_sentence_is_scored_without_a_vector_weight_or_a_share() -> None:
+    store = _store()
+    store.sentences = {"b": 0.95}
+    _search(store, alpha=0.0)
+    _search(store, vector=None)
+    plain = _search(store, alpha=0.6, sentence_share=0.0)
+    assert store.scored == []
+    assert [(h.uuid, h.score) for h in plain] == relative_score_fusion(
+        store.vector, store.keyword, 0.6
+    )
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5, math.nan])
+def test_a_sentence_share_outside_zero_to_one_is_refused(share: float) -> None:
+    with pytest.raises(VectorStoreError):
+        _search(_store(), sentence_share=share)
 
 
 def _hit(uuid: str, score: float, **fields: object) -> VectorHit:

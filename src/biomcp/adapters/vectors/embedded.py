@@ -193,6 +193,14 @@ class EmbeddedVectorStore:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.reads.hits, uuids, vector)
 
+    async def sentence_scores(
+        self, collection: str, uuids: Collection[str], vector: Sequence[float]
+    ) -> dict[str, float]:
+        found = await self._collection(collection)
+        return await self._call(
+            f"reading {collection!r}", found.reads.sentence_scores, uuids, vector
+        )
+
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
         found = await self._collection(collection)
         return await self._call(f"reading {collection!r}", found.reads.existing, uuids)

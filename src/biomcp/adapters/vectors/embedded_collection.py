@@ -52,6 +52,7 @@ from biomcp.adapters.vectors.embedded_upkeep import (
     revive_from_rows,
 )
 from biomcp.adapters.vectors.embedded_view import VectorView
+from biomcp.adapters.vectors.sentence_blobs import encode
 from biomcp.ports.vectors import (
     ChunkRecord,
     InvalidVectorError,
@@ -59,6 +60,7 @@ from biomcp.ports.vectors import (
     StoreCheck,
     UpsertReport,
     VectorStoreUnavailableError,
+    check_sentence_vectors,
     check_unit_vector,
 )
 
@@ -372,11 +374,12 @@ class EmbeddedCollection:
                 if not isinstance(chunk.uuid, str) or not chunk.uuid:
                     raise ValueError("uuid must be a non-empty string")
                 vector = np.asarray(check_unit_vector(chunk.vector, dim), dtype=np.float32)
+                sentences = encode(check_sentence_vectors(chunk.sentence_vectors, dim))
             except (ValueError, InvalidVectorError) as exc:
                 errors.append(ObjectError(str(chunk.uuid), str(exc)))
                 continue
             valid.pop(chunk.uuid, None)  # the last occurrence of a uuid wins
-            valid[chunk.uuid] = ChunkRow(chunk, vector)
+            valid[chunk.uuid] = ChunkRow(chunk, vector, sentences)
         if not valid:
             return UpsertReport(0, tuple(errors))
         rows = list(valid.values())

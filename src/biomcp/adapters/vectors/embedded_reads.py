@@ -16,6 +16,7 @@ from biomcp.adapters.vectors.embedded_lexical import LexicalIndex, query_terms
 from biomcp.adapters.vectors.embedded_rows import HIT_COLUMNS, Manifest, RowStore
 from biomcp.adapters.vectors.embedded_rowset import RowSet
 from biomcp.adapters.vectors.embedded_view import VectorView
+from biomcp.adapters.vectors.sentence_blobs import best_cosine
 from biomcp.ports.vectors import (
     ArmHit,
     Arms,
@@ -154,6 +155,22 @@ class CollectionReads:
                 {} if query is None else self._c.vectors.similarities([r[0] for r in rows], query)
             )
         return [hit_of(row, 0.0, None, sims.get(row[0])) for row in rows]
+
+    def sentence_scores(self, uuids: Collection[str], vector: Sequence[float]) -> dict[str, float]:
+        """uuid -> the best cosine of the chunk's sentence vectors (the rows that have them)."""
+        dim = self._c.schema.dim
+        query = _query(vector, dim)
+        with self._c.mutex:
+            self._c.follow()
+            rows = self._c.rows
+            rid_uuid = rows.rows_by_uuid(list(uuids), "rid, uuid")
+            blobs = rows.sentence_blobs([rid for rid, _ in rid_uuid])
+        out: dict[str, float] = {}
+        for rid, uuid in rid_uuid:
+            best = best_cosine(blobs.get(rid), dim, query)
+            if best is not None:
+                out[uuid] = best
+        return out
 
     def _facet_rows(self, facets: _Facets, exclude: _Facets) -> _Allowed:
         """The rows facet filters let through, as (allowed, skipped): `allowed` None when the

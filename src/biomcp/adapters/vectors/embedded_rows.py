@@ -22,11 +22,13 @@ from biomcp.adapters.vectors.embedded_schema import (
     FORMAT,
     RECORD_COLUMNS,
     SCHEMA,
+    SENTENCES_SCHEMA,
     UPSERT,
     record_from_row,
     row_from_record,
 )
 from biomcp.adapters.vectors.embedded_sqlite import Transaction, batches, connect, placeholders
+from biomcp.adapters.vectors.sentence_blobs import decode
 from biomcp.ports.vectors import ChunkRecord
 
 __all__ = ["HIT_COLUMNS", "ChunkRow", "Manifest", "RowStore"]
@@ -54,10 +56,11 @@ class Manifest:
 
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
-    """A validated chunk ready to write: its record and float32 vector."""
+    """A validated chunk ready to write: its record, float32 vector and sentence blob."""
 
     record: ChunkRecord
     vector: np.ndarray
+    sentences: bytes = b""
 
 
 class RowStore:
@@ -71,6 +74,7 @@ class RowStore:
         #: The file's inode when opened (a file replaced since is another collection).
         self.inode = path.stat().st_ino
         self._has_facets = self._table_exists("facets")
+        self._has_sentences = self._table_exists("sentences")
 
     def _table_exists(self, name: str) -> bool:
         sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
@@ -96,7 +100,7 @@ class RowStore:
     def create(self, model_id: str, dim: int) -> Manifest:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._transaction():
-            for statement in [*SCHEMA.split(";"), *FACETS_SCHEMA]:
+            for statement in [*SCHEMA.split(";"), *FACETS_SCHEMA, *SENTENCES_SCHEMA]:
                 if statement.strip():
                     self._db.execute(statement)
             self._db.execute(
@@ -113,6 +117,8 @@ class RowStore:
             self._db.execute("DELETE FROM deleted")
             self._ensure_facets()
             self._db.execute("DELETE FROM facets")
+            self._ensure_sentences()
+            self._db.execute("DELETE FROM sentences")
             self._db.execute(
                 "UPDATE manifest SET model_id = ?, dim = ?, reset_generation = ?",
                 (model_id, dim, gen),
@@ -143,8 +149,30 @@ class RowStore:
                     for value in values
                 ],
             )
+            self._ensure_sentences()
+            self._delete_sentences(rids)
+            self._db.executemany(
+                "INSERT INTO sentences VALUES (?, ?)",
+                [(rid, r.sentences) for rid, r in zip(rids, rows, strict=True) if r.sentences],
+            )
             self._prune(prune_below)
         return gen, rids
+
+    def _ensure_sentences(self) -> None:
+        """Within a write transaction: the sentences table of a file made before it existed."""
+        for statement in SENTENCES_SCHEMA:
+            self._db.execute(statement)
+
+    def _sentences_ready(self) -> bool:
+        """Whether the file has its sentences table (another process may have made it since)."""
+        if not self._has_sentences:
+            self._has_sentences = self._table_exists("sentences")
+        return self._has_sentences
+
+    def _delete_sentences(self, rids: Sequence[int]) -> None:
+        for part in batches(rids):
+            marks = placeholders(len(part))
+            self._db.execute(f"DELETE FROM sentences WHERE rid IN ({marks})", part)  # noqa: S608
 
     def _ensure_facets(self) -> None:
         """Within a write transaction: the facets table of a file made before it existed."""
@@ -199,6 +227,8 @@ class RowStore:
             self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
         self._ensure_facets()
         self._delete_facets(rids)
+        self._ensure_sentences()
+        self._delete_sentences(rids)
         self._db.executemany(
             "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
         )
@@ -289,7 +319,24 @@ class RowStore:
                 sql = f"SELECT rid, key, value FROM facets WHERE rid IN ({marks})"  # noqa: S608
                 for rid, key, value in self._db.execute(sql, part):
                     facets.setdefault(rid, {}).setdefault(key, []).append(value)
-        return [record_from_row(r, facets.get(r[0], {})) for r in rows]
+        blobs = self.sentence_blobs([r[0] for r in rows])
+        return [  # a row's dimension is its float32 vector's length
+            record_from_row(
+                r, facets.get(r[0], {}), decode(blobs.get(r[0]), len(r[16]) // 4).tolist()
+            )
+            for r in rows
+        ]
+
+    def sentence_blobs(self, rids: Sequence[int]) -> dict[int, bytes]:
+        """rid -> its sentence blob, for the rows of `rids` that have one."""
+        out: dict[int, bytes] = {}
+        if not rids or not self._sentences_ready():
+            return out
+        for part in batches(rids):
+            marks = placeholders(len(part))
+            sql = f"SELECT rid, vectors FROM sentences WHERE rid IN ({marks})"  # noqa: S608
+            out.update(self._db.execute(sql, part))
+        return out
 
     def uuids_after(self, after: str | None, limit: int) -> list[str]:
         """Up to `limit` stored uuids in order, each after `after` (the UNIQUE index walks them)."""

@@ -12,6 +12,8 @@ One file `rows.sqlite` (WAL, `synchronous=FULL`) per collection holds:
   (a process that saw less than that re-reads the rows instead).
 * `facets`: the keyword facets of each row (tags, citekey, source...), what a facet filter
   matches.
+* `sentences`: the sentence vectors of the rows that have them, one blob per row
+  (`sentence_blobs`), apart from `chunks` so that reading a row never reads them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "FORMAT",
     "RECORD_COLUMNS",
     "SCHEMA",
+    "SENTENCES_SCHEMA",
     "UPSERT",
     "record_from_row",
     "row_from_record",
@@ -81,6 +84,12 @@ FACETS_SCHEMA = (
     "CREATE INDEX IF NOT EXISTS facets_rid ON facets (rid)",
 )
 
+# Created with the first write of a file made before sentence vectors existed; a reader treats
+# it as empty.
+SENTENCES_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sentences (rid INTEGER PRIMARY KEY, vectors BLOB NOT NULL)",
+)
+
 UPSERT = """
 INSERT INTO chunks (
     uuid, doc_id, chunk_id, text, section, year, evidence_type, quality_total, journal,
@@ -125,8 +134,13 @@ def row_from_record(record: ChunkRecord, vector: np.ndarray, gen: int) -> tuple[
     )
 
 
-def record_from_row(row: Sequence[Any], facets: Mapping[str, Sequence[str]]) -> ChunkRecord:
-    """The record a row of `RECORD_COLUMNS` was written from, with its `facets`."""
+def record_from_row(
+    row: Sequence[Any],
+    facets: Mapping[str, Sequence[str]],
+    sentences: Sequence[Sequence[float]] = (),
+) -> ChunkRecord:
+    """The record a row of `RECORD_COLUMNS` was written from, with its `facets` and
+    `sentences` (its sentence vectors)."""
     r = row
     return ChunkRecord(
         uuid=r[1], doc_id=r[2], chunk_id=r[3], text=r[4], section=r[5], year=r[6],
@@ -135,4 +149,5 @@ def record_from_row(row: Sequence[Any], facets: Mapping[str, Sequence[str]]) -> 
         has_numbers=None if r[14] is None else bool(r[14]), metadata=json.loads(r[15]),
         vector=np.frombuffer(r[16], dtype="<f4").tolist(),
         facets={k: tuple(v) for k, v in facets.items()},
+        sentence_vectors=tuple(sentences),
     )  # fmt: skip

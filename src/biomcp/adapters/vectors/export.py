@@ -1,7 +1,8 @@
 """A collection of any vector store as a portable file, and back.
 
 The file is gzip-compressed JSON lines. The first line names the collection, its model and
-its dimension; each further line is one chunk, whole, its vector as base64 float32. It lets a
+its dimension; each further line is one chunk, whole, its vector as base64 float32 and its
+sentence vectors (when it has any) as one base64 `sentence_blobs` blob. It lets a
 backup carry the chunks that exist nowhere else (project collections on a Weaviate server),
 through the `VectorStore` port alone. Weaviate's own backup module writes to each node's disk,
 which a cluster spread over machines cannot gather into one folder.
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from biomcp.adapters.vectors.sentence_blobs import decode, encode
 from biomcp.ports.vectors import ChunkRecord, VectorStore
 
 __all__ = ["ExportError", "export_collection", "import_collection"]
@@ -52,6 +54,7 @@ def _line(chunk: ChunkRecord) -> dict[str, Any]:
         "has_numbers": chunk.has_numbers,
         "metadata": dict(chunk.metadata),
         "facets": {key: list(values) for key, values in chunk.facets.items()},
+        "sentences": base64.b64encode(encode(chunk.sentence_vectors)).decode("ascii"),
     }
 
 
@@ -59,8 +62,16 @@ def _chunk(data: Mapping[str, Any], dim: int) -> ChunkRecord:
     vector = np.frombuffer(base64.b64decode(data["vector"]), dtype="<f4")
     if vector.shape != (dim,):
         raise ExportError(f"chunk {data.get('uuid')!r} has {vector.size} dimensions, not {dim}")
-    fields = {k: v for k, v in data.items() if k not in ("vector", "pub_types", "facets")}
+    try:
+        sentences = decode(base64.b64decode(data.get("sentences") or ""), dim)
+    except ValueError as exc:
+        raise ExportError(
+            f"chunk {data.get('uuid')!r}: sentence vectors unreadable ({exc})"
+        ) from None
+    skip = ("vector", "pub_types", "facets", "sentences")
+    fields = {k: v for k, v in data.items() if k not in skip}
     return ChunkRecord(
+        sentence_vectors=tuple(sentences.tolist()),
         **fields,
         vector=vector.tolist(),
         pub_types=tuple(data.get("pub_types") or ()),

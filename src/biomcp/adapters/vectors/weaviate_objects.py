@@ -3,6 +3,8 @@ object as a hit or a record, and `SearchFilters` as a Weaviate filter."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import uuid
@@ -11,11 +13,13 @@ from typing import Any
 import weaviate.classes as wvc
 from weaviate.classes.query import Filter
 
+from biomcp.adapters.vectors.sentence_blobs import decode
 from biomcp.ports.vectors import ChunkRecord, SearchFilters, VectorHit
 
 __all__ = [
     "FACETS",
     "PROPERTIES",
+    "SENTENCES",
     "VECTOR",
     "class_name",
     "cosine",
@@ -25,6 +29,7 @@ __all__ = [
     "properties_of",
     "record_of",
     "schema_properties",
+    "sentence_blob",
     "where_filter",
 ]
 
@@ -35,6 +40,8 @@ PROPERTIES = (
 )  # fmt: skip
 # Facets are one TEXT_ARRAY property of exact "key=value" strings (keys never hold "=").
 FACETS = "facets"
+# A chunk's sentence vectors: one BLOB property (`sentence_blobs`), returned only when asked.
+SENTENCES = "sentence_vectors"
 
 
 def class_name(collection: str) -> str:
@@ -118,10 +125,12 @@ def schema_properties() -> list[Any]:
             index_filterable=False,
         ),
         field(FACETS, dt.TEXT_ARRAY),
+        prop(name=SENTENCES, data_type=dt.BLOB),
     ]
 
 
-def properties_of(chunk: ChunkRecord) -> dict[str, Any]:
+def properties_of(chunk: ChunkRecord, sentences: bytes = b"") -> dict[str, Any]:
+    """The object's properties; `sentences` is the chunk's sentence blob (empty: none)."""
     values: dict[str, Any] = {
         "doc_id": chunk.doc_id,
         "chunk_id": chunk.chunk_id,
@@ -139,6 +148,7 @@ def properties_of(chunk: ChunkRecord) -> dict[str, Any]:
         "has_numbers": chunk.has_numbers,
         "metadata_json": json.dumps(dict(chunk.metadata), sort_keys=True),
         FACETS: sorted(facet(k, v) for k, values in chunk.facets.items() for v in values),
+        SENTENCES: base64.b64encode(sentences).decode("ascii") if sentences else None,
     }
     return {k: v for k, v in values.items() if v is not None}
 
@@ -150,6 +160,18 @@ def cosine(query: list[float] | None, stored: Any) -> float | None:
     if not vector:
         return None
     return float(sum(a * b for a, b in zip(query, vector, strict=False)))
+
+
+def sentence_blob(props: Any) -> bytes:
+    """The sentence blob of an object's properties (empty when it has none or it is
+    unreadable)."""
+    value = props.get(SENTENCES) if props else None
+    if not value:
+        return b""
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        return b""
 
 
 def hit_of(obj: Any, score: float, bm25: float | None, sim: float | None) -> VectorHit:
@@ -203,7 +225,16 @@ def record_of(obj: Any) -> ChunkRecord:
         has_numbers=hit.has_numbers,
         metadata=hit.metadata,
         facets={k: tuple(v) for k, v in facets.items()},
+        sentence_vectors=tuple(_sentences(props, len(vector or ()))),
     )
+
+
+def _sentences(props: Any, dim: int) -> list[list[float]]:
+    try:
+        rows: list[list[float]] = decode(sentence_blob(props), dim).tolist() if dim else []
+    except ValueError:
+        return []
+    return rows
 
 
 def is_uuid(value: str) -> bool:

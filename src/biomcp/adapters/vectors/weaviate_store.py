@@ -30,10 +30,12 @@ import logging
 from collections.abc import Collection, Sequence
 from typing import Any
 
+import numpy as np
 import weaviate.classes as wvc
 from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
 
+from biomcp.adapters.vectors.sentence_blobs import best_cosine, encode
 from biomcp.adapters.vectors.weaviate_cluster import (
     Completeness,
     ReplicationPolicy,
@@ -44,6 +46,7 @@ from biomcp.adapters.vectors.weaviate_connection import CLIENT_ERRORS, NodePool,
 from biomcp.adapters.vectors.weaviate_objects import (
     FACETS,
     PROPERTIES,
+    SENTENCES,
     VECTOR,
     class_name,
     cosine,
@@ -53,6 +56,7 @@ from biomcp.adapters.vectors.weaviate_objects import (
     properties_of,
     record_of,
     schema_properties,
+    sentence_blob,
     where_filter,
 )
 from biomcp.ports.vectors import (
@@ -70,6 +74,7 @@ from biomcp.ports.vectors import (
     VectorHit,
     VectorStoreError,
     VectorStoreUnavailableError,
+    check_sentence_vectors,
     check_unit_vector,
 )
 
@@ -288,12 +293,15 @@ class WeaviateVectorStore:
         for chunk in chunks:
             try:
                 vector = check_unit_vector(chunk.vector, dim)
+                sentences = encode(check_sentence_vectors(chunk.sentence_vectors, dim))
             except InvalidVectorError as exc:
                 errors.append(ObjectError(chunk.uuid, str(exc)))
                 continue
             objects.append(
                 wvc.data.DataObject(
-                    uuid=chunk.uuid, properties=properties_of(chunk), vector={VECTOR: vector}
+                    uuid=chunk.uuid,
+                    properties=properties_of(chunk, sentences),
+                    vector={VECTOR: vector},
                 )
             )
         if not objects:
@@ -337,9 +345,29 @@ class WeaviateVectorStore:
         objects = await self._objects_by_id(collection, uuids, return_properties=[])
         return {str(o.uuid) for o in objects}
 
+    async def sentence_scores(
+        self, collection: str, uuids: Collection[str], vector: Sequence[float]
+    ) -> dict[str, float]:
+        """The sentence blobs of `uuids`, scored here against `vector`."""
+        dim = await self._dim(collection)
+        query = np.asarray(check_unit_vector(vector, dim), dtype=np.float32)
+        objects = await self._objects_by_id(collection, uuids, return_properties=[SENTENCES])
+        out: dict[str, float] = {}
+        for obj in objects:
+            try:
+                best = best_cosine(sentence_blob(obj.properties), dim, query)
+            except ValueError:  # not this collection's dimension: as if it had none
+                continue
+            if best is not None:
+                out[str(obj.uuid)] = best
+        return out
+
     async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
         objects = await self._objects_by_id(
-            collection, uuids, include_vector=True, return_properties=[*PROPERTIES, FACETS]
+            collection,
+            uuids,
+            include_vector=True,
+            return_properties=[*PROPERTIES, FACETS, SENTENCES],
         )
         return [record_of(obj) for obj in objects]
 
@@ -353,7 +381,7 @@ class WeaviateVectorStore:
             after=after,
             limit=limit,
             include_vector=True,
-            return_properties=[*PROPERTIES, FACETS],
+            return_properties=[*PROPERTIES, FACETS, SENTENCES],
         )
         return sorted((record_of(obj) for obj in response.objects), key=lambda r: r.uuid)
 

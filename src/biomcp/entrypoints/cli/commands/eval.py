@@ -66,7 +66,10 @@ ModeOption = Annotated[
     typer.Option(
         "--mode",
         "-m",
-        help="bm25, vector, hybrid, hybrid+rerank or all (repeatable; default all).",
+        help=(
+            "bm25, vector, hybrid, hybrid+rerank or all (repeatable; default all); "
+            "hybrid-chunks and hybrid-chunks+rerank leave out the best-sentence arm."
+        ),
     ),
 ]
 AlphaOption = Annotated[
