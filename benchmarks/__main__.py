@@ -33,6 +33,7 @@ from benchmarks import (
     readyz,
     replicas,
     scifact_variants,
+    sentence_vectors,
     startup,
     sync,
     vectors,
@@ -60,6 +61,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "gold_answer": gold_answer,
     "fulltext_sync": fulltext_sync,
     "scifact_variants": scifact_variants,
+    "sentence_vectors": sentence_vectors,
 }
 REPO = Path(__file__).resolve().parents[1]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biomcp.adapters.vectors.sentence_blobs import best_cosine, decode, encode
+from biomcp.adapters.vectors.sentence_blobs import best_cosines, decode, encode
 from biomcp.ports.vectors import check_unit_vector
 
 pytestmark = pytest.mark.unit
@@ -28,12 +28,22 @@ def test_vectors_round_trip_at_half_precision_as_unit_vectors() -> None:
         check_unit_vector(row, 384)  # written anew, a read-back vector is accepted
 
 
-def test_the_best_cosine_is_the_closest_sentence() -> None:
-    vectors = _unit(np.random.default_rng(1), 4, 16)
-    query = vectors[2]
-    assert best_cosine(encode(vectors.tolist()), 16, query) == pytest.approx(1.0, abs=2e-3)
-    assert best_cosine(b"", 16, query) is None
-    assert best_cosine(None, 16, query) is None
+def test_each_blob_is_scored_by_its_closest_sentence() -> None:
+    rng = np.random.default_rng(1)
+    first, second = _unit(rng, 4, 16), _unit(rng, 1, 16)
+    query = first[2]
+    blobs = {
+        "a": encode(first.tolist()),
+        "b": encode(second.tolist()),
+        "none": b"",
+        "missing": None,
+        "other dimension": encode(_unit(rng, 1, 12).tolist()),
+    }
+    scores = best_cosines(blobs, 16, query)
+    assert set(scores) == {"a", "b"}
+    assert scores["a"] == pytest.approx(1.0, abs=2e-3)
+    assert scores["b"] == pytest.approx(float(second[0] @ query), abs=2e-3)
+    assert best_cosines({}, 16, query) == {}
     assert decode(b"", 16).shape == (0, 16)
     assert encode([]) == b""
 

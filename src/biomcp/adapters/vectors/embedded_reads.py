@@ -16,7 +16,7 @@ from biomcp.adapters.vectors.embedded_lexical import LexicalIndex, query_terms
 from biomcp.adapters.vectors.embedded_rows import HIT_COLUMNS, Manifest, RowStore
 from biomcp.adapters.vectors.embedded_rowset import RowSet
 from biomcp.adapters.vectors.embedded_view import VectorView
-from biomcp.adapters.vectors.sentence_blobs import best_cosine
+from biomcp.adapters.vectors.sentence_blobs import best_cosines
 from biomcp.ports.vectors import (
     ArmHit,
     Arms,
@@ -165,12 +165,7 @@ class CollectionReads:
             rows = self._c.rows
             rid_uuid = rows.rows_by_uuid(list(uuids), "rid, uuid")
             blobs = rows.sentence_blobs([rid for rid, _ in rid_uuid])
-        out: dict[str, float] = {}
-        for rid, uuid in rid_uuid:
-            best = best_cosine(blobs.get(rid), dim, query)
-            if best is not None:
-                out[uuid] = best
-        return out
+        return best_cosines({uuid: blobs.get(rid) for rid, uuid in rid_uuid}, dim, query)
 
     def _facet_rows(self, facets: _Facets, exclude: _Facets) -> _Allowed:
         """The rows facet filters let through, as (allowed, skipped): `allowed` None when the

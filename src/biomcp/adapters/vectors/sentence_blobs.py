@@ -8,11 +8,11 @@ back is a unit vector again and passes `check_unit_vector` when written anew.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["best_cosine", "decode", "encode"]
+__all__ = ["best_cosines", "decode", "encode"]
 
 _DTYPE = "<f2"
 
@@ -40,9 +40,23 @@ def decode(blob: bytes | None, dim: int) -> np.ndarray:
     return unit
 
 
-def best_cosine(blob: bytes | None, dim: int, query: np.ndarray) -> float | None:
-    """The highest cosine of `blob`'s vectors to the unit vector `query`; None when empty."""
-    rows = decode(blob, dim)
-    if not len(rows):
-        return None
-    return float(np.max(rows @ query))
+def best_cosines(
+    blobs: Mapping[str, bytes | None], dim: int, query: np.ndarray
+) -> dict[str, float]:
+    """key -> the highest cosine of its blob's vectors to the unit vector `query`, for the
+    keys whose blob holds vectors of `dim` dimensions (one product over every blob)."""
+    keys: list[str] = []
+    parts: list[bytes] = []
+    counts: list[int] = []
+    for key, blob in blobs.items():
+        if blob and len(blob) % (2 * dim) == 0:
+            keys.append(key)
+            parts.append(blob)
+            counts.append(len(blob) // (2 * dim))
+    if not keys:
+        return {}
+    rows = np.frombuffer(b"".join(parts), dtype=_DTYPE).astype(np.float32).reshape(-1, dim)
+    cosines = (rows @ query) / np.maximum(np.linalg.norm(rows, axis=1), 1e-12)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    best = np.maximum.reduceat(cosines, starts)
+    return dict(zip(keys, best.tolist(), strict=True))

@@ -35,7 +35,7 @@ import weaviate.classes as wvc
 from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
 
-from biomcp.adapters.vectors.sentence_blobs import best_cosine, encode
+from biomcp.adapters.vectors.sentence_blobs import best_cosines, encode
 from biomcp.adapters.vectors.weaviate_cluster import (
     Completeness,
     ReplicationPolicy,
@@ -352,15 +352,8 @@ class WeaviateVectorStore:
         dim = await self._dim(collection)
         query = np.asarray(check_unit_vector(vector, dim), dtype=np.float32)
         objects = await self._objects_by_id(collection, uuids, return_properties=[SENTENCES])
-        out: dict[str, float] = {}
-        for obj in objects:
-            try:
-                best = best_cosine(sentence_blob(obj.properties), dim, query)
-            except ValueError:  # not this collection's dimension: as if it had none
-                continue
-            if best is not None:
-                out[str(obj.uuid)] = best
-        return out
+        blobs = {str(obj.uuid): sentence_blob(obj.properties) for obj in objects}
+        return best_cosines(blobs, dim, query)
 
     async def fetch_chunks(self, collection: str, uuids: Collection[str]) -> list[ChunkRecord]:
         objects = await self._objects_by_id(
