@@ -116,6 +116,23 @@ def test_eval_beir_reports_every_mode_with_hand_checked_bm25_figures(isolated: P
     assert (isolated / "work" / "eval-beir-beir_tiny-test.json").is_file()  # default --out
 
 
+def test_eval_beir_measures_the_sentence_arm_against_its_ablation_in_one_run(
+    isolated: Path,
+) -> None:
+    report = invoke(
+        "eval", "beir", "--data", str(BEIR_TINY), "--split", "test", "--json",
+        "--mode", "hybrid-chunks+rerank", "--mode", "hybrid+rerank", "--mode", "hybrid-chunks",
+    )  # fmt: skip
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert list(modes) == ["hybrid+rerank", "hybrid-chunks", "hybrid-chunks+rerank"]
+    assert [m["sentence_share"] for m in modes.values()] == [0.5, 0.0, 0.0]
+    assert [m["quality_bias"] for m in modes.values()] == [True, False, True]
+    # Each chunk (a title and one sentence) was embedded whole, then each of its two lines;
+    # the ten queries besides.
+    chunks = report["index"]["chunks"]
+    assert report["embedding_cache"]["misses"] == 3 * chunks + 10
+
+
 def test_eval_beir_refuses_a_folder_without_the_split(isolated: Path) -> None:
     result = CliRunner().invoke(app, ["eval", "beir", "--data", str(BEIR_TINY), "--split", "dev"])
     assert result.exit_code == 2

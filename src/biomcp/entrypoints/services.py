@@ -134,6 +134,7 @@ class Services:
             batch_size=s.biomcp_sync_batch_size,
             lock_timeout_s=s.biomcp_sync_lock_timeout_s,
             follow_revisions=s.biomcp_sync_revisions,
+            sentence_vectors=s.biomcp_sentence_vectors,
             fulltext=FullTextConfig(
                 max_chars=s.biomcp_fulltext_max_chars,
                 recheck_days=s.biomcp_fulltext_recheck_days,

@@ -191,6 +191,9 @@ class Settings(BaseSettings):
     #: Each sync also fetches the records of its query PubMed revised since the last sync
     #: (MEDLINE indexing adds MeSH terms and publication types weeks after a record appears).
     biomcp_sync_revisions: bool = True
+    #: Each chunk's sentences are embedded too, so that a search can rank a chunk by its best
+    #: sentence. Off: a sync spends about 40% less time embedding, and search ranks chunks alone.
+    biomcp_sentence_vectors: bool = True
     #: How long `pubmed_sync_delta` waits for its job before answering with the counts so far
     #: (below the request timeouts of common MCP clients); the job goes on.
     biomcp_sync_wait_s: float = Field(45.0, ge=0, le=3600)

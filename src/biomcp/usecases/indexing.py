@@ -101,6 +101,8 @@ class PreparedChunks:
     chunks: dict[tuple[str, int, str], tuple[Chunk, ...]] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    #: Whether each chunk's sentences are embedded too.
+    sentences: bool = True
 
     def chunks_of(self, doc: StoredDocument) -> tuple[Chunk, ...] | None:
         return self.chunks.get(_version_key(doc))
@@ -108,13 +110,13 @@ class PreparedChunks:
     @property
     def texts(self) -> list[str]:
         """The distinct texts to embed, in document order: each chunk's text, then its
-        sentences (`sentence_units`)."""
+        sentences (`sentence_units`) when `sentences`."""
         return list(
             dict.fromkeys(
                 text
                 for chunks in self.chunks.values()
                 for c in chunks
-                for text in (c.text, *sentence_units(c.text))
+                for text in (c.text, *(sentence_units(c.text) if self.sentences else ()))
             )
         )
 
@@ -132,7 +134,8 @@ def _version_key(doc: StoredDocument) -> tuple[str, int, str]:
 
 class ChunkIndexer:
     """Writes documents' chunks into `collection`. `chunking` None follows the embedder's
-    window (`chunking_for_window`)."""
+    window (`chunking_for_window`). With `sentence_vectors` each chunk also carries the
+    vectors of its sentences (`sentence_units`)."""
 
     def __init__(
         self,
@@ -143,10 +146,12 @@ class ChunkIndexer:
         chunking: ChunkingConfig | None = None,
         embed_batch_size: int = EMBED_BATCH,
         fulltext: FullTextStore | None = None,
+        sentence_vectors: bool = True,
     ) -> None:
         if embed_batch_size < 1:
             raise ValueError("embed_batch_size must be >= 1")
         self._fulltext = fulltext
+        self._sentences = sentence_vectors
         self._vectors = vectors
         self._embedder = embedder
         self.collection = collection
@@ -176,7 +181,8 @@ class ChunkIndexer:
         began = time.perf_counter()
         chunking = self.chunking
         prepared = PreparedChunks(
-            chunks={_version_key(doc): chunk_record(doc.record, chunking) for doc in docs}
+            chunks={_version_key(doc): chunk_record(doc.record, chunking) for doc in docs},
+            sentences=self._sentences,
         )
         prepared.timings["chunk"] = time.perf_counter() - began
         return prepared
@@ -234,7 +240,7 @@ class ChunkIndexer:
 
         began = time.perf_counter()
         known = prepared.vectors
-        units = [sentence_units(chunk.text) for _, chunk in pieces]
+        units = [sentence_units(chunk.text) if self._sentences else [] for _, chunk in pieces]
         await self._embed_missing(
             [
                 text

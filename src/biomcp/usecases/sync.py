@@ -126,6 +126,7 @@ class SyncDelta:
             chunking=self.config.chunking,
             embed_batch_size=self.config.embed_batch_size,
             fulltext=metadata,
+            sentence_vectors=self.config.sentence_vectors,
         )
         self.fulltext = FullTextSync(
             entrez, metadata, self.indexer, clock=clock, config=self.config.fulltext

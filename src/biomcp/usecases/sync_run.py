@@ -50,6 +50,8 @@ class SyncConfig:
     recheck_retractions: bool = True
     #: Also fetch the records of the term PubMed revised since the last sync (step 3).
     follow_revisions: bool = True
+    #: Embed each chunk's sentences besides the chunk (`ChunkIndexer`).
+    sentence_vectors: bool = True
     recheck_batch_size: int = RECHECK_BATCH
     max_pending: int = MAX_PENDING
     #: Bounds of the full-text step of keys that keep full text (`usecases.fulltext_sync`).

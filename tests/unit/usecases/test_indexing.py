@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from biomcp.adapters.embeddings import HashingEmbedder
+from biomcp.adapters.vectors import EmbeddedVectorStore
 from biomcp.domain.chunking import sentence_units
 from biomcp.ports.documents import StoredDocument
+from biomcp.ports.vectors import ChunkRecord
 from biomcp.usecases.indexing import EMBED_BATCH, ChunkIndexer
 from biomcp.usecases.sync import SyncConfig
 from tests.support.builders import make_record, stored_document
@@ -66,3 +69,36 @@ def test_calls_hold_at_most_the_embed_batch() -> None:
     counting, texts, sent = _embedded(_docs(250), embed_batch_size=100)
     assert texts == sent == counting.texts == 250 + 250 + 1
     assert counting.calls == 6
+
+
+def test_without_sentence_vectors_only_the_chunks_are_embedded() -> None:
+    counting, texts, sent = _embedded(_docs(40), sentence_vectors=False)
+    assert texts == sent == counting.texts == 40
+
+
+@pytest.mark.parametrize("sentences", [True, False])
+def test_each_written_chunk_carries_its_sentences_vectors(tmp_path: Path, sentences: bool) -> None:
+    docs = _docs(3)
+    embedder = HashingEmbedder(max_tokens=256)
+
+    async def scenario() -> list[ChunkRecord]:
+        store = EmbeddedVectorStore(tmp_path)
+        try:
+            indexer = ChunkIndexer(store, embedder, collection="C", sentence_vectors=sentences)
+            outcome = await indexer.index(docs)
+            assert outcome.chunks_written == 3
+            uuids = [c.uuid for c in indexer.prepare(docs).chunks_of(docs[0]) or ()]
+            return await store.fetch_chunks("C", uuids)
+        finally:
+            await store.aclose()
+
+    (written,) = asyncio.run(scenario())
+    units = sentence_units(written.text)
+    assert len(units) == 2
+    if not sentences:
+        assert written.sentence_vectors == ()
+        return
+    wanted = asyncio.run(embedder.embed(units))
+    assert len(written.sentence_vectors) == 2
+    for got, vector in zip(written.sentence_vectors, wanted, strict=True):
+        assert list(got) == pytest.approx(vector, abs=2e-3)
