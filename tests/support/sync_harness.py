@@ -300,6 +300,11 @@ class CountingVectorStore:
     ) -> list[VectorHit]:
         return await self.inner.hits(collection, uuids, vector=vector)
 
+    async def sentence_scores(
+        self, collection: str, uuids: Collection[str], vector: Sequence[float]
+    ) -> dict[str, float]:
+        return await self.inner.sentence_scores(collection, uuids, vector)
+
     async def existing_uuids(self, collection: str, uuids: Collection[str]) -> set[str]:
         return await self.inner.existing_uuids(collection, uuids)
 

@@ -66,8 +66,8 @@ def test_an_exported_collection_is_read_back_whole_into_another_store(tmp_path: 
         }
         assert got.text == original.text
         assert len(got.sentence_vectors) == len(original.sentence_vectors)
-        for read, written in zip(got.sentence_vectors, original.sentence_vectors, strict=True):
-            assert list(read) == pytest.approx(list(written), abs=2e-3)
+        for mine, sent in zip(got.sentence_vectors, original.sentence_vectors, strict=True):
+            assert list(mine) == pytest.approx(list(sent), abs=2e-3)
         assert dict(got.metadata) == dict(original.metadata)
         assert (got.doc_id, got.section, got.year, got.pub_types) == (
             original.doc_id, original.section, original.year, original.pub_types
