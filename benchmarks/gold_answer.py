@@ -3,8 +3,10 @@
 Setup, as `tests/integration/test_eval.py` has it: the fake E-utilities (in process) serve the
 synthetic gold records (`tests/fixtures/gold/records.xml`) and `tests/fixtures/eutils`; three
 topics are synced with the configured embedder (default: the ONNX all-MiniLM-L6-v2) into a
-temporary data folder. Then every gold question is asked twice of the same corpus, in one run:
-with `RerankWeights(numeric_first=False)` (before) and with the default weights (after).
+temporary data folder. Then every gold question is asked three times of the same corpus, in one
+run: with `RerankWeights(numeric_first=False)` (before), with the default weights (after), and
+with the default weights but without the best-sentence arm (`after_without_sentence_arm`).
+`papers_missing` names the questions with an expected paper outside the top k.
 
 For the numeric questions (`must_have_numeric`), `answer_at_1` is the share whose rank-1 hit is
 an expected chunk, or a numeric chunk of an expected paper. Recall@10 over all questions shows
@@ -53,6 +55,7 @@ def _figures(report: GoldReport) -> dict[str, Any]:
         "answer_at_1_share": round(hits / len(numeric), 4) if numeric else None,
         "missed": missed,
         "recall@k": overall["recall"],
+        "papers_missing": sorted(r.question.qid for r in report.results if r.missing),
         "numeric_found": overall["numeric_found"],
     }
 
@@ -72,12 +75,13 @@ async def _measure(embeddings: str, top_k: int, data_dir: Path) -> dict[str, Any
                 await services.sync.run(key, term)
             search = services.search
             configs = {
-                "before": RerankWeights(numeric_first=False),
-                "after": RerankWeights(),
+                "before": (RerankWeights(numeric_first=False), search.config.sentence_share),
+                "after": (RerankWeights(), search.config.sentence_share),
+                "after_without_sentence_arm": (RerankWeights(), 0.0),
             }
             figures: dict[str, Any] = {}
-            for name, weights in configs.items():
-                config = replace(search.config, weights=weights)
+            for name, (weights, share) in configs.items():
+                config = replace(search.config, weights=weights, sentence_share=share)
                 corpus_search = SearchCorpus(
                     services.vectors, services.embedder, config=config, metadata=services.metadata
                 )

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from biomcp.adapters.entrez.ratelimit import RateLimiter
-from biomcp.domain.chunking import chunk_record
+from biomcp.domain.chunking import chunk_record, sentence_units
 from biomcp.domain.fulltext import PmcArticleSet
+from biomcp.domain.fulltext_chunks import chunk_article
 from biomcp.ports.entrez import EntrezUnavailableError
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
 from biomcp.testing.eutils.pmc import pmc_store
@@ -178,9 +179,15 @@ def test_a_revised_article_is_indexed_again_and_an_unchanged_one_costs_no_embedd
             assert after[revised].content_hash != before[revised].content_hash
             assert all(after[p].content_hash == before[p].content_hash for p in available[1:])
             assert all(after[p].checked_at > before[p].checked_at for p in available)
-            # Only the revised record's chunks reached the embedder (its abstract's too: the
-            # product's embedding cache answers those, this test's embedder has none).
-            own = len(chunk_record(record.record, sync.chunking)) + after[revised].chunks
+            # Only the revised record's chunks and their sentences reached the embedder (its
+            # abstract's too: the product's embedding cache answers those, this test's
+            # embedder has none).
+            article = (await metadata.fulltext_articles([revised]))[revised]
+            pieces = [
+                *chunk_record(record.record, sync.chunking),
+                *chunk_article(revised, article, sync.chunking, title=record.record.title),
+            ]
+            own = len({t for c in pieces for t in (c.text, *sentence_units(c.text))})
             assert after[revised].chunks < counting.texts - texts <= own
             await entrez.aclose()
 

@@ -47,7 +47,7 @@ from biomcp.adapters.entrez.client import EntrezSettings, HttpEntrezClient
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.adapters.sql import SqlMetadataStore, upgrade
 from biomcp.adapters.vectors import EmbeddedVectorStore
-from biomcp.domain.chunking import ChunkingConfig, chunk_record
+from biomcp.domain.chunking import ChunkingConfig, chunk_record, sentence_units
 from biomcp.domain.records import PubMedRecord
 from biomcp.ports.embeddings import Embedder
 from biomcp.ports.entrez import DateType, WindowEnumeration
@@ -577,8 +577,16 @@ def expected_chunk_total(records: Iterable[PubMedRecord], chunking: ChunkingConf
 
 
 def expected_distinct_texts(records: Iterable[PubMedRecord], chunking: ChunkingConfig) -> int:
-    """How many texts a sync of `records` embeds: each distinct chunk text once."""
-    return len({chunk.text for record in records for chunk in chunk_record(record, chunking)})
+    """How many texts a sync of `records` embeds: each distinct chunk text and each distinct
+    sentence of a chunk (`sentence_units`) once."""
+    return len(
+        {
+            text
+            for record in records
+            for chunk in chunk_record(record, chunking)
+            for text in (chunk.text, *sentence_units(chunk.text))
+        }
+    )
 
 
 def utc_noon(day: date) -> datetime:
