@@ -37,8 +37,8 @@ __all__ = [
 RRF_K = 60
 CANDIDATES_FACTOR = 5
 CANDIDATES_MIN = 100
-#: The share of the vector arm's weight that the best-sentence arm takes (chosen on SciFact's
-#: train split; benchmarks/README.md).
+#: The share of the vector arm's weight that the best-sentence arm takes. It was chosen on
+#: SciFact's train split (docs/decisions.md, "The best-sentence arm").
 SENTENCE_SHARE = 0.5
 
 #: One arm of a fusion: its weight and its (key, raw score) candidates, any order.

@@ -101,8 +101,8 @@ class PreparedChunks:
     chunks: dict[tuple[str, int, str], tuple[Chunk, ...]] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    #: Whether each chunk's sentences are embedded too.
-    sentences: bool = True
+    #: Chunk text -> its sentences to embed (`sentence_units`; none without sentence vectors).
+    units: dict[str, list[str]] = field(default_factory=dict)
 
     def chunks_of(self, doc: StoredDocument) -> tuple[Chunk, ...] | None:
         return self.chunks.get(_version_key(doc))
@@ -110,13 +110,13 @@ class PreparedChunks:
     @property
     def texts(self) -> list[str]:
         """The distinct texts to embed, in document order: each chunk's text, then its
-        sentences (`sentence_units`) when `sentences`."""
+        sentences (`units`)."""
         return list(
             dict.fromkeys(
                 text
                 for chunks in self.chunks.values()
                 for c in chunks
-                for text in (c.text, *(sentence_units(c.text) if self.sentences else ()))
+                for text in (c.text, *self.units.get(c.text, ()))
             )
         )
 
@@ -180,9 +180,10 @@ class ChunkIndexer:
         """`docs` chunked under the chunking in force (no embedding, no write)."""
         began = time.perf_counter()
         chunking = self.chunking
+        chunks = {_version_key(doc): chunk_record(doc.record, chunking) for doc in docs}
         prepared = PreparedChunks(
-            chunks={_version_key(doc): chunk_record(doc.record, chunking) for doc in docs},
-            sentences=self._sentences,
+            chunks=chunks,
+            units={c.text: self._units(c.text) for own in chunks.values() for c in own},
         )
         prepared.timings["chunk"] = time.perf_counter() - began
         return prepared
@@ -240,7 +241,7 @@ class ChunkIndexer:
 
         began = time.perf_counter()
         known = prepared.vectors
-        units = [sentence_units(chunk.text) if self._sentences else [] for _, chunk in pieces]
+        units = [self._units(chunk.text, prepared.units) for _, chunk in pieces]
         await self._embed_missing(
             [
                 text
@@ -314,6 +315,13 @@ class ChunkIndexer:
             present = set()
         missing = {p: [u for u in uuids if u not in present] for p, uuids in wanted.items()}
         return {p: uuids for p, uuids in missing.items() if uuids}
+
+    def _units(self, text: str, known: Mapping[str, list[str]] | None = None) -> list[str]:
+        """The sentences of a chunk's text to embed apart (none without sentence vectors), from
+        `known` when it has them."""
+        if known is not None and text in known:
+            return known[text]
+        return sentence_units(text) if self._sentences else []
 
     async def _embed_missing(self, texts: Sequence[str], vectors: dict[str, list[float]]) -> int:
         """Embed the distinct `texts` that `vectors` lacks, each once, into `vectors`; return

@@ -33,6 +33,10 @@ from biomcp.ports.vectors import ChunkRecord
 
 __all__ = ["HIT_COLUMNS", "ChunkRow", "Manifest", "RowStore"]
 
+#: Tables keyed by rid beside `chunks`, each made by the first write of a file older than it
+#: (a reader treats one that is missing as empty): name -> its schema statements.
+_SIDE_TABLES = {"facets": FACETS_SCHEMA, "sentences": SENTENCES_SCHEMA}
+
 #: Generations of tombstones kept for processes following the rows incrementally.
 TOMBSTONE_WINDOW = 1000
 _PRUNED = "tombstones_pruned_through"
@@ -73,8 +77,7 @@ class RowStore:
         self._db.execute("PRAGMA busy_timeout = 5000")
         #: The file's inode when opened (a file replaced since is another collection).
         self.inode = path.stat().st_ino
-        self._has_facets = self._table_exists("facets")
-        self._has_sentences = self._table_exists("sentences")
+        self._has_side = {name: self._table_exists(name) for name in _SIDE_TABLES}
 
     def _table_exists(self, name: str) -> bool:
         sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
@@ -100,7 +103,7 @@ class RowStore:
     def create(self, model_id: str, dim: int) -> Manifest:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._transaction():
-            for statement in [*SCHEMA.split(";"), *FACETS_SCHEMA, *SENTENCES_SCHEMA]:
+            for statement in [*SCHEMA.split(";"), *_side_schema()]:
                 if statement.strip():
                     self._db.execute(statement)
             self._db.execute(
@@ -115,10 +118,9 @@ class RowStore:
             gen = self._next_generation()
             self._db.execute("DELETE FROM chunks")
             self._db.execute("DELETE FROM deleted")
-            self._ensure_facets()
-            self._db.execute("DELETE FROM facets")
-            self._ensure_sentences()
-            self._db.execute("DELETE FROM sentences")
+            self._ensure_side_tables()
+            for name in _SIDE_TABLES:
+                self._db.execute(f"DELETE FROM {name}")  # noqa: S608 - our own table names
             self._db.execute(
                 "UPDATE manifest SET model_id = ?, dim = ?, reset_generation = ?",
                 (model_id, dim, gen),
@@ -138,8 +140,8 @@ class RowStore:
                 self._db.execute(UPSERT, row_from_record(r.record, r.vector, gen)).fetchone()[0]
                 for r in rows
             ]
-            self._ensure_facets()
-            self._delete_facets(rids)
+            self._ensure_side_tables()
+            self._delete_side_rows(rids)
             self._db.executemany(
                 "INSERT OR IGNORE INTO facets VALUES (?, ?, ?)",
                 [
@@ -149,8 +151,6 @@ class RowStore:
                     for value in values
                 ],
             )
-            self._ensure_sentences()
-            self._delete_sentences(rids)
             self._db.executemany(
                 "INSERT INTO sentences VALUES (?, ?)",
                 [(rid, r.sentences) for rid, r in zip(rids, rows, strict=True) if r.sentences],
@@ -158,37 +158,24 @@ class RowStore:
             self._prune(prune_below)
         return gen, rids
 
-    def _ensure_sentences(self) -> None:
-        """Within a write transaction: the sentences table of a file made before it existed."""
-        for statement in SENTENCES_SCHEMA:
+    def _ensure_side_tables(self) -> None:
+        """Within a write transaction: the side tables of a file made before they existed."""
+        for statement in _side_schema():
             self._db.execute(statement)
 
-    def _sentences_ready(self) -> bool:
-        """Whether the file has its sentences table (another process may have made it since)."""
-        if not self._has_sentences:
-            self._has_sentences = self._table_exists("sentences")
-        return self._has_sentences
+    def _side_ready(self, name: str) -> bool:
+        """Whether the file has side table `name` (another process may have made it since)."""
+        if not self._has_side[name]:
+            self._has_side[name] = self._table_exists(name)
+        return self._has_side[name]
 
-    def _delete_sentences(self, rids: Sequence[int]) -> None:
-        for part in batches(rids):
-            marks = placeholders(len(part))
-            self._db.execute(f"DELETE FROM sentences WHERE rid IN ({marks})", part)  # noqa: S608
-
-    def _ensure_facets(self) -> None:
-        """Within a write transaction: the facets table of a file made before it existed."""
-        for statement in FACETS_SCHEMA:
-            self._db.execute(statement)
-
-    def _facets_ready(self) -> bool:
-        """Whether the file has its facets table (another process may have made it since)."""
-        if not self._has_facets:
-            self._has_facets = self._table_exists("facets")
-        return self._has_facets
-
-    def _delete_facets(self, rids: Sequence[int]) -> None:
-        for part in batches(rids):
-            marks = placeholders(len(part))
-            self._db.execute(f"DELETE FROM facets WHERE rid IN ({marks})", part)  # noqa: S608
+    def _delete_side_rows(self, rids: Sequence[int]) -> None:
+        """Within a write transaction: the side-table rows of `rids`."""
+        for name in _SIDE_TABLES:
+            for part in batches(rids):
+                marks = placeholders(len(part))
+                sql = f"DELETE FROM {name} WHERE rid IN ({marks})"  # noqa: S608
+                self._db.execute(sql, part)
 
     def delete_doc(
         self, doc_id: str, keep: Iterable[str], prune_below: int
@@ -225,10 +212,8 @@ class RowStore:
         for part in batches(rids):
             marks = placeholders(len(part))
             self._db.execute(f"DELETE FROM chunks WHERE rid IN ({marks})", part)  # noqa: S608
-        self._ensure_facets()
-        self._delete_facets(rids)
-        self._ensure_sentences()
-        self._delete_sentences(rids)
+        self._ensure_side_tables()
+        self._delete_side_rows(rids)
         self._db.executemany(
             "INSERT OR REPLACE INTO deleted VALUES (?, ?)", [(r, gen) for r in rids]
         )
@@ -249,7 +234,7 @@ class RowStore:
         """The rows that have, for every key (at least one), at least one of its values, and
         whether that is every row (read in one snapshot). When it is every row, the set is
         left empty: the caller has no use for it."""
-        if not self._facets_ready():
+        if not self._side_ready("facets"):
             return set(), False
         self._db.execute("BEGIN")  # one read snapshot for the counts and the sets
         try:
@@ -279,7 +264,7 @@ class RowStore:
 
     def rids_with_any_facet(self, facets: Sequence[tuple[str, frozenset[str]]]) -> set[int]:
         """The rows that have, under any key, at least one of its values."""
-        if not self._facets_ready():
+        if not self._side_ready("facets"):
             return set()
         found: set[int] = set()
         for key, values in facets:
@@ -313,7 +298,7 @@ class RowStore:
             sql = f"SELECT {RECORD_COLUMNS} FROM chunks WHERE uuid IN ({marks})"  # noqa: S608
             rows.extend(self._db.execute(sql, part))
         facets: dict[int, dict[str, list[str]]] = {}
-        if rows and self._facets_ready():
+        if rows and self._side_ready("facets"):
             for part in batches([r[0] for r in rows]):
                 marks = placeholders(len(part))
                 sql = f"SELECT rid, key, value FROM facets WHERE rid IN ({marks})"  # noqa: S608
@@ -330,7 +315,7 @@ class RowStore:
     def sentence_blobs(self, rids: Sequence[int]) -> dict[int, bytes]:
         """rid -> its sentence blob, for the rows of `rids` that have one."""
         out: dict[int, bytes] = {}
-        if not rids or not self._sentences_ready():
+        if not rids or not self._side_ready("sentences"):
             return out
         for part in batches(rids):
             marks = placeholders(len(part))
@@ -433,3 +418,7 @@ class RowStore:
 
     def _transaction(self) -> Transaction:
         return Transaction(self._db)
+
+
+def _side_schema() -> list[str]:
+    return [statement for schema in _SIDE_TABLES.values() for statement in schema]

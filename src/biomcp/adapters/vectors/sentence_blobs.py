@@ -30,14 +30,9 @@ def decode(blob: bytes | None, dim: int) -> np.ndarray:
     Raises:
         ValueError: the blob's length is not a whole number of `dim`-d vectors.
     """
-    if not blob:
-        return np.zeros((0, dim), dtype=np.float32)
-    if len(blob) % (2 * dim):
+    if blob and len(blob) % (2 * dim):
         raise ValueError(f"a sentence blob of {len(blob)} bytes does not hold {dim}-d vectors")
-    rows = np.frombuffer(blob, dtype=_DTYPE).astype(np.float32).reshape(-1, dim)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    unit: np.ndarray = rows / np.maximum(norms, 1e-12)
-    return unit
+    return _unit_rows(blob or b"", dim)
 
 
 def best_cosines(
@@ -45,18 +40,18 @@ def best_cosines(
 ) -> dict[str, float]:
     """key -> the highest cosine of its blob's vectors to the unit vector `query`, for the
     keys whose blob holds vectors of `dim` dimensions (one product over every blob)."""
-    keys: list[str] = []
-    parts: list[bytes] = []
-    counts: list[int] = []
-    for key, blob in blobs.items():
-        if blob and len(blob) % (2 * dim) == 0:
-            keys.append(key)
-            parts.append(blob)
-            counts.append(len(blob) // (2 * dim))
-    if not keys:
+    kept = {k: b for k, b in blobs.items() if b and len(b) % (2 * dim) == 0}
+    if not kept:
         return {}
-    rows = np.frombuffer(b"".join(parts), dtype=_DTYPE).astype(np.float32).reshape(-1, dim)
-    cosines = (rows @ query) / np.maximum(np.linalg.norm(rows, axis=1), 1e-12)
+    counts = [len(blob) // (2 * dim) for blob in kept.values()]
+    cosines = _unit_rows(b"".join(kept.values()), dim) @ query
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     best = np.maximum.reduceat(cosines, starts)
-    return dict(zip(keys, best.tolist(), strict=True))
+    return dict(zip(kept, best.tolist(), strict=True))
+
+
+def _unit_rows(buffer: bytes, dim: int) -> np.ndarray:
+    """`buffer`'s half-precision vectors as float32 unit rows."""
+    rows = np.frombuffer(buffer, dtype=_DTYPE).astype(np.float32).reshape(-1, dim)
+    unit: np.ndarray = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return unit
