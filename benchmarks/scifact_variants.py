@@ -137,6 +137,10 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         from benchmarks.scifact_lexical.sentences import run as sentence_arm
 
         return sentence_arm([a for a in argv if a != "--sentences"])
+    if "--learned" in argv:
+        from benchmarks.scifact_lexical.learned import run as learned
+
+        return learned([a for a in argv if a != "--learned"])
     if "--adaptive" in argv:
         from benchmarks.scifact_lexical.adaptive import run as adaptive
 

@@ -124,3 +124,31 @@ def test_sync_status_lists_the_jobs_and_shows_one(cli: JsonCli) -> None:
     done = run_biomcp(["sync"], env=cli.env, cwd=cli.cwd)
     assert done.returncode == 2
     assert "--query-key" in done.stderr
+
+
+def test_a_corpus_synced_without_sentence_vectors_is_told_to_rebuild(
+    fake: FakeEutilsServer, tmp_path: Path
+) -> None:
+    env = server_env(tmp_path / "data", fake.base_url)
+    old = JsonCli({**env, "BIOMCP_SENTENCE_VECTORS": "false"}, tmp_path)
+    code, report, err = old("sync", "--query-key", KEY, "--term", TERM)
+    assert code == 0, err
+    assert report["inserted"] > 0
+    cli = JsonCli(env, tmp_path)
+    code, check, _ = cli("index", "verify")
+    assert (code, check["ok"]) == (0, True)  # not damage: search still finds every chunk
+    lacking = check["chunks_without_sentences"]
+    assert lacking > 0
+    assert 0 < check["documents_without_sentences"] <= check["documents"]
+    done = run_biomcp(["index", "verify", "--quiet"], env=env, cwd=tmp_path)
+    assert done.returncode == 0
+    assert f"{lacking} chunks have no sentence vectors" in done.stderr
+    assert "biomcp index rebuild" in done.stderr
+
+    code, rebuilt, err = cli("index", "rebuild")
+    assert code == 0, err
+    assert rebuilt["documents"] == check["documents"]
+    code, check, _ = cli("index", "verify")
+    assert (code, check["chunks_without_sentences"]) == (0, 0)
+    done = run_biomcp(["index", "verify", "--quiet"], env=env, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")

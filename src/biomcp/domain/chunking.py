@@ -43,6 +43,7 @@ __all__ = [
     "chunk_uuid",
     "chunking_for_window",
     "clip_to_tokens",
+    "has_sentence_units",
     "sentence_spans",
     "sentence_units",
     "split_text",
@@ -234,6 +235,13 @@ def sentence_units(text: str, limit: int = MAX_SENTENCE_UNITS) -> list[str]:
         if (piece := line[start:end].strip())
     ]
     return units[:limit] if len(units) > 1 else []
+
+
+def has_sentence_units(text: str) -> bool:
+    """Whether `sentence_units(text)` gives any, without splitting a text of several lines
+    (each non-blank line holds at least one unit)."""
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    return lines > 1 or (lines == 1 and bool(sentence_units(text)))
 
 
 class _Counter:

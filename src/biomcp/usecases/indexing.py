@@ -21,6 +21,7 @@ from biomcp.domain.chunking import (
     ChunkingConfig,
     chunk_record,
     chunking_for_window,
+    has_sentence_units,
     sentence_units,
 )
 from biomcp.domain.design import classify_design
@@ -48,6 +49,7 @@ __all__ = [
     "STUDY_DESIGN",
     "TRIAL_ID_FACET",
     "ChunkIndexer",
+    "ExpectedChunks",
     "IndexOutcome",
     "PreparedChunks",
     "chunk_record_of",
@@ -88,6 +90,17 @@ class IndexOutcome:
     timings: dict[str, float] = field(default_factory=dict)
     #: pmid -> how many full-text chunks were written for it (documents with an article).
     fulltext_chunks: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedChunks:
+    """The chunks some records should have in the collection."""
+
+    #: pmid -> the uuids of the record's chunks
+    uuids: dict[str, list[str]]
+    #: pmid -> the uuids of those chunks that carry sentence vectors (only pmids with some;
+    #: none when sentence vectors are off)
+    with_sentences: dict[str, list[str]]
 
 
 @dataclass(slots=True)
@@ -298,6 +311,42 @@ class ChunkIndexer:
         """pmid -> the uuids of the chunks each record has under the chunking in force."""
         chunking = self.chunking
         return {r.pmid: [c.uuid for c in chunk_record(r, chunking)] for r in records}
+
+    def expected_chunks(self, records: Sequence[PubMedRecord]) -> ExpectedChunks:
+        """What the collection should hold for `records` under the settings in force, from
+        one chunking of each record."""
+        chunking = self.chunking
+        uuids: dict[str, list[str]] = {}
+        sentences: dict[str, list[str]] = {}
+        for record in records:
+            chunks = chunk_record(record, chunking)
+            uuids[record.pmid] = [c.uuid for c in chunks]
+            own = [c.uuid for c in chunks if self._sentences and has_sentence_units(c.text)]
+            if own:
+                sentences[record.pmid] = own
+        return ExpectedChunks(uuids, sentences)
+
+    async def lacking_sentences(self, wanted: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Of `wanted` (pmid -> uuids of stored chunks that should carry sentence vectors),
+        those stored without them, by pmid (only pmids with some). A chunk stored before
+        sentence vectors were kept, or while they were off, has none until a rebuild.
+
+        The store says which chunks carry them: `VectorStore.sentence_scores` leaves the
+        others out, whatever the query vector (a unit axis here).
+
+        Raises:
+            VectorStoreError: from the adapter.
+        """
+        everything = [u for uuids in wanted.values() for u in uuids]
+        if not everything:
+            return {}
+        axis = [1.0] + [0.0] * (self._embedder.dim - 1)
+        try:
+            having = await self._vectors.sentence_scores(self.collection, everything, axis)
+        except CollectionNotFoundError:
+            having = {}
+        lacking = {p: [u for u in uuids if u not in having] for p, uuids in wanted.items()}
+        return {p: uuids for p, uuids in lacking.items() if uuids}
 
     async def missing_chunks(self, wanted: dict[str, list[str]]) -> dict[str, list[str]]:
         """Of `wanted` (pmid -> chunk uuids), the chunks the collection lacks, by pmid (only

@@ -7,6 +7,9 @@ counts too: it was damage) and the metadata database's integrity check. `rebuild
 re-chunks and re-indexes every document through `ChunkIndexer`, the path syncs take, so with
 the embedding cache in front of the embedder a rebuild of an unchanged corpus embeds nothing.
 Both run under the store-wide index lock syncs take, so neither races a sync's writes.
+`verify` also counts stored chunks that lack the sentence vectors the settings
+in force give them (a corpus synced before they were kept): not damage, but a search ranks
+those chunks by their own vector alone until a rebuild adds them.
 `status` is the cheap signal probes use: a store holding fewer documents than SQL says are
 indexed has lost some. `drift` says whether stored tiers, designs and scores are still what the
 rules in force give (an upgrade changed a rule: its new hash scheme lets `rebuild(rederive=True)`
@@ -65,6 +68,10 @@ class IndexCheck:
     chunks_missing: int = 0
     documents_incomplete: int = 0
     sample_incomplete: list[str] = field(default_factory=list)
+    #: stored chunks that should carry sentence vectors and do not (a search ranks them by
+    #: the chunk's own vector); not damage, so `ok` does not count them
+    chunks_without_sentences: int = 0
+    documents_without_sentences: int = 0
     store_problems: list[str] = field(default_factory=list)
     #: damage the vector store found and repaired (each names the collection and the file)
     repaired: list[str] = field(default_factory=list)
@@ -91,6 +98,8 @@ class IndexCheck:
             "chunks_missing": self.chunks_missing,
             "documents_incomplete": self.documents_incomplete,
             "sample_incomplete": [f"pmid:{p}" for p in self.sample_incomplete],
+            "chunks_without_sentences": self.chunks_without_sentences,
+            "documents_without_sentences": self.documents_without_sentences,
             "store_problems": list(self.store_problems),
             "repaired": list(self.repaired),
             "metadata_problems": list(self.metadata_problems),
@@ -258,16 +267,31 @@ class IndexMaintenance:
             while pmids := await self._metadata.document_pmids(after, self._page):
                 after = pmids[-1]
                 docs = await self._metadata.get_documents(pmids)
-                wanted = self._indexer.chunk_uuids([doc.record for doc in docs.values()])
+                expected = self._indexer.expected_chunks([doc.record for doc in docs.values()])
+                wanted = expected.uuids
                 missing = await self._indexer.missing_chunks(wanted) if usable else wanted
                 for pmid, uuids in missing.items():
                     check.documents_incomplete += 1
                     check.chunks_missing += len(uuids)
                     if len(check.sample_incomplete) < _SAMPLE:
                         check.sample_incomplete.append(pmid)
+                if usable:
+                    await self._check_sentences(check, expected.with_sentences, missing)
                 check.chunks_expected += sum(len(uuids) for uuids in wanted.values())
                 check.documents += len(docs)
                 await _notify(progress, check.documents, total)
+
+    async def _check_sentences(
+        self, check: IndexCheck, sentences: dict[str, list[str]], missing: dict[str, list[str]]
+    ) -> None:
+        """Into `check`: of the chunks that should carry sentence vectors (`sentences`, by
+        pmid), the stored ones that lack them (a chunk missing altogether counts as missing
+        only)."""
+        gone = {u for uuids in missing.values() for u in uuids}
+        wanted = {pmid: [u for u in uuids if u not in gone] for pmid, uuids in sentences.items()}
+        for uuids in (await self._indexer.lacking_sentences(wanted)).values():
+            check.documents_without_sentences += 1
+            check.chunks_without_sentences += len(uuids)
 
     async def rebuild(
         self, progress: Progress | None = None, *, reset: bool = False, rederive: bool = False

@@ -10,6 +10,7 @@ from biomcp.domain.chunking import (
     MAX_SENTENCE_UNITS,
     chunk_record,
     chunking_for_window,
+    has_sentence_units,
     sentence_units,
 )
 from tests.support.builders import make_record
@@ -72,3 +73,8 @@ def test_units_are_stripped_non_empty_pieces_of_the_text(text: str) -> None:
         assert unit
         assert "\n" not in unit
         assert unit in text
+
+
+@given(st.text(alphabet="ab .A1\n", max_size=200))
+def test_has_sentence_units_says_whether_there_are_any(text: str) -> None:
+    assert has_sentence_units(text) is bool(sentence_units(text))

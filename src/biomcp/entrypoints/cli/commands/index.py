@@ -3,9 +3,10 @@
 `verify` exits 0 when every stored document's chunks are in the vector store, the store's
 files are sound and the metadata database passes its integrity check; 1 otherwise, damage it
 repaired on the way included (`repaired` names each repair), so a cron job hears of it.
-`rebuild` re-chunks and
-re-indexes every document; with the embedding cache on (the default) an unchanged corpus is
-rebuilt without embedding anything. Progress goes to stderr, the report to stdout.
+Chunks stored without their sentence vectors (`chunks_without_sentences`) get a hint, not
+exit status 1: search still finds them. `rebuild` re-chunks and re-indexes every document;
+with the embedding cache on (the default) an unchanged corpus is rebuilt without embedding
+anything. Progress goes to stderr, the report to stdout.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def _hints(report: dict[str, Any]) -> list[str]:
         )
     if report["chunks_missing"] or report["store_problems"] or not report["collection_exists"]:
         hints.append("the index needs repair: run `biomcp index rebuild`")
+    elif report["chunks_without_sentences"]:
+        hints.append(
+            f"{report['chunks_without_sentences']} chunks have no sentence vectors, so search "
+            "ranks them by the whole chunk only: run `biomcp index rebuild` to add them"
+        )
     return hints
 
 
