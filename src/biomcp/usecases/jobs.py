@@ -42,7 +42,13 @@ from biomcp.usecases.errors import InvalidRequestError, NotFoundError
 from biomcp.usecases.payloads import iso_utc
 from biomcp.usecases.saved_queries import SyncRequest
 from biomcp.usecases.sync import SyncDelta
-from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
+from biomcp.usecases.sync_report import (
+    ProgressCallback,
+    SyncProgress,
+    SyncReport,
+    new_job_id,
+    record_whole,
+)
 
 __all__ = [
     "JOB_STATES",
@@ -246,7 +252,7 @@ class SyncJobs:
                 live.job_id, live.query_key, live.term, self._clock.now(), None, "queued",
                 owner=self.owner,
             )  # fmt: skip
-            await self._metadata.record_job(job)
+            await record_whole(self._metadata, job)
         except asyncio.CancelledError:
             live.admitted.cancel()
             raise

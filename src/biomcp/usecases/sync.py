@@ -82,7 +82,13 @@ from biomcp.usecases.fulltext_sync import FullTextOutcome, FullTextSync
 from biomcp.usecases.indexing import ChunkIndexer
 from biomcp.usecases.saved_queries import SyncRequest, new_query_key
 from biomcp.usecases.sync_pipeline import BatchPipeline
-from biomcp.usecases.sync_report import ProgressCallback, SyncProgress, SyncReport, new_job_id
+from biomcp.usecases.sync_report import (
+    ProgressCallback,
+    SyncProgress,
+    SyncReport,
+    new_job_id,
+    record_whole,
+)
 from biomcp.usecases.sync_run import HISTORY_START, SyncConfig, SyncRun, notify
 from biomcp.usecases.sync_terms import (
     WindowBasis,
@@ -197,7 +203,7 @@ class SyncDelta:
             started_at = self._clock.now()
             job_id = job_id or new_job_id(started_at)
             job = SyncJob(job_id, query_key, term, started_at, None, "running", owner=owner)
-            await self._metadata.record_job(job)
+            await record_whole(self._metadata, job)
             try:
                 report = await self._sync(job_id, request, progress, rescan=rescan)
             except BaseException as exc:
@@ -211,7 +217,8 @@ class SyncDelta:
                 )
                 await asyncio.shield(self._record_quietly(failed))
                 raise
-            await self._metadata.record_job(
+            await record_whole(
+                self._metadata,
                 replace(
                     job,
                     finished_at=self._clock.now(),
@@ -222,7 +229,7 @@ class SyncDelta:
                     pmids_processed=report.pmids_processed,
                     max_edat_seen=report.max_edat_seen,
                     warnings=report.warnings,
-                )
+                ),
             )
             return report
 

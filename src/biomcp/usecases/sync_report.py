@@ -2,21 +2,48 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from biomcp.ports.jobs import JobLog, SyncJob
 from biomcp.usecases.fulltext_sync import FullTextOutcome
 from biomcp.usecases.payloads import iso_utc
 
-__all__ = ["ProgressCallback", "SyncProgress", "SyncReport", "new_job_id"]
+__all__ = ["ProgressCallback", "SyncProgress", "SyncReport", "new_job_id", "record_whole"]
 
 
 def new_job_id(started_at: datetime) -> str:
     """A job id: the start time and a random suffix (`sync_2026-01-02T03:04:05Z_1a2b3c4d`)."""
     return f"sync_{iso_utc(started_at)}_{uuid.uuid4().hex[:8]}"
+
+
+async def record_whole(log: JobLog, job: SyncJob) -> None:
+    """Record `job`; when cancelled meanwhile, let the write land before the cancellation
+    goes on.
+
+    A store may write from a worker thread that a cancellation does not stop. A record begun
+    before a cancellation could then land after the record that ends the job, and leave the
+    job `queued` or `running` for good.
+
+    Raises:
+        MetadataStoreError: the write failed (not cancelled).
+        asyncio.CancelledError: cancelled, once the write has ended either way.
+    """
+    write = asyncio.ensure_future(log.record_job(job))
+    try:
+        await asyncio.shield(write)
+    except asyncio.CancelledError:
+        while not write.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({write})
+        if not write.cancelled():
+            write.exception()  # retrieved: the cancellation is what the caller sees
+        raise
 
 
 @dataclass(frozen=True, slots=True)

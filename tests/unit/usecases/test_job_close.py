@@ -8,6 +8,7 @@ SQLite connection that broke the next open of the same file in the process).
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import cast
 
 import pytest
@@ -58,3 +59,51 @@ def test_close_waits_for_the_end_record_of_a_job_refused_at_admission() -> None:
         return log.reads_done
 
     assert asyncio.run(scenario()) == 1
+
+
+class ThreadedJobLog(MemoryJobLog):
+    """Writes each job record from a worker thread, as the SQL store does. The first write
+    waits for `release` inside the thread, where a cancellation cannot stop it."""
+
+    def __init__(self, tables: MemoryTables) -> None:
+        super().__init__(tables)
+        self.release = threading.Event()
+        self.writing = asyncio.Event()
+        self.first = True
+
+    async def record_job(self, job: SyncJob) -> None:
+        first, self.first = self.first, False
+        if first:
+            self.writing.set()
+
+        def write() -> None:
+            if first:
+                self.release.wait(timeout=60)
+            asyncio.run(MemoryJobLog.record_job(self, job))
+
+        await asyncio.to_thread(write)
+
+
+def test_a_job_cancelled_while_its_queued_record_is_written_ends_interrupted() -> None:
+    """The `queued` record lands after the cancellation; the end record must still come last."""
+    log = ThreadedJobLog(MemoryTables())
+
+    async def scenario() -> list[SyncJob]:
+        jobs = SyncJobs(cast(SyncDelta, None), log, clock=FakeClock())
+        run = asyncio.create_task(jobs.run("landing", "obesity", wait_s=60))
+        await log.writing.wait()
+        closing = asyncio.create_task(jobs.aclose())
+        try:
+            for _ in range(SLOW_TURNS):  # the cancellation reaches the job while it writes
+                await asyncio.sleep(0)
+            assert not closing.done()  # close waits for the record it cancelled
+        finally:
+            log.release.set()
+        await closing
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return await log.list_jobs()
+
+    (job,) = asyncio.run(scenario())
+    assert job.status == "interrupted"
+    assert job.finished_at is not None
