@@ -172,13 +172,22 @@ _SPECIES = re.compile(
 _SPECIES_FALSE_FRIENDS = re.compile(
     r"\b(?:dog|cat|animal|rat|snake|horse)[- ]bites?\b|\bguinea[- ]pig (?:of|for) \b|"
     r"\bcat[- ]scratch\b|\bpet owners?\b|\bowners? of (?:dogs|cats|pets)\b|"
-    r"\b(?:dog|animal|pet|horse|equine)[- ]assisted\b|\bChinese hamster ovary\b|"
-    # animal material used on or for people: "bovine intestines" for a surgical skills test,
-    # "porcine skin" grafts, "bovine serum albumin"
+    r"\b(?:dog|animal|pet|horse|equine)[- ]assisted\b|\bChinese hamster ovary\b",
+    _I,
+)
+# Animal material used on or for people: "bovine intestines" for a surgical skills test,
+# "porcine skin" grafts, "bovine serum albumin". Counted, it is what the study used instead:
+# "Twelve hypertrophied pig hearts underwent...".
+_ANIMAL_MATERIAL = re.compile(
     r"\b(?:bovine|porcine|ovine|equine|canine|murine|animal|pig|cow|sheep) (?:intestines?|"
     r"tissues?|skin|hearts?|bones?|serum|albumin|collagen|pericardium|cadavers?|xenografts?|"
     r"valves?|grafts?|insulin|heparin|surfactant|models? (?:of|for) (?:surgical )?training)\b",
     _I,
+)
+# A count (not a year, not a choice "of two") and at most one word before the material:
+# "Twelve hypertrophied pig hearts".
+_COUNT_BEFORE = re.compile(
+    rf"(?<![\w.,])(?<!\bof )(?:(?!(?:19|20)\d\d\b)\d[\d,]*|{NUMBER_WORDS})(?: [a-z][\w-]*)? $", _I
 )
 _HUMAN_PARTICIPANTS = re.compile(
     rf"\b(?:\d[\d,]*|{NUMBER_WORDS}) (?:\w+[- ]){{0,3}}?(?:patients|participants|subjects|women|"
@@ -208,7 +217,14 @@ def _affirmed(
 
 def has_species(sentences: list[str]) -> bool:
     """True when an animal species is named as something this study used."""
-    return _affirmed(_SPECIES, sentences, _SPECIES_FALSE_FRIENDS)
+    return _affirmed(_SPECIES, [_without_material(s) for s in sentences], _SPECIES_FALSE_FRIENDS)
+
+
+def _without_material(sentence: str) -> str:
+    """`sentence` without the animal material it names, unless the material is counted."""
+    return _ANIMAL_MATERIAL.sub(
+        lambda m: m.group(0) if _COUNT_BEFORE.search(sentence, 0, m.start()) else " ", sentence
+    )
 
 
 def states_human_participants(sentences: list[str]) -> bool:

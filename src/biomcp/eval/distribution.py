@@ -5,6 +5,8 @@ JSON document: the evidence tiers, study designs and deciding rules over every r
 sample-size reading (how many records have a sample size, how many were read from words, how
 many counts were refused as not participants), the design points, and `--sample` records drawn
 with a fixed seed, each with its tier, design and rules, for reading by hand.
+`without_mesh` compares each record's tier and design with those of a copy without MeSH: how
+far the text alone agrees with what MeSH decides, and which labels change.
 
 By default it reads `data/pubmedqa/ori_pqal.json` in the `shared` folder beside the
 repository. PQA-L has no titles and no publication types: the question stands in for the
@@ -18,6 +20,7 @@ import json
 import random
 import re
 from collections import Counter
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.quality import read_sample_size, score_quality
 from biomcp.domain.records import AbstractSection, MeshHeading, PubDate, PubMedRecord
 
-__all__ = ["distribution", "load_pubmedqa", "main"]
+__all__ = ["distribution", "load_pubmedqa", "main", "without_mesh"]
 
 TODAY = date(2026, 11, 22)
 DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared/data/pubmedqa/ori_pqal.json"
@@ -72,6 +75,33 @@ def _row(record: PubMedRecord) -> dict[str, Any]:
     }
 
 
+def _labels(record: PubMedRecord) -> tuple[str, str]:
+    design = classify_design(record)
+    return str(classify_evidence(record, design).evidence_type), str(design.design)
+
+
+def without_mesh(records: list[PubMedRecord]) -> dict[str, Any]:
+    """Tier and design agreement between each record and a copy without its MeSH, and the
+    design changes (`"with -> without"`), commonest first."""
+    tiers = designs = 0
+    changed: Counter[str] = Counter()
+    for record in records:
+        (tier, design), (bare_tier, bare_design) = (
+            _labels(record),
+            _labels(replace(record, mesh=())),
+        )
+        tiers += tier == bare_tier
+        designs += design == bare_design
+        if design != bare_design:
+            changed[f"{design} -> {bare_design}"] += 1
+    total = max(len(records), 1)
+    return {
+        "tier_agreement": round(tiers / total, 4),
+        "design_agreement": round(designs / total, 4),
+        "design_changes": dict(changed.most_common()),
+    }
+
+
 def distribution(records: list[PubMedRecord], sample: int, seed: int) -> dict[str, Any]:
     rows = [_row(record) for record in records]
 
@@ -97,6 +127,7 @@ def distribution(records: list[PubMedRecord], sample: int, seed: int) -> dict[st
             ][:10],
         },
         "mean_quality_total": round(sum(row["quality_total"] for row in rows) / len(rows), 3),
+        "without_mesh": without_mesh(records),
         "sample": {
             "seed": seed,
             "records": [

@@ -326,6 +326,7 @@ def test_animal_material_used_for_people_is_not_an_animal_study() -> None:
         "Male goats were randomly assigned to a control group or to isolation.",
         "The animals were randomly assigned to normothermia or hypothermia.",
         "A randomized and blind design was used in rhesus monkeys.",
+        "Ten isolated pig hearts were perfused with two solutions in a random order.",
     ],
 )
 def test_randomized_animals_are_an_animal_study_not_an_rct(text: str) -> None:
@@ -334,6 +335,11 @@ def test_randomized_animals_are_an_animal_study_not_an_rct(text: str) -> None:
 
 def test_a_human_trial_using_animal_models_for_training_stays_an_rct() -> None:
     text = "Participants were randomly assigned to train on one of two porcine models for training."
+    assert design(text=text) == (D.RCT, "rct.text")
+
+
+def test_animal_material_given_to_counted_patients_stays_a_human_trial() -> None:
+    text = "In total 40 patients were randomly assigned to bovine pericardium or mechanical valves."
     assert design(text=text) == (D.RCT, "rct.text")
 
 

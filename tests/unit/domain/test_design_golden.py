@@ -68,6 +68,7 @@ ANIMAL_TRIALS = {
     (UPDATE_2021, "33959763"): "goats randomly assigned",
     (UPDATE_2021, "33621858"): "mice randomly divided into three groups",
     (BASELINE_1979, "402658"): "randomized and blind design in rhesus monkeys",
+    ("pubmedqa", "17462393"): "twelve hypertrophied pig hearts perfused in a random order",
 }
 MENDELIAN = {
     (UPDATE_2021, "33020596"): "phenome-wide Mendelian randomisation",

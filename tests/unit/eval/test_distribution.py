@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biomcp.eval.distribution import distribution, load_pubmedqa
+from biomcp.eval.distribution import distribution, load_pubmedqa, without_mesh
 from tests.conftest import shared_data_path
 from tests.support.builders import make_record
 
@@ -34,3 +34,24 @@ def test_pubmedqa_distribution_is_mostly_clinical() -> None:
     assert figures["tiers"]["clinical"] > 800
     assert figures["sample_size"]["read_from_words"] > 100
     assert len(figures["sample"]["records"]) == 20
+
+
+def test_without_mesh_says_where_the_text_alone_agrees_with_mesh() -> None:
+    neutral = "We describe what we found in this work."
+    records = [
+        make_record(pmid="1", text=neutral, mesh_terms=("Animals",)),
+        make_record(pmid="2", text="Forty rats were fed a high-fat diet.",
+                    mesh_terms=("Animals", "Rats")),
+    ]  # fmt: skip
+    figures = without_mesh(records)
+    assert figures["design_agreement"] == 0.5
+    (change,) = figures["design_changes"]
+    assert change.startswith("animal -> ")
+    assert figures["design_changes"][change] == 1
+
+
+def test_pubmedqa_text_alone_agrees_with_mesh_on_most_records() -> None:
+    records = load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))
+    figures = without_mesh(records)
+    assert figures["design_agreement"] >= 0.9
+    assert figures["tier_agreement"] >= 0.9
