@@ -373,10 +373,11 @@ def economic_model(text: str) -> bool:
 # --- observational and computational work --------------------------------------------------
 
 _OBSERVATIONAL_TEXT = re.compile(
-    r"\b(?:retrospective(?:ly)?|prospective(?:ly)?|cohorts?|case-control|cross-sectional|"
+    r"\b(?:retrospective(?:ly)?|prospective(?:ly)?|cohorts?|case[- ]control|cross[- ]sectional|"
     r"population-based|registry|register-based|surveys?|questionnaires?|case series|"
-    r"consecutive (?:\w+ ){0,2}patients|medical records|chart review|follow-up study|"
-    r"longitudinal study|observational|epidemiolog\w+ study|interviews?|focus groups?|"
+    r"consecutive (?:\w+ ){0,2}patients|consecutive series|medical records|chart review|"
+    r"follow[- ]up study|longitudinal (?:study|design|data)|observational|"
+    r"epidemiolog\w+ study|interviews?|focus groups?|"
     r"qualitative (?:study|analysis|research)|"
     # human data at the population level: registries, claims, audits, ecological analyses
     r"routinely collected|administrative (?:\w+ )?data|claims data|(?:census|postcode|"

@@ -519,3 +519,17 @@ def test_a_commentary_is_not_research() -> None:
 def test_a_study_that_argues_from_its_own_data_is_not_a_commentary() -> None:
     text = "We argue that work centrality matters. We surveyed 1,200 parents."
     assert design(text=text)[0] is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A cross sectional study was carried out on sputa of 120 patients.",
+        "Follow up study of mortality over 25 years in 18,133 civil servants.",
+        "A longitudinal design was used with two waves of measurement in nursing staff.",
+        "A consecutive series of 500 implants was compared with a second series.",
+        "Ninety matched case control pairs were drawn from the practice lists.",
+    ],
+)
+def test_design_words_without_their_hyphen_are_read(text: str) -> None:
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.text")
