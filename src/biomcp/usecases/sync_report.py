@@ -27,8 +27,8 @@ async def record_whole(log: JobLog, job: SyncJob) -> None:
     goes on.
 
     A store may write from a worker thread that a cancellation does not stop. A record begun
-    before a cancellation could then land after the record that ends the job, and leave the
-    job `queued` or `running` for good.
+    before a cancellation could then land after the record that ends the job. The job would
+    read `queued` or `running` until a later status read found its process gone.
 
     Raises:
         MetadataStoreError: the write failed (not cancelled).
