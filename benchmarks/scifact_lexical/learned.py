@@ -20,7 +20,6 @@ cross-validation on train says whether a fit generalises before the test split i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ import numpy as np
 from benchmarks.machine import describe, loadavg
 from benchmarks.scifact_lexical import Bm25, Fields, Params, chunk_fields
 from benchmarks.scifact_lexical.common import experiment_parser, load_candidates, say
-from benchmarks.scifact_lexical.sentences import chunk_sentences, embed_all
+from benchmarks.scifact_lexical.sentences import chunk_sentence_vectors
 from benchmarks.scifact_lexical.variants import ARM, FUSED, Harness
 from benchmarks.scifact_rankers import Candidates, Corpus
 from biomcp.domain.rerank import RerankWeights, detect_intent
@@ -239,14 +238,10 @@ def run(argv: list[str]) -> dict[str, Any]:
     train = load_candidates(args.train)
     data = load_beir(args.data, "train")
     harness = Harness(data, train.corpus)
-    texts, owner = chunk_sentences(data, train.corpus.uuids)
-    unique = list(dict.fromkeys(texts))
-    vectors = asyncio.run(embed_all(unique, args.cache, say))
-    where = {t: i for i, t in enumerate(unique)}
     featurizer = Featurizer(
         harness,
         chunk_fields(data, train.corpus.uuids),
-        (texts, vectors[[where[t] for t in texts]], owner),
+        chunk_sentence_vectors(data, train.corpus.uuids, args.cache),
     )
     rows = featurize(featurizer, data, train.queries)
     out: dict[str, Any] = {"benchmark": "scifact_learned", "features": list(FEATURES)}

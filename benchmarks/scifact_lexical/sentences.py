@@ -67,6 +67,18 @@ def chunk_sentences(data: BeirDataset, uuids: list[str]) -> tuple[list[str], np.
     return texts, np.array(owner, dtype=np.int64)
 
 
+def chunk_sentence_vectors(
+    data: BeirDataset, uuids: list[str], cache: Path | None
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`chunk_sentences` with a vector for each sentence; each distinct text is embedded once."""
+    texts, owner = chunk_sentences(data, uuids)
+    unique = list(dict.fromkeys(texts))
+    say(f"{len(texts)} chunk sentences, {len(unique)} distinct")
+    vectors = asyncio.run(embed_all(unique, cache, say))
+    where = {t: i for i, t in enumerate(unique)}
+    return texts, vectors[[where[t] for t in texts]], owner
+
+
 def sentences(data: BeirDataset, window: int = 1) -> tuple[list[str], list[str]]:
     """Every sentence of every paper (its title first) and the paper id of each. With
     `window` > 1, runs of that many consecutive abstract sentences (stride one) instead."""
@@ -261,12 +273,8 @@ def run(argv: list[str]) -> dict[str, Any]:
     say(f"{len(texts)} sentences of {len(set(owners))} papers")
     vectors = asyncio.run(embed_all(texts, args.cache, say))
     arm = SentenceArm(harness, vectors, owners)
-    chunk_texts, chunk_owner = chunk_sentences(data, train.corpus.uuids)
-    unique = list(dict.fromkeys(chunk_texts))
-    say(f"{len(chunk_texts)} chunk sentences, {len(unique)} distinct")
-    unique_vectors = asyncio.run(embed_all(unique, args.cache, say))
-    where = {t: i for i, t in enumerate(unique)}
-    arm.with_chunk_sentences(unique_vectors[[where[t] for t in chunk_texts]], chunk_owner)
+    _, chunk_vectors, chunk_owner = chunk_sentence_vectors(data, train.corpus.uuids, args.cache)
+    arm.with_chunk_sentences(chunk_vectors, chunk_owner)
     names = variants(args.grid)
     out: dict[str, Any] = {
         "benchmark": "scifact_sentence_arm",

@@ -86,10 +86,8 @@ def without_mesh(records: list[PubMedRecord]) -> dict[str, Any]:
     tiers = designs = 0
     changed: Counter[str] = Counter()
     for record in records:
-        (tier, design), (bare_tier, bare_design) = (
-            _labels(record),
-            _labels(replace(record, mesh=())),
-        )
+        tier, design = _labels(record)
+        bare_tier, bare_design = _labels(replace(record, mesh=()))
         tiers += tier == bare_tier
         designs += design == bare_design
         if design != bare_design:

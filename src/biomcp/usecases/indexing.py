@@ -14,7 +14,7 @@ Full-text chunks carry the facet `source=fulltext` and their place in the articl
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from biomcp.domain.chunking import (
@@ -309,8 +309,7 @@ class ChunkIndexer:
 
     def chunk_uuids(self, records: Sequence[PubMedRecord]) -> dict[str, list[str]]:
         """pmid -> the uuids of the chunks each record has under the chunking in force."""
-        chunking = self.chunking
-        return {r.pmid: [c.uuid for c in chunk_record(r, chunking)] for r in records}
+        return self.expected_chunks(records).uuids
 
     def expected_chunks(self, records: Sequence[PubMedRecord]) -> ExpectedChunks:
         """What the collection should hold for `records` under the settings in force, from
@@ -337,16 +336,12 @@ class ChunkIndexer:
         Raises:
             VectorStoreError: from the adapter.
         """
-        everything = [u for uuids in wanted.values() for u in uuids]
-        if not everything:
-            return {}
         axis = [1.0] + [0.0] * (self._embedder.dim - 1)
-        try:
-            having = await self._vectors.sentence_scores(self.collection, everything, axis)
-        except CollectionNotFoundError:
-            having = {}
-        lacking = {p: [u for u in uuids if u not in having] for p, uuids in wanted.items()}
-        return {p: uuids for p, uuids in lacking.items() if uuids}
+
+        async def having(uuids: list[str]) -> Collection[str]:
+            return (await self._vectors.sentence_scores(self.collection, uuids, axis)).keys()
+
+        return await _left_out(wanted, having)
 
     async def missing_chunks(self, wanted: dict[str, list[str]]) -> dict[str, list[str]]:
         """Of `wanted` (pmid -> chunk uuids), the chunks the collection lacks, by pmid (only
@@ -355,15 +350,11 @@ class ChunkIndexer:
         Raises:
             VectorStoreError: from the adapter.
         """
-        everything = [u for uuids in wanted.values() for u in uuids]
-        if not everything:
-            return {}
-        try:
-            present = await self._vectors.existing_uuids(self.collection, everything)
-        except CollectionNotFoundError:
-            present = set()
-        missing = {p: [u for u in uuids if u not in present] for p, uuids in wanted.items()}
-        return {p: uuids for p, uuids in missing.items() if uuids}
+
+        async def present(uuids: list[str]) -> Collection[str]:
+            return await self._vectors.existing_uuids(self.collection, uuids)
+
+        return await _left_out(wanted, present)
 
     def _units(self, text: str, known: Mapping[str, list[str]] | None = None) -> list[str]:
         """The sentences of a chunk's text to embed apart (none without sentence vectors), from
@@ -456,3 +447,19 @@ def _category(record: PubMedRecord, chunk: Chunk) -> str | None:
 
 def _registry(trial_id: str) -> str:
     return registry_of(trial_id) or ""
+
+
+async def _left_out(
+    wanted: dict[str, list[str]], found: Callable[[list[str]], Awaitable[Collection[str]]]
+) -> dict[str, list[str]]:
+    """Of `wanted` (pmid -> uuids), those `found` does not return, by pmid (only pmids with
+    some). A collection that does not exist returns none."""
+    everything = [u for uuids in wanted.values() for u in uuids]
+    if not everything:
+        return {}
+    try:
+        kept = set(await found(everything))
+    except CollectionNotFoundError:
+        kept = set()
+    left = {p: [u for u in uuids if u not in kept] for p, uuids in wanted.items()}
+    return {p: uuids for p, uuids in left.items() if uuids}
