@@ -19,6 +19,7 @@ embedding cache (`--cache`). Variants, each over the same candidates and the pro
 - `chunk three arms S`: a third arm ranking chunks by their best own sentence, fused with the
   chunk arm and BM25, the sentence arm taking a share S of the dense weight.
 
+`--titled` adds the same sentences embedded after their paper's title, as a third and fourth arm.
 `--grid` scores the train split only. With `--test`, the fixed rule, the best train variant and
 the best chunk-level blend on train are scored once on test.
 """
@@ -52,14 +53,18 @@ BATCH = 256
 _STORE = Lexical(store=True)  # the store's own BM25 arm
 
 
-def chunk_sentences(data: BeirDataset, uuids: list[str]) -> tuple[list[str], np.ndarray]:
+def chunk_sentences(
+    data: BeirDataset, uuids: list[str], titled: bool = False
+) -> tuple[list[str], np.ndarray]:
     """Every sentence of every stored chunk (the chunk's title line first), and the position
-    of its chunk in `uuids`. Overlapping chunks repeat a sentence; the cache embeds it once."""
+    of its chunk in `uuids`. Overlapping chunks repeat a sentence; the cache embeds it once.
+    `titled` prefixes each body sentence with the paper's title, as context."""
     fields = chunk_fields(data, uuids)
     texts: list[str] = []
     owner: list[int] = []
     for pos, (title, body) in enumerate(zip(fields.titles, fields.bodies, strict=True)):
-        parts = [title.strip()] + [body[a:b].strip() for a, b in sentence_spans(body)]
+        lead = f"{title.strip()}. " if titled and title.strip() else ""
+        parts = [title.strip()] + [lead + body[a:b].strip() for a, b in sentence_spans(body)]
         for part in parts:
             if part:
                 texts.append(part)
@@ -68,10 +73,10 @@ def chunk_sentences(data: BeirDataset, uuids: list[str]) -> tuple[list[str], np.
 
 
 def chunk_sentence_vectors(
-    data: BeirDataset, uuids: list[str], cache: Path | None
+    data: BeirDataset, uuids: list[str], cache: Path | None, titled: bool = False
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """`chunk_sentences` with a vector for each sentence; each distinct text is embedded once."""
-    texts, owner = chunk_sentences(data, uuids)
+    texts, owner = chunk_sentences(data, uuids, titled)
     unique = list(dict.fromkeys(texts))
     say(f"{len(texts)} chunk sentences, {len(unique)} distinct")
     vectors = asyncio.run(embed_all(unique, cache, say))
@@ -147,12 +152,22 @@ class SentenceArm:
         self.chunk_sentence_vectors, self.chunk_sentence_owner = vectors, owner
         return self
 
-    def chunk_blend(self, query: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    def with_titled_sentences(self, vectors: np.ndarray, owner: np.ndarray) -> SentenceArm:
+        """Adds each chunk's sentences embedded after the paper's title, for `titled` kinds."""
+        self.titled_vectors, self.titled_owner = vectors, owner
+        return self
+
+    def chunk_blend(
+        self, query: np.ndarray, share: float, titled: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Every chunk scored `share` x its cosine + (1 - share) x its best sentence's; the
-        best `ARM` chunks, best first."""
+        best `ARM` chunks, best first. `titled` reads the title-prefixed sentences."""
         q = query / (np.linalg.norm(query) or 1.0)
         best = np.full(len(self.chunk_vectors), -1.0)
-        np.maximum.at(best, self.chunk_sentence_owner, self.chunk_sentence_vectors @ q)
+        if titled:
+            np.maximum.at(best, self.titled_owner, self.titled_vectors @ q)
+        else:
+            np.maximum.at(best, self.chunk_sentence_owner, self.chunk_sentence_vectors @ q)
         return dense_top(share * (self.chunk_vectors @ q) + (1 - share) * best, ARM)
 
     def paper_scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -184,7 +199,7 @@ class SentenceArm:
         return np.array(pos[:ARM], dtype=np.int64), np.array(out[:ARM])
 
 
-def variants(grid: bool) -> dict[str, tuple[str, float, float]]:
+def variants(grid: bool, titled: bool = False) -> dict[str, tuple[str, float, float]]:
     """Name -> (kind, its value, alpha). `grid` adds the train-only exploration."""
     out = {"chunk": ("chunk", 0.0, ALPHA), "sentence": ("sentence", 0.0, ALPHA)}
     for blend in (0.25, 0.5, 0.75):
@@ -201,6 +216,12 @@ def variants(grid: bool) -> dict[str, tuple[str, float, float]]:
         out[f"chunk blend {blend}"] = ("chunk blend", blend, ALPHA)
     for share in (0.25, 0.5, 0.75):
         out[f"chunk three arms {share}"] = ("chunk three", share, ALPHA)
+    if titled:
+        out = {k: v for k, v in out.items() if v[0] in {"chunk", "chunk three"}}
+        for share in (0.25, 0.5, 0.75):
+            out[f"titled three arms {share}"] = ("titled three", share, ALPHA)
+        for share in (0.25, 0.5):
+            out[f"both four arms {share}"] = ("both four", share, ALPHA)
     return out
 
 
@@ -219,6 +240,19 @@ def _arms(
         return [
             (alpha * (1 - value), chunk_dense),
             (alpha * value, arm.chunk_blend(query, 0.0)),
+            (1 - alpha, keyword),
+        ]
+    elif kind == "titled three":
+        return [
+            (alpha * (1 - value), chunk_dense),
+            (alpha * value, arm.chunk_blend(query, 0.0, titled=True)),
+            (1 - alpha, keyword),
+        ]
+    elif kind == "both four":
+        return [
+            (alpha * (1 - 2 * value), chunk_dense),
+            (alpha * value, arm.chunk_blend(query, 0.0)),
+            (alpha * value, arm.chunk_blend(query, 0.0, titled=True)),
             (1 - alpha, keyword),
         ]
     elif kind == "chunk blend":
@@ -261,6 +295,9 @@ def run(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--cache", type=Path, help="embedding cache for the sentences")
     parser.add_argument("--grid", action="store_true", help="explore on train only")
     parser.add_argument("--window", type=int, default=1, help="sentences per paper-level unit")
+    parser.add_argument(
+        "--titled", action="store_true", help="compare sentences embedded after their title"
+    )
     args = parser.parse_args(argv)
     if not (args.data / "corpus.jsonl").is_file():
         return {"benchmark": "scifact_sentence_arm", "skipped": "no SciFact data at --data"}
@@ -275,7 +312,12 @@ def run(argv: list[str]) -> dict[str, Any]:
     arm = SentenceArm(harness, vectors, owners)
     _, chunk_vectors, chunk_owner = chunk_sentence_vectors(data, train.corpus.uuids, args.cache)
     arm.with_chunk_sentences(chunk_vectors, chunk_owner)
-    names = variants(args.grid)
+    if args.titled:
+        _, titled_vectors, titled_owner = chunk_sentence_vectors(
+            data, train.corpus.uuids, args.cache, titled=True
+        )
+        arm.with_titled_sentences(titled_vectors, titled_owner)
+    names = variants(args.grid, args.titled)
     out: dict[str, Any] = {
         "benchmark": "scifact_sentence_arm",
         "sentences": len(texts),

@@ -139,3 +139,26 @@ def test_the_numpy_fusion_ranks_papers_as_the_products_rule(bias: bool) -> None:
     cands = Candidates(cands.text, cands.vector, pairs, dense)
     arms = Config().arms(harness, cands, 0.6)
     assert harness.rank(cands, arms, bias) == chunk_rule(corpus, cands, rerank=bias)
+
+
+def test_titled_sentences_carry_the_title_and_keep_the_title_line_alone() -> None:
+    from benchmarks.scifact_lexical.sentences import chunk_sentences
+
+    doc = BeirDocument(
+        "7", "Statins and stroke", "Statins lowered stroke risk. The effect was 20% in women."
+    )
+    data = BeirDataset("synthetic", "train", (doc,), {}, {})
+    uuids = [c.uuid for c in chunk_record(beir_record("7", doc), chunking_for_window(256))]
+    plain, owner = chunk_sentences(data, uuids)
+    titled, titled_owner = chunk_sentences(data, uuids, titled=True)
+    assert plain == [
+        "Statins and stroke",
+        "Statins lowered stroke risk.",
+        "The effect was 20% in women.",
+    ]
+    assert titled == [
+        "Statins and stroke",
+        "Statins and stroke. Statins lowered stroke risk.",
+        "Statins and stroke. The effect was 20% in women.",
+    ]
+    assert owner.tolist() == titled_owner.tolist() == [0, 0, 0]
