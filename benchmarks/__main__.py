@@ -29,6 +29,7 @@ from benchmarks import (
     mcp_http,
     multiprocess,
     parse,
+    project_search,
     projects,
     readyz,
     replicas,
@@ -62,6 +63,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "fulltext_sync": fulltext_sync,
     "scifact_variants": scifact_variants,
     "sentence_vectors": sentence_vectors,
+    "project_search": project_search,
 }
 REPO = Path(__file__).resolve().parents[1]
 

@@ -65,6 +65,13 @@ SAME_WORKER: dict[str, tuple[str, ...]] = {
         "tests/cluster/test_scaled_out.py",
         "tests/integration/test_weaviate_cluster.py",
     ),
+    # Each Weaviate rig drops every project collection before and after its test: two files
+    # at once would drop each other's.
+    "weaviate-projects": (
+        "tests/integration/test_project_collections.py",
+        "tests/integration/test_project_long_items.py",
+        "tests/integration/test_project_sentences.py",
+    ),
 }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "SENTENCE_SHARE",
     "Arm",
     "candidate_count",
+    "dense_score",
     "fuse_arms",
     "ranked_fusion",
     "relative_score_fusion",
@@ -50,6 +51,15 @@ def candidate_count(
 ) -> int:
     """How many candidates each arm of a hybrid search takes for `limit` fused results."""
     return max(limit * factor, minimum)
+
+
+def dense_score(chunk: float, sentence: float | None, share: float = SENTENCE_SHARE) -> float:
+    """A chunk's similarity to a query from vectors alone: its own cosine `chunk`, blended
+    with its best sentence's cosine `sentence` when it carries sentence vectors. The sentence
+    takes `share` of the blend, so the score stays on the cosine's scale."""
+    if sentence is None:
+        return chunk
+    return (1.0 - share) * chunk + share * sentence
 
 
 def _check_alpha(alpha: float) -> None:

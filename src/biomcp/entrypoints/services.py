@@ -239,6 +239,7 @@ class Services:
             self.embedder,
             limits=self.project_limits,
             configured=lambda: read_projects_file(path),
+            sentence_vectors=self.settings.biomcp_sentence_vectors,
         )
 
     @property

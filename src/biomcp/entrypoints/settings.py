@@ -192,7 +192,8 @@ class Settings(BaseSettings):
     #: (MEDLINE indexing adds MeSH terms and publication types weeks after a record appears).
     biomcp_sync_revisions: bool = True
     #: Each chunk's sentences are embedded too, so that a search can rank a chunk by its best
-    #: sentence. Off: a sync spends about 40% less time embedding, and search ranks chunks alone.
+    #: sentence: the corpus's chunks at sync, a project's at `store_chunks`. Off: a sync spends
+    #: about 40% less time embedding, and search ranks chunks alone.
     biomcp_sentence_vectors: bool = True
     #: How long `pubmed_sync_delta` waits for its job before answering with the counts so far
     #: (below the request timeouts of common MCP clients); the job goes on.

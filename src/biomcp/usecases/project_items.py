@@ -209,8 +209,12 @@ def _checked_embedding(
     return [v / norm for v in values]
 
 
-def with_vector(record: ChunkRecord, vector: Sequence[float]) -> ChunkRecord:
-    return replace(record, vector=list(vector))
+def with_vector(
+    record: ChunkRecord,
+    vector: Sequence[float],
+    sentence_vectors: Sequence[Sequence[float]] = (),
+) -> ChunkRecord:
+    return replace(record, vector=list(vector), sentence_vectors=tuple(sentence_vectors))
 
 
 def refused_chunks(chunks: Sequence[ChunkRecord], dim: int) -> list[ObjectError]:

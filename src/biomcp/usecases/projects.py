@@ -15,6 +15,12 @@ returned only when asked for; an item longer than the embedder's window is store
 parts, each its own vector, and found once by its best part (`project_parts`); vector scores
 are cosines clamped to [0, 1], hybrid scores the relative-score fusion of both arms (already
 in [0, 1]).
+
+Sentence vectors: the server also embeds each sentence of the parts it embeds, so that a
+search can match an item by one sentence (`dense_search`, and the best-sentence arm of
+`hybrid_search`). Items given with their embedding are ranked by it alone. When embedding the
+sentences would pass the store's time limit, the items are stored without them and the
+answer says so.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from biomcp.domain.chunking import sentence_units
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.item_parts import part_budget
 from biomcp.domain.projects import check_project_id, collection_name, trim_text, unit_score
@@ -61,7 +68,7 @@ from biomcp.usecases.project_parts import (
     stored_part_counts,
     whole_texts,
 )
-from biomcp.usecases.ranking import hybrid_search
+from biomcp.usecases.ranking import dense_search, hybrid_search
 
 __all__ = [
     "FACET_KEYS",
@@ -79,7 +86,8 @@ _WIDENINGS = 3
 
 class ProjectCollections:
     """The five project tools over a registry, a vector store and the server's embedder.
-    `configured` gives the declared projects, (id, hybrid) pairs, registered on first use."""
+    `configured` gives the declared projects, (id, hybrid) pairs, registered on first use.
+    `sentence_vectors` embeds the sentences of the parts the server embeds."""
 
     def __init__(
         self,
@@ -89,8 +97,10 @@ class ProjectCollections:
         *,
         limits: ProjectLimits | None = None,
         configured: Callable[[], Sequence[tuple[str, bool]]] | None = None,
+        sentence_vectors: bool = True,
     ) -> None:
         self._registry = registry
+        self._sentences = sentence_vectors
         self._vectors = vectors
         self._embedder = embedder
         self.limits = limits or ProjectLimits()
@@ -198,10 +208,19 @@ class ProjectCollections:
         async def embed() -> list[list[float]]:
             return await self._embedder.embed([part.text for part in missing])
 
+        clock = asyncio.get_running_loop().time
+        started = clock()
         embedded = await self._bounded(embed(), self.limits.store_timeout_s) if missing else []
         vectors = {part.uuid: vector for part, vector in zip(missing, embedded, strict=True)}
+        sentences, late = await self._sentence_vectors(
+            missing, self.limits.store_timeout_s - (clock() - started)
+        )
         chunks = [
-            with_vector(part, item.vector if item.vector is not None else vectors[part.uuid])
+            with_vector(
+                part,
+                item.vector if item.vector is not None else vectors[part.uuid],
+                sentences.get(part.uuid, ()),
+            )
             for item in planned
             for part in item.parts
         ]
@@ -217,8 +236,34 @@ class ProjectCollections:
             "chunks_written": len(planned),
             "project": project.project_id,
             "embed_model": project.model_id,
-            "warnings": split_warning(planned, self._embedder.max_tokens),
+            "warnings": split_warning(planned, self._embedder.max_tokens) + late,
         }
+
+    async def _sentence_vectors(
+        self, parts: Sequence[ChunkRecord], seconds: float
+    ) -> tuple[dict[str, list[list[float]]], list[str]]:
+        """uuid -> the vectors of the part's `sentence_units` (parts of one unit have none),
+        and a warning when they could not be embedded within `seconds`: the parts are then
+        stored without them."""
+        units = {p.uuid: sentence_units(p.text) for p in parts} if self._sentences else {}
+        texts = list(dict.fromkeys(t for found in units.values() for t in found))
+        if not texts:
+            return {}, []
+        try:
+            if seconds <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(seconds):
+                embedded = await self._embedder.embed(texts)
+        except TimeoutError:
+            items = len({p.doc_id for p in parts if units[p.uuid]})
+            return {}, [
+                f"{items} item(s) were stored without sentence vectors: embedding their "
+                f"sentences would pass the {self.limits.store_timeout_s:g} s limit. Search "
+                "ranks them by their whole text; store them again in smaller batches to add "
+                "the sentences."
+            ]
+        vector = dict(zip(texts, embedded, strict=True))
+        return {uuid: [vector[t] for t in found] for uuid, found in units.items() if found}, []
 
     @property
     def _budget(self) -> int | None:
@@ -296,10 +341,7 @@ class ProjectCollections:
             self._search(project, query, top_k, filters, alpha=1.0, full_text=full_text),
             self.limits.find_timeout_s,
         )
-        items = [
-            self._item(hit, whole, full_text, hit.sim if hit.sim is not None else 0.0)
-            for hit in hits
-        ]
+        items = [self._item(hit, whole, full_text, hit.score) for hit in hits]
         return {"items": items, "count": len(items)}
 
     async def query_hybrid(
@@ -338,7 +380,7 @@ class ProjectCollections:
         full_text: bool,
     ) -> tuple[list[VectorHit], dict[str, str]]:
         """The best part of each of the `top_k` best items, and with `full_text` the whole
-        text of each split one."""
+        text of each split one. `alpha` 1 searches by vectors alone (`dense_search`)."""
         if not query.strip():
             raise InvalidRequestError("query must be non-empty text")
         project = await self._on_server_model(project, migrate=False)
@@ -348,16 +390,21 @@ class ProjectCollections:
         try:
             asked = limit
             for _ in range(_WIDENINGS + 1):
-                hits = await hybrid_search(
-                    self._vectors,
-                    project.collection,
-                    query,
-                    vector,
-                    limit=asked,
-                    alpha=alpha,
-                    fusion=Fusion.RELATIVE_SCORE,
-                    filters=wanted,
-                )
+                if alpha == 1.0:
+                    hits = await dense_search(
+                        self._vectors, project.collection, vector, limit=asked, filters=wanted
+                    )
+                else:
+                    hits = await hybrid_search(
+                        self._vectors,
+                        project.collection,
+                        query,
+                        vector,
+                        limit=asked,
+                        alpha=alpha,
+                        fusion=Fusion.RELATIVE_SCORE,
+                        filters=wanted,
+                    )
                 best = best_per_item(hits)[:limit]
                 if len(best) == limit or len(hits) < asked:
                     break

@@ -10,6 +10,8 @@ A store finds (`VectorStore.search_arms`, `VectorStore.hits`); this module ranks
 * the best sentence: when the candidates' chunks carry sentence vectors, a third arm ranks
   them by their best sentence's cosine (a chunk without any by its own cosine) and takes
   `SENTENCE_SHARE` of the vector arm's weight; with none, the two arms fuse alone;
+* vector-only search (`dense_search`): each chunk by its own cosine, blended with its best
+  sentence's when it carries sentence vectors (`dense_score`), so the score stays a cosine;
 * exact cosines: `sim` is reported for every hit when a query vector is given (a BM25-only
   hit's cosine comes from its stored vector), `bm25` for the hits the BM25 arm returned;
 * the quality rerank (spec 03 section 7) and the output scores of a corpus search;
@@ -23,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from biomcp.domain.fusion import SENTENCE_SHARE, Arm, candidate_count, fuse_arms
+from biomcp.domain.fusion import SENTENCE_SHARE, Arm, candidate_count, dense_score, fuse_arms
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.quality_bias import tempered_score
 from biomcp.domain.rerank import RerankWeights, asks_for_numbers, detect_intent, rerank_score
@@ -31,7 +33,7 @@ from biomcp.domain.sections import section_category
 from biomcp.ports.vectors import Fusion, SearchFilters, VectorHit, VectorStore, VectorStoreError
 from biomcp.usecases.indexing import SECTION_CATEGORY
 
-__all__ = ["Reranked", "hybrid_search", "numeric_first", "quality_rerank"]
+__all__ = ["Reranked", "dense_search", "hybrid_search", "numeric_first", "quality_rerank"]
 
 
 async def hybrid_search(
@@ -91,6 +93,46 @@ async def hybrid_search(
             sim=sims[uuid] if uuid in sims else found[uuid].sim,
         )
         for uuid, score in fused
+        if uuid in found
+    ]
+
+
+async def dense_search(
+    store: VectorStore,
+    collection: str,
+    vector: Sequence[float],
+    *,
+    limit: int = 20,
+    filters: SearchFilters | None = None,
+    sentence_share: float = SENTENCE_SHARE,
+) -> list[VectorHit]:
+    """The best `limit` chunks of `collection` by `dense_score`, best first, ties broken by
+    uuid. `VectorHit.score` is that score and `sim` the chunk's own cosine. The candidates
+    are the vector arm's `candidate_count(limit)` nearest chunks.
+
+    Raises:
+        VectorStoreError: `sentence_share` outside [0, 1].
+        InvalidVectorError: a query vector of the wrong dimension or not unit length.
+        CollectionNotFoundError, VectorStoreUnavailableError.
+    """
+    if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
+        raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
+    k = candidate_count(limit) if limit > 0 else 0
+    arms = await store.search_arms(
+        collection, "", vector, keyword_limit=0, vector_limit=k, filters=filters
+    )
+    sims = dict(arms.vector)
+    if limit <= 0 or not sims:
+        return []
+    best = await store.sentence_scores(collection, list(sims), vector) if sentence_share else {}
+    scored = sorted(
+        ((u, dense_score(s, best.get(u), sentence_share)) for u, s in sims.items()),
+        key=lambda item: (-item[1], item[0]),
+    )[:limit]
+    found = {h.uuid: h for h in await store.hits(collection, [u for u, _ in scored], vector=vector)}
+    return [
+        replace(found[uuid], score=score, bm25=None, sim=sims[uuid])
+        for uuid, score in scored
         if uuid in found
     ]
 

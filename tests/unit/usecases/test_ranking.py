@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from biomcp.domain.fusion import (
     SENTENCE_SHARE,
     candidate_count,
+    dense_score,
     fuse_arms,
     ranked_fusion,
     relative_score_fusion,
@@ -29,7 +30,7 @@ from biomcp.ports.vectors import (
     VectorStoreError,
     check_unit_vector,
 )
-from biomcp.usecases.ranking import hybrid_search, quality_rerank
+from biomcp.usecases.ranking import dense_search, hybrid_search, quality_rerank
 
 pytestmark = pytest.mark.unit
 
@@ -210,6 +211,49 @@ def test_no_sentence_is_scored_without_a_vector_weight_or_a_share() -> None:
 def test_a_sentence_share_outside_zero_to_one_is_refused(share: float) -> None:
     with pytest.raises(VectorStoreError):
         _search(_store(), sentence_share=share)
+
+
+# --- vector-only search -------------------------------------------------------------------
+
+
+def _dense(store: ArmsStore, **kw: object) -> list[VectorHit]:
+    return asyncio.run(dense_search(store, "C", kw.pop("vector", QUERY), **kw))  # type: ignore[arg-type]
+
+
+def test_dense_score_blends_the_best_sentence_and_keeps_a_chunk_without_any() -> None:
+    assert dense_score(0.6, None) == 0.6
+    assert dense_score(0.6, 0.9, 0.5) == pytest.approx(0.75)
+    assert dense_score(0.6, 0.9, 0.0) == 0.6
+    assert dense_score(0.6, 0.9, 1.0) == 0.9
+
+
+def test_dense_search_ranks_by_the_blended_cosine_and_reports_it() -> None:
+    store = _store()
+    store.sentences = {"c": 0.99, "d": 1.0}  # d is no vector candidate: it stays out
+    hits = _dense(store, limit=3)
+    assert store.asked == [(0, candidate_count(3))]
+    assert store.scored == [{"a", "b", "c"}]
+    blended_c = (1 - SENTENCE_SHARE) * 0.5 + SENTENCE_SHARE * 0.99
+    assert [(h.uuid, h.score) for h in hits] == [("a", 0.9), ("c", blended_c), ("b", 0.7)]
+    assert [h.sim for h in hits] == [0.9, 0.5, 0.7]  # each chunk's own cosine
+    assert all(h.bm25 is None for h in hits)
+
+
+def test_dense_search_without_sentence_vectors_or_share_is_the_chunk_cosine() -> None:
+    store = _store()
+    plain = [(h.uuid, h.score) for h in _dense(store)]
+    assert plain == [("a", 0.9), ("b", 0.7), ("c", 0.5)]
+    store.sentences = {"c": 0.99}
+    assert [(h.uuid, h.score) for h in _dense(store, sentence_share=0.0)] == plain
+    assert len(store.scored) == 1  # only the search with a share asked for sentences
+
+
+def test_dense_search_limit_zero_finds_nothing_and_a_bad_share_is_refused() -> None:
+    assert _dense(_store(), limit=0) == []
+    with pytest.raises(VectorStoreError):
+        _dense(_store(), sentence_share=1.5)
+    with pytest.raises(InvalidVectorError):
+        _dense(_store(), vector=[3.0, 0.0])
 
 
 def _hit(uuid: str, score: float, **fields: object) -> VectorHit:

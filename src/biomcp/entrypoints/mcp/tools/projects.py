@@ -281,12 +281,14 @@ def _descriptions(services: Services) -> dict[str, str]:
         "section_path, source, doi, url...), optional `embedding` (the project's model only; "
         "left out, the server embeds). Text past the model's window is split at sentence ends "
         "into parts, each searchable; a search names the item once, with the part that "
-        "matched. Errors: INVALID_PROJECT, EMBEDDING_MISMATCH, TIMEOUT "
+        "matched. The server also embeds each sentence of the text it embeds, so that one "
+        "sentence can find its item. Errors: INVALID_PROJECT, EMBEDDING_MISMATCH, TIMEOUT "
         f"({limits.store_timeout_s:g} s).",
         "find_chunks": "Vector search over one project's chunks; never returns another "
         f"project's. Up to {limits.top_k_max} citation-ready results (render_text trimmed to "
         f"{limits.max_chars_per_chunk} characters, citekey, section, page_span, section_path, "
-        "doi, url; full_text on request), scores in [0, 1]. `filters` match payload keywords "
+        "doi, url; full_text on request), scores in [0, 1] (the cosine, blended with the "
+        "best sentence's). `filters` match payload keywords "
         f'(tags, citekey, source, section, doc_id), e.g. {{"tags": ["architecture"]}}.',
         "query_hybrid": "Hybrid search (BM25 full text + vectors, fused) over one project's "
         "chunks, with the same results and filters as find_chunks; HYBRID_NOT_SUPPORTED for a "
