@@ -13,12 +13,12 @@ batch is all-or-nothing (checked whole before anything is written, written in on
 call; a timeout can only strike before the write); `full_text` is the item's whole text,
 returned only when asked for; an item longer than the embedder's window is stored as several
 parts, each its own vector, and found once by its best part (`project_parts`); vector scores
-are cosines clamped to [0, 1], hybrid scores the relative-score fusion of both arms (already
-in [0, 1]).
+are cosines (blended with the best sentence's) clamped to [0, 1], hybrid scores the
+relative-score fusion of both arms (already in [0, 1]).
 
 Sentence vectors: the server also embeds each sentence of the parts it embeds, so that a
-search can match an item by one sentence (`dense_search`, and the best-sentence arm of
-`hybrid_search`). Items given with their embedding are ranked by it alone. When embedding the
+search can match an item by one sentence (the ranking rule's `dense_search` and its
+best-sentence arm). Items given with their embedding are ranked by it alone. When embedding the
 sentences would pass the store's time limit, the items are stored without them and the
 answer says so.
 """
@@ -68,7 +68,7 @@ from biomcp.usecases.project_parts import (
     stored_part_counts,
     whole_texts,
 )
-from biomcp.usecases.ranking import dense_search, hybrid_search
+from biomcp.usecases.ranking import hybrid_search
 
 __all__ = [
     "FACET_KEYS",
@@ -380,7 +380,7 @@ class ProjectCollections:
         full_text: bool,
     ) -> tuple[list[VectorHit], dict[str, str]]:
         """The best part of each of the `top_k` best items, and with `full_text` the whole
-        text of each split one. `alpha` 1 searches by vectors alone (`dense_search`)."""
+        text of each split one. `alpha` 1 searches by vectors alone."""
         if not query.strip():
             raise InvalidRequestError("query must be non-empty text")
         project = await self._on_server_model(project, migrate=False)
@@ -390,21 +390,16 @@ class ProjectCollections:
         try:
             asked = limit
             for _ in range(_WIDENINGS + 1):
-                if alpha == 1.0:
-                    hits = await dense_search(
-                        self._vectors, project.collection, vector, limit=asked, filters=wanted
-                    )
-                else:
-                    hits = await hybrid_search(
-                        self._vectors,
-                        project.collection,
-                        query,
-                        vector,
-                        limit=asked,
-                        alpha=alpha,
-                        fusion=Fusion.RELATIVE_SCORE,
-                        filters=wanted,
-                    )
+                hits = await hybrid_search(
+                    self._vectors,
+                    project.collection,
+                    query,
+                    vector,
+                    limit=asked,
+                    alpha=alpha,
+                    fusion=Fusion.RELATIVE_SCORE,
+                    filters=wanted,
+                )
                 best = best_per_item(hits)[:limit]
                 if len(best) == limit or len(hits) < asked:
                     break

@@ -10,8 +10,9 @@ A store finds (`VectorStore.search_arms`, `VectorStore.hits`); this module ranks
 * the best sentence: when the candidates' chunks carry sentence vectors, a third arm ranks
   them by their best sentence's cosine (a chunk without any by its own cosine) and takes
   `SENTENCE_SHARE` of the vector arm's weight; with none, the two arms fuse alone;
-* vector-only search (`dense_search`): each chunk by its own cosine, blended with its best
-  sentence's when it carries sentence vectors (`dense_score`), so the score stays a cosine;
+* vector-only search (alpha 1, `dense_search`): each chunk by its own cosine, blended with
+  its best sentence's when it carries sentence vectors (`dense_score`): the score stays a
+  cosine, and the fusion plays no part;
 * exact cosines: `sim` is reported for every hit when a query vector is given (a BM25-only
   hit's cosine comes from its stored vector), `bm25` for the hits the BM25 arm returned;
 * the quality rerank (spec 03 section 7) and the output scores of a corpus search;
@@ -49,8 +50,9 @@ async def hybrid_search(
     sentence_share: float = SENTENCE_SHARE,
 ) -> list[VectorHit]:
     """The best `limit` chunks of `collection` by fused score (`VectorHit.score`), best first,
-    ties broken by uuid. `vector` None means BM25 only. `sentence_share` is the share of the
-    vector arm's weight that the best-sentence arm takes (0: the chunks' own vectors only).
+    ties broken by uuid. `vector` None means BM25 only; `alpha` 1 means vectors alone, ranked
+    by `dense_search`. `sentence_share` is the share of the vector arm's weight that the
+    best-sentence arm takes (0: the chunks' own vectors only).
 
     Raises:
         VectorStoreError: `alpha` outside [0, 1].
@@ -62,6 +64,10 @@ async def hybrid_search(
     if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
         raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
     weight = 0.0 if vector is None else alpha
+    if vector is not None and weight == 1.0:
+        return await dense_search(
+            store, collection, vector, limit=limit, filters=filters, sentence_share=sentence_share
+        )
     k = candidate_count(limit) if limit > 0 else 0
     arms = await store.search_arms(
         collection,

@@ -248,6 +248,17 @@ def test_dense_search_without_sentence_vectors_or_share_is_the_chunk_cosine() ->
     assert len(store.scored) == 1  # only the search with a share asked for sentences
 
 
+@pytest.mark.parametrize("fusion", list(Fusion))
+def test_a_hybrid_search_by_vectors_alone_is_the_dense_search(fusion: Fusion) -> None:
+    store = _store()
+    store.sentences = {"c": 0.99}
+    hybrid = _search(store, alpha=1.0, fusion=fusion, limit=3)
+    assert [(h.uuid, h.score, h.sim) for h in hybrid] == [
+        (h.uuid, h.score, h.sim) for h in _dense(store, limit=3)
+    ]
+    assert hybrid[1].score == pytest.approx((1 - SENTENCE_SHARE) * 0.5 + SENTENCE_SHARE * 0.99)
+
+
 def test_dense_search_limit_zero_finds_nothing_and_a_bad_share_is_refused() -> None:
     assert _dense(_store(), limit=0) == []
     with pytest.raises(VectorStoreError):
