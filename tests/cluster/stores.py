@@ -77,10 +77,31 @@ async def stored(stack: Stack, query_key: str) -> Stored:
 
 async def missing_on(node: Node, uuids: set[str]) -> int:
     """How many of `uuids` `node` itself does not answer for (read consistency ONE)."""
+    return len(await lacking_on(node, uuids))
+
+
+async def lacking_on(node: Node, uuids: set[str]) -> set[str]:
+    """Those of `uuids` `node` itself does not answer for (read consistency ONE)."""
     store = WeaviateVectorStore(
         node_url(node), replication=ReplicationPolicy(factor=3, read_consistency="ONE")
     )
     try:
-        return len(uuids - await store.existing_uuids(COLLECTION, uuids))
+        return uuids - await store.existing_uuids(COLLECTION, uuids)
     finally:
         await store.aclose()
+
+
+async def read_repair(node: Node, uuids: set[str]) -> int:
+    """Reads each of `uuids` through `node` at consistency ALL, one by one: Weaviate then
+    repairs a replica that lacks the object from those that hold it. Returns how many were
+    found (a uuid no replica holds stays missing)."""
+    import httpx
+
+    found = 0
+    async with httpx.AsyncClient(base_url=node.url, timeout=30) as client:
+        for uuid in sorted(uuids):
+            response = await client.get(
+                f"/v1/objects/{COLLECTION}/{uuid}", params={"consistency_level": "ALL"}
+            )
+            found += response.status_code == 200
+    return found
