@@ -12,7 +12,9 @@ as the tools do. The sentence share is the product's (`SENTENCE_SHARE`, chosen o
 train split); the default split here is test.
 
 Run: `python -m benchmarks project_search [--quick] [--split test] [--cache FILE]`; prints JSON.
-`--cache` keeps the embeddings between runs. Reads `../shared/data/scifact`; skipped when absent.
+`--cache` keeps the embeddings between runs; `--alphas 0.6,0.7` also scores `query_hybrid` on the
+project with sentence vectors at those alphas (the project setting's default is 0.5).
+Reads `../shared/data/scifact`; skipped when absent.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,22 @@ def items(data: BeirDataset) -> list[dict[str, Any]]:
     ]
 
 
+async def _scores(data: BeirDataset, search: Any, project: str) -> dict[str, float]:
+    """Mean figures of `search` (a project tool) over the split's claims, top TOP items."""
+    rows = []
+    for qid, claim in data.queries.items():
+        found = await search(project, claim, top_k=TOP)
+        rows.append(score_ranking([item["id"] for item in found["items"]], data.qrels[qid]))
+    return _mean(rows)
+
+
 def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]}
 
 
-async def _measure(data: BeirDataset, cache: Path | None) -> dict[str, Any]:
+async def _measure(
+    data: BeirDataset, cache: Path | None, alphas: tuple[float, ...] = ()
+) -> dict[str, Any]:
     from biomcp.adapters.embeddings import CachingEmbedder
     from biomcp.adapters.sql import SqlMetadataStore
     from biomcp.adapters.vectors import EmbeddedVectorStore
@@ -86,13 +100,18 @@ async def _measure(data: BeirDataset, cache: Path | None) -> dict[str, Any]:
                     "split_warnings": len(warnings),
                 }
                 for tool in ("find_chunks", "query_hybrid"):
-                    search = getattr(tools, tool)
-                    rows = []
-                    for qid, claim in data.queries.items():
-                        found = await search(project, claim, top_k=TOP)
-                        ranked = [item["id"] for item in found["items"]]
-                        rows.append(score_ranking(ranked, data.qrels[qid]))
-                    figures[tool] = _mean(rows)
+                    figures[tool] = await _scores(data, getattr(tools, tool), project)
+                for alpha in alphas if sentences else ():
+                    tuned = ProjectCollections(
+                        registry,
+                        vectors,
+                        embedder,
+                        limits=replace(limits, alpha=alpha),
+                        sentence_vectors=sentences,
+                    )
+                    figures[f"query_hybrid alpha {alpha:g}"] = await _scores(
+                        data, tuned.query_hybrid, project
+                    )
                 out[name] = figures
         finally:
             await vectors.aclose()
@@ -111,6 +130,9 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--split", default="test")
     parser.add_argument("--cache", type=Path, help="embedding cache kept between runs")
+    parser.add_argument(
+        "--alphas", default="", help="query_hybrid also at these alphas, e.g. 0.6,0.7"
+    )
     args = parser.parse_args(argv)
     if not (args.data / "corpus.jsonl").is_file():
         return {"benchmark": "project_search", "skipped": f"no SciFact data at {args.data}"}
@@ -122,6 +144,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         others = [d for d in data.documents if d.doc_id not in wanted][:300]
         data = BeirDataset(data.name, data.split, tuple(kept + others), data.queries, data.qrels)
     out = {"benchmark": "project_search", "split": args.split, "quick": quick}
-    out.update(asyncio.run(_measure(data, args.cache)))
+    alphas = tuple(float(a) for a in args.alphas.split(",") if a.strip())
+    out.update(asyncio.run(_measure(data, args.cache, alphas)))
     out["machine"], out["load_before"], out["load_after"] = describe(), load_before, loadavg()
     return out
