@@ -13,7 +13,7 @@ train split); the default split here is test.
 
 Run: `python -m benchmarks project_search [--quick] [--split test] [--cache FILE]`; prints JSON.
 `--cache` keeps the embeddings between runs; `--alphas 0.6,0.7` also scores `query_hybrid` on the
-project with sentence vectors at those alphas (the project setting's default is 0.5).
+project with sentence vectors at those alphas (the server's is `BIOMCP_SEARCH_ALPHA`).
 Reads `../shared/data/scifact`; skipped when absent.
 """
 
@@ -72,13 +72,22 @@ async def _measure(
     from biomcp.entrypoints.settings import load_settings
     from biomcp.usecases.projects import ProjectCollections, ProjectLimits
 
-    model = build_embedder(load_settings())
+    settings = load_settings()
+    model = build_embedder(settings)
     embedder = CachingEmbedder(model, cache) if cache is not None else model
     limits = ProjectLimits(
-        top_k_max=TOP, store_timeout_s=3600, find_timeout_s=600, hybrid_timeout_s=600
+        top_k_max=TOP,
+        alpha=settings.biomcp_search_alpha,  # as the server runs the project tools
+        store_timeout_s=3600,
+        find_timeout_s=600,
+        hybrid_timeout_s=600,
     )
     stored = items(data)
-    out: dict[str, Any] = {"items": len(stored), "queries": len(data.queries)}
+    out: dict[str, Any] = {
+        "items": len(stored),
+        "queries": len(data.queries),
+        "alpha": limits.alpha,
+    }
     with tempfile.TemporaryDirectory(prefix="biomcp-project-search-") as tmp:
         root = Path(tmp)
         registry = SqlMetadataStore(f"sqlite:///{root / 'meta.sqlite3'}")

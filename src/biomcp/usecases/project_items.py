@@ -53,7 +53,7 @@ class ProjectLimits:
     top_k_default: int = 6
     top_k_max: int = 6
     max_chars_per_chunk: int = 1_800
-    alpha: float = 0.5
+    alpha: float = 0.6  # BIOMCP_SEARCH_ALPHA's default, which the server passes
     store_timeout_s: float = 15.0
     find_timeout_s: float = 8.0
     hybrid_timeout_s: float = 15.0
