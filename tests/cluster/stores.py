@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import httpx
+
 from biomcp.adapters.vectors.weaviate_cluster import ReplicationPolicy
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.domain.chunking import chunk_record
@@ -14,7 +16,7 @@ from biomcp.entrypoints.settings import Settings
 from tests.cluster.stack import Stack, node_url
 from tests.support.weaviate_cluster import Node
 
-__all__ = ["Stored", "missing_on", "stored"]
+__all__ = ["Stored", "lacking_on", "read_repair", "stored"]
 
 COLLECTION = "PubMedChunk"
 
@@ -75,11 +77,6 @@ async def stored(stack: Stack, query_key: str) -> Stored:
         await services.aclose()
 
 
-async def missing_on(node: Node, uuids: set[str]) -> int:
-    """How many of `uuids` `node` itself does not answer for (read consistency ONE)."""
-    return len(await lacking_on(node, uuids))
-
-
 async def lacking_on(node: Node, uuids: set[str]) -> set[str]:
     """Those of `uuids` `node` itself does not answer for (read consistency ONE)."""
     store = WeaviateVectorStore(
@@ -95,8 +92,6 @@ async def read_repair(node: Node, uuids: set[str]) -> int:
     """Reads each of `uuids` through `node` at consistency ALL, one by one: Weaviate then
     repairs a replica that lacks the object from those that hold it. Returns how many were
     found (a uuid no replica holds stays missing)."""
-    import httpx
-
     found = 0
     async with httpx.AsyncClient(base_url=node.url, timeout=30) as client:
         for uuid in sorted(uuids):

@@ -29,7 +29,7 @@ from tests.cluster.calls import (
     until_progress,
 )
 from tests.cluster.stack import BUDGET, CHILD_NICENESS, KILLED, OUTAGE, Corpus, Stack
-from tests.cluster.stores import lacking_on, missing_on, read_repair, stored
+from tests.cluster.stores import lacking_on, read_repair, stored
 from tests.support.servers import biomcp_command, mcp_http, niced
 from tests.support.virtual_time import most_in_span
 
@@ -236,20 +236,15 @@ def _outage(stack: Stack, refs: list[frozenset[str]]) -> tuple[Tally, dict[str, 
     return tally, seen
 
 
-def _behind(stack: Stack, uuids: set[str]) -> dict[str, int]:
+def _behind(stack: Stack, uuids: set[str]) -> dict[str, set[str]]:
     """The chunks of `uuids` each node does not hold yet, waited for up to CATCH_UP_S."""
     deadline = time.monotonic() + CATCH_UP_S
     while True:
-        counts = {n.name: asyncio.run(missing_on(n, uuids)) for n in stack.weaviate.nodes}
-        behind = {name: count for name, count in counts.items() if count}
+        lacking = {n.name: asyncio.run(lacking_on(n, uuids)) for n in stack.weaviate.nodes}
+        behind = {name: missing for name, missing in lacking.items() if missing}
         if not behind or time.monotonic() > deadline:
             return behind
         time.sleep(2)
-
-
-def _lacking(stack: Stack, uuids: set[str]) -> set[str]:
-    """The uuids some node does not hold."""
-    return set().union(*(asyncio.run(lacking_on(n, uuids)) for n in stack.weaviate.nodes))
 
 
 def test_a_weaviate_node_killed_during_searches_and_a_sync_costs_no_search_and_no_chunk(
@@ -281,7 +276,7 @@ def test_a_weaviate_node_killed_during_searches_and_a_sync_costs_no_search_and_n
         # recovers the node's cut write-ahead log and async replication has not always
         # repaired it within CATCH_UP_S on two loaded cores. The chunk is on the other two
         # nodes; a read at consistency ALL repairs the node that lacks it.
-        lacking = _lacking(stack, outage.uuids)
+        lacking = set().union(*behind.values())
         assert asyncio.run(read_repair(stack.weaviate.nodes[1], lacking)) == len(lacking)
         behind = _behind(stack, outage.uuids)
     assert behind == {}, f"chunks missing after {CATCH_UP_S:g}s and a read at ALL"

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.adapters.embeddings.hashing import HashingEmbedder
@@ -26,8 +25,7 @@ from tests.integration.test_project_collections import (
     item,
     scenario,
 )
-from tests.support.mcp_inprocess import call_structured as call
-from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.mcp_inprocess import checked_call, expect_ok, serve, test_settings
 
 pytestmark = pytest.mark.integration
 
@@ -197,10 +195,7 @@ def test_the_tools_find_a_long_items_late_sentence_and_name_the_item_once(
 
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         async def ok(name: str, arguments: dict[str, Any]) -> Any:
-            error, answer = await call(client, name, arguments)
-            assert not error, answer
-            Draft202012Validator(PROJECT_OUTPUTS[name]).validate(answer)
-            return answer
+            return await expect_ok(checked_call(client, name, arguments, PROJECT_OUTPUTS[name]))
 
         listed = await client.list_tools()
         [store] = [t for t in listed.tools if t.name == "store_chunks"]

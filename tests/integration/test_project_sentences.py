@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 from mcp import Client
 
 from biomcp.adapters.embeddings.hashing import HashingEmbedder
@@ -19,8 +18,7 @@ from biomcp.entrypoints.mcp.tools.projects import PROJECT_OUTPUTS
 from biomcp.entrypoints.services import Services
 from biomcp.usecases.projects import ProjectCollections, ProjectLimits
 from tests.integration.test_project_collections import DIM, MODEL, Rig, item, scenario
-from tests.support.mcp_inprocess import call_structured as call
-from tests.support.mcp_inprocess import serve, test_settings
+from tests.support.mcp_inprocess import checked_call, expect_ok, serve, test_settings
 
 pytestmark = pytest.mark.integration
 
@@ -167,10 +165,7 @@ def test_the_tools_find_an_item_by_one_of_its_sentences(tmp_path: Path) -> None:
 
     async def body(client: Client, server: BioMcpServer, services: Services) -> None:
         async def ok(name: str, arguments: dict[str, Any]) -> Any:
-            error, answer = await call(client, name, arguments)
-            assert not error, answer
-            Draft202012Validator(PROJECT_OUTPUTS[name]).validate(answer)
-            return answer
+            return await expect_ok(checked_call(client, name, arguments, PROJECT_OUTPUTS[name]))
 
         listed = await client.list_tools()
         [store] = [t for t in listed.tools if t.name == "store_chunks"]

@@ -16,11 +16,9 @@ parts, each its own vector, and found once by its best part (`project_parts`); v
 are cosines (blended with the best sentence's) clamped to [0, 1], hybrid scores the
 relative-score fusion of both arms (already in [0, 1]).
 
-Sentence vectors: the server also embeds each sentence of the parts it embeds, so that a
-search can match an item by one sentence (the ranking rule's `dense_search` and its
-best-sentence arm). Items given with their embedding are ranked by it alone. When embedding the
-sentences would pass the store's time limit, the items are stored without them and the
-answer says so.
+Sentence vectors: the server also embeds each sentence of the parts it embeds
+(`project_sentences`). A search can then match an item by one sentence. Items given with their
+embedding are ranked by it alone.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from biomcp.domain.chunking import sentence_units
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.item_parts import part_budget
 from biomcp.domain.projects import check_project_id, collection_name, trim_text, unit_score
@@ -68,6 +65,7 @@ from biomcp.usecases.project_parts import (
     stored_part_counts,
     whole_texts,
 )
+from biomcp.usecases.project_sentences import embed_sentences
 from biomcp.usecases.ranking import hybrid_search
 
 __all__ = [
@@ -212,8 +210,11 @@ class ProjectCollections:
         started = clock()
         embedded = await self._bounded(embed(), self.limits.store_timeout_s) if missing else []
         vectors = {part.uuid: vector for part, vector in zip(missing, embedded, strict=True)}
-        sentences, late = await self._sentence_vectors(
-            missing, self.limits.store_timeout_s - (clock() - started)
+        limit_s = self.limits.store_timeout_s
+        sentences, late = (
+            await embed_sentences(self._embedder, missing, limit_s - (clock() - started), limit_s)
+            if self._sentences
+            else ({}, [])
         )
         chunks = [
             with_vector(
@@ -238,32 +239,6 @@ class ProjectCollections:
             "embed_model": project.model_id,
             "warnings": split_warning(planned, self._embedder.max_tokens) + late,
         }
-
-    async def _sentence_vectors(
-        self, parts: Sequence[ChunkRecord], seconds: float
-    ) -> tuple[dict[str, list[list[float]]], list[str]]:
-        """uuid -> the vectors of the part's `sentence_units` (parts of one unit have none),
-        and a warning when they could not be embedded within `seconds`: the parts are then
-        stored without them."""
-        units = {p.uuid: sentence_units(p.text) for p in parts} if self._sentences else {}
-        texts = list(dict.fromkeys(t for found in units.values() for t in found))
-        if not texts:
-            return {}, []
-        try:
-            if seconds <= 0:
-                raise TimeoutError
-            async with asyncio.timeout(seconds):
-                embedded = await self._embedder.embed(texts)
-        except TimeoutError:
-            items = len({p.doc_id for p in parts if units[p.uuid]})
-            return {}, [
-                f"{items} item(s) were stored without sentence vectors: embedding their "
-                f"sentences would pass the {self.limits.store_timeout_s:g} s limit. Search "
-                "ranks them by their whole text; store them again in smaller batches to add "
-                "the sentences."
-            ]
-        vector = dict(zip(texts, embedded, strict=True))
-        return {uuid: [vector[t] for t in found] for uuid, found in units.items() if found}, []
 
     @property
     def _budget(self) -> int | None:

@@ -61,8 +61,7 @@ async def hybrid_search(
     """
     if not 0.0 <= alpha <= 1.0 or math.isnan(alpha):
         raise VectorStoreError(f"alpha must be within [0, 1], got {alpha}")
-    if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
-        raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
+    _check_share(sentence_share)
     weight = 0.0 if vector is None else alpha
     if vector is not None and weight == 1.0:
         return await dense_search(
@@ -88,19 +87,7 @@ async def hybrid_search(
             share = weight * sentence_share
             weighted = [(weight - share, weighted[0][1]), (share, sentences), weighted[1]]
     fused = fuse_arms(weighted, ranked=fusion is Fusion.RANKED)[:limit]
-    if not fused:
-        return []
-    found = {h.uuid: h for h in await store.hits(collection, [u for u, _ in fused], vector=vector)}
-    return [
-        replace(
-            found[uuid],
-            score=score,
-            bm25=bm25.get(uuid),
-            sim=sims[uuid] if uuid in sims else found[uuid].sim,
-        )
-        for uuid, score in fused
-        if uuid in found
-    ]
+    return await _as_hits(store, collection, fused, vector, sims, bm25)
 
 
 async def dense_search(
@@ -121,8 +108,7 @@ async def dense_search(
         InvalidVectorError: a query vector of the wrong dimension or not unit length.
         CollectionNotFoundError, VectorStoreUnavailableError.
     """
-    if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
-        raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
+    _check_share(sentence_share)
     k = candidate_count(limit) if limit > 0 else 0
     arms = await store.search_arms(
         collection, "", vector, keyword_limit=0, vector_limit=k, filters=filters
@@ -131,14 +117,41 @@ async def dense_search(
     if limit <= 0 or not sims:
         return []
     best = await store.sentence_scores(collection, list(sims), vector) if sentence_share else {}
-    scored = sorted(
-        ((u, dense_score(s, best.get(u), sentence_share)) for u, s in sims.items()),
-        key=lambda item: (-item[1], item[0]),
-    )[:limit]
-    found = {h.uuid: h for h in await store.hits(collection, [u for u, _ in scored], vector=vector)}
+    scored = {u: dense_score(s, best.get(u), sentence_share) for u, s in sims.items()}
+    return await _as_hits(store, collection, _best_first(scored)[:limit], vector, sims, {})
+
+
+def _check_share(sentence_share: float) -> None:
+    if not 0.0 <= sentence_share <= 1.0 or math.isnan(sentence_share):
+        raise VectorStoreError(f"sentence_share must be within [0, 1], got {sentence_share}")
+
+
+def _best_first(scores: dict[str, float]) -> list[tuple[str, float]]:
+    """(uuid, score) best first, ties broken by uuid."""
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+async def _as_hits(
+    store: VectorStore,
+    collection: str,
+    ranked: Sequence[tuple[str, float]],
+    vector: Sequence[float] | None,
+    sims: dict[str, float],
+    bm25: dict[str, float],
+) -> list[VectorHit]:
+    """The stored chunks of `ranked`, in its order, each with its ranked score, its BM25
+    score when the keyword arm found it, and its cosine (the vector arm's, else the store's)."""
+    if not ranked:
+        return []
+    found = {h.uuid: h for h in await store.hits(collection, [u for u, _ in ranked], vector=vector)}
     return [
-        replace(found[uuid], score=score, bm25=None, sim=sims[uuid])
-        for uuid, score in scored
+        replace(
+            found[uuid],
+            score=score,
+            bm25=bm25.get(uuid),
+            sim=sims[uuid] if uuid in sims else found[uuid].sim,
+        )
+        for uuid, score in ranked
         if uuid in found
     ]
 
@@ -161,7 +174,7 @@ async def _sentence_arm(
     if not best:
         return []
     scored = {u: best[u] if u in best else sims[u] for u in candidates if u in best or u in sims}
-    return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
+    return _best_first(scored)[:k]
 
 
 @dataclass(frozen=True, slots=True)
