@@ -128,7 +128,7 @@ def evaluate(
 def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     """The figures of each variant (`--quick`: the first 100 queries). `--lexical` runs the
     BM25-side experiments of `benchmarks.scifact_lexical` instead, `--adaptive` the per-query
-    ones (`benchmarks.scifact_lexical.adaptive`)."""
+    ones (`benchmarks.scifact_lexical.adaptive`), `--late` late interaction (`.late`)."""
     if "--lexical" in argv:
         from benchmarks.scifact_lexical.variants import run as lexical
 
@@ -145,6 +145,10 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         from benchmarks.scifact_lexical.adaptive import run as adaptive
 
         return adaptive([a for a in argv if a != "--adaptive"])
+    if "--late" in argv:
+        from benchmarks.scifact_lexical.late import run as late
+
+        return late([a for a in argv if a != "--late"])
     parser = argparse.ArgumentParser(prog="python -m benchmarks scifact_variants")
     parser.add_argument("--split", choices=("train", "dev", "test"), default="train")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))

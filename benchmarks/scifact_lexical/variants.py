@@ -152,8 +152,11 @@ class Harness:
             self._mult[key] = rerank_score(1.0, *key[:3], intent, RerankWeights())
         return self._mult[key]
 
-    def rank(self, cands: Candidates, arms: list[tuple[float, Arm]], bias: bool) -> list[str]:
-        """The product's rule: relative-score fusion, 400 best, tempered rerank, by paper."""
+    def fuse(
+        self, arms: list[tuple[float, Arm]], keep: int = FUSED
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Relative-score fusion of `arms`: the `keep` best chunk positions, best first (ties
+        by uuid), and every chunk's fused score."""
         fused = np.zeros(len(self.corpus.uuids))
         present = np.zeros(len(self.corpus.uuids), dtype=bool)
         for weight, (pos, scores) in arms:
@@ -164,7 +167,11 @@ class Harness:
             fused[pos] += weight * norm
             present[pos] = True
         cand = np.flatnonzero(present)
-        best = cand[np.lexsort((self._rank[cand], -fused[cand]))[:FUSED]]
+        return cand[np.lexsort((self._rank[cand], -fused[cand]))[:keep]], fused
+
+    def rank(self, cands: Candidates, arms: list[tuple[float, Arm]], bias: bool) -> list[str]:
+        """The product's rule: relative-score fusion, 400 best, tempered rerank, by paper."""
+        best, fused = self.fuse(arms)
         if bias:
             intent = detect_intent(cands.text)
             strength = RerankWeights().strength

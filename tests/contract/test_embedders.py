@@ -167,6 +167,22 @@ class TestOnnxEmbedder(EmbedderContract):
         assert min(cosines) > 0.95, cosines
         assert min(c for c, t in zip(cosines, reference["texts"], strict=True) if t) >= floor
 
+    def test_token_states_are_unit_rows_of_the_text_s_own_tokens(self, embedder: Any) -> None:
+        import numpy as np
+
+        texts = ["Aspirin lowered stroke risk.", "Stroke care after aspirin use in 120 adults."]
+        (pieces, states), (other_pieces, other) = embedder.token_states(texts)
+        assert embedder.token_states([texts[0]])[0][0] == pieces
+        assert len(pieces) == states.shape[0]
+        assert states.shape[1] == 384
+        assert np.allclose(np.linalg.norm(other, axis=1), 1.0, atol=1e-5)
+        assert (pieces[0], pieces[-1]) == ("as", ".")  # [CLS] and [SEP] are left out
+        # a token both texts share finds its best match in the same token of the other text
+        shared = [i for i, t in enumerate(pieces) if t in other_pieces]
+        assert {pieces[i] for i in shared} >= {"stroke", "."}
+        for row in shared:
+            assert other_pieces[int(np.argmax(other @ states[row]))] == pieces[row]
+
     def error_cases(self, embedder: Embedder) -> list[ErrorCase]:
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder
         from biomcp.adapters.embeddings.onnx_graphs import packaged_model_path

@@ -317,6 +317,37 @@ class OnnxEmbedder:
         vectors: list[list[float]] = np.asarray(out, dtype=np.float64).tolist()
         return vectors
 
+    def token_states(self, texts: Sequence[str]) -> list[tuple[list[str], Any]]:
+        """Each text's word pieces and their unit-length states, [CLS] and [SEP] left out.
+
+        These are the states a sentence vector is the mean of, on the fp32 graph, one text per
+        run. Late-interaction ranking experiments score a text token by token with them.
+
+        Raises:
+            EmbeddingUnavailableError: the model cannot be loaded or run.
+        """
+        tokenizer, np = self._load()
+        session = self._sessions["fp32"]
+        out: list[tuple[list[str], Any]] = []
+        try:
+            for encoding in tokenizer.encode_batch(list(texts)):
+                ids = np.array([encoding.ids], dtype=np.int64)
+                feeds = {
+                    "input_ids": ids,
+                    "attention_mask": np.ones_like(ids),
+                    "token_type_ids": np.zeros_like(ids),
+                }
+                states = session.run(["last_hidden_state"], feeds)[0][0]
+                keep = [i for i, t in enumerate(encoding.tokens) if t not in ("[CLS]", "[SEP]")]
+                rows = states[keep]
+                norms = np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+                out.append(([encoding.tokens[i] for i in keep], rows / norms))
+        except Exception as exc:  # onnxruntime errors of any type
+            raise EmbeddingUnavailableError(
+                f"{MODEL_ID} (onnx) failed to compute token states: {type(exc).__name__}: {exc}"
+            ) from exc
+        return out
+
     def _run(self, session: Any, tokens: Sequence[Sequence[int]], run: Sequence[int]) -> Any:
         """The unit vectors of the texts `run` indexes (one ONNX Runtime call, padded to its
         longest text), as rows of an array."""
