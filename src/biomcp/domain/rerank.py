@@ -119,11 +119,24 @@ def detect_intent(question: str) -> Intent:
 # A figure asked for outright: how much/many/often, a rate, a share, a ratio, a risk...
 _NUMBER_CUES = re.compile(
     r"\b(?:how (?:much|many|often|long|large|big|frequent(?:ly)?|common|likely|effective|"
-    r"active|safe|well)|by what (?:amount|margin)|what (?:percentage|proportion|share|"
-    r"fraction|number|percent|amount|magnitude)|rates?|incidence|prevalence|proportions?|"
+    r"active|safe|well|quickly|fast|soon)|by what (?:amount|margin)|what (?:percentage|"
+    r"proportion|share|fraction|number|percent|amount|magnitude)|rates?|incidence|prevalence|proportions?|"
     r"percentages?|percent|ratios?|effect sizes?|frequen\w*|risks?|odds|median|mean|"
     r"averages?|counts?|number of|numbers of|survival|mortality|deaths?|fatal\w*|"
     r"(?:more|less|how) common)\b",
+    re.IGNORECASE,
+)
+# An outcome measure named outright, whose answer is a figure: a reduction or a change in
+# something, a test's accuracy, a dose or a level, a treatment's efficacy, its harms, a
+# relapse or a remission, a score, a stay in hospital, quality of life.
+_MEASURE_CUES = re.compile(
+    r"\b(?:reductions?|differences?|(?:changes?|improvements?|declines?|falls?|rises?) in|"
+    r"weight loss|sensitivity|specificity|accura(?:te|cy)|auc|area under|c.statistic|"
+    r"predictive values?|doses?|dosages?|(?:serum|plasma|blood|urinary) (?:levels?|"
+    r"concentrations?)|number needed to (?:treat|harm)|nnt|efficacy|effectiveness|"
+    r"(?:absolute|relative|net) (?:benefit|risk)|responses? to|side effects?|"
+    r"adverse (?:events?|effects?|reactions?)|\w*toxicit(?:y|ies)|complications?|"
+    r"recurrences?|relapses?|remissions?|scores?|length of stay|quality of life)\b",
     re.IGNORECASE,
 )
 # A question about how something works, whatever figures it names.
@@ -142,12 +155,14 @@ _EFFECT_CUES = re.compile(
 
 def asks_for_numbers(question: str) -> bool:
     """Whether the answer to `question` is a figure: it asks how much, how many or how often,
-    for a rate, share, ratio, risk, survival or deaths, or it compares an effect and its
-    intent is predictive (efficacy, outcomes, trials). A question asking how or why
-    something works ("how does", "why", "mechanism", "pathway") never is."""
+    for a rate, share, ratio, risk, survival or deaths; it names an outcome measure (a
+    reduction, a change in something, accuracy, a dose or level, efficacy, adverse events);
+    or it compares an effect and its intent is predictive (efficacy, outcomes, trials). A
+    question asking how or why something works ("how does", "why", "mechanism", "pathway")
+    never is."""
     if _MECHANISM_ASK.search(question):
         return False
-    if _NUMBER_CUES.search(question):
+    if _NUMBER_CUES.search(question) or _MEASURE_CUES.search(question):
         return True
     return detect_intent(question) is Intent.PREDICTIVE and bool(_EFFECT_CUES.search(question))
 
