@@ -103,12 +103,24 @@ _MECHANISM_CUES = re.compile(
 )
 
 
+# "How does X compare with Y": a comparison of outcomes, not a question of how X works.
+_COMPARE_ASK = re.compile(
+    r"\bhow (?:do|does|did)\b(?=[^?,;]*\b(?:compare|differ)\b)", re.IGNORECASE
+)
+
+
+def _without_compare_asks(question: str) -> tuple[str, int]:
+    """`question` with the "how does" of each comparison taken out, and how many there were."""
+    return _COMPARE_ASK.subn("", question)
+
+
 def detect_intent(question: str) -> Intent:
     """Predictive when the question's predictive cues (efficacy, outcomes, trials, "likelihood
-    of success", vs placebo...) outnumber its mechanism cues (mechanism, pathway, binding, in
-    vitro, mouse...), mechanism when the reverse holds, neutral on a tie."""
-    predictive = len(_PREDICTIVE_CUES.findall(question))
-    mechanism = len(_MECHANISM_CUES.findall(question))
+    of success", vs placebo, "how does X compare"...) outnumber its mechanism cues (mechanism,
+    pathway, binding, in vitro, mouse...), mechanism when the reverse holds, neutral on a tie."""
+    rest, compares = _without_compare_asks(question)
+    predictive = len(_PREDICTIVE_CUES.findall(rest)) + compares
+    mechanism = len(_MECHANISM_CUES.findall(rest))
     if predictive > mechanism:
         return Intent.PREDICTIVE
     if mechanism > predictive:
@@ -147,7 +159,7 @@ _MECHANISM_ASK = re.compile(
 )
 # A comparison or an effect, which asks for a figure when the question is about outcomes.
 _EFFECT_CUES = re.compile(
-    r"\b(?:compared|versus|vs\.?|than|more|less|fewer|greater|higher|lower|increase[sd]?|"
+    r"\b(?:compare[sd]?|differ\w*|versus|vs\.?|than|more|less|fewer|greater|higher|lower|increase[sd]?|"
     r"decrease[sd]?|reduce[sd]?|improve[sd]?|raise[sd]?|lose|lost|gain(?:ed)?|regain(?:ed)?)\b",
     re.IGNORECASE,
 )
@@ -157,10 +169,10 @@ def asks_for_numbers(question: str) -> bool:
     """Whether the answer to `question` is a figure: it asks how much, how many or how often,
     for a rate, share, ratio, risk, survival or deaths; it names an outcome measure (a
     reduction, a change in something, accuracy, a dose or level, efficacy, adverse events);
-    or it compares an effect and its intent is predictive (efficacy, outcomes, trials). A
-    question asking how or why something works ("how does", "why", "mechanism", "pathway")
-    never is."""
-    if _MECHANISM_ASK.search(question):
+    or it compares an effect and its intent is predictive (efficacy, outcomes, trials, "how
+    does X compare with Y"). A question asking how or why something works ("how does",
+    "why", "mechanism", "pathway") never is."""
+    if _MECHANISM_ASK.search(_without_compare_asks(question)[0]):
         return False
     if _NUMBER_CUES.search(question) or _MEASURE_CUES.search(question):
         return True

@@ -60,6 +60,9 @@ def test_questions_asking_for_a_figure_are_numeric(question: str) -> None:
         "How quickly did symptoms resolve with oseltamivir?",
         "What pain scores did patients report after knee replacement with nerve block?",
         "Did the intervention shorten length of stay in hospital?",
+        "How does survival compare between robotic and open prostatectomy?",
+        "How does apixaban compare with warfarin for bleeding?",
+        "How do outcomes differ between early and late surgery for endocarditis?",
     ],
 )
 def test_questions_naming_an_outcome_measure_are_numeric(question: str) -> None:
@@ -84,6 +87,9 @@ def test_questions_naming_an_outcome_measure_are_numeric(question: str) -> None:
         "What is the function of PCSK9 in LDL receptor recycling?",
         "What are the diagnostic criteria for Kawasaki disease?",
         "Which enzymes metabolise clopidogrel?",
+        "How does metformin lower glucose, and how does it compare with insulin?",
+        "How do KRAS G12C and G12D differ in their binding pocket?",
+        "How does the spike protein change its conformation?",
         "",
     ],
 )

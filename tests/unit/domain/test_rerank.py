@@ -200,6 +200,26 @@ def test_efficacy_and_outcome_questions_are_predictive(question: str) -> None:
 @pytest.mark.parametrize(
     "question",
     [
+        "How does apixaban compare with warfarin for bleeding?",
+        "How do outcomes differ between early and late surgery for endocarditis?",
+        "How did tirzepatide compare with semaglutide in obesity?",
+    ],
+)
+def test_how_one_treatment_compares_with_another_is_predictive(question: str) -> None:
+    assert detect_intent(question) is PREDICTIVE
+
+
+def test_a_comparison_clause_leaves_a_mechanism_clause_its_own_how() -> None:
+    mixed = "How does metformin lower glucose, and how does it compare with insulin?"
+    assert detect_intent(mixed) is not PREDICTIVE
+    assert detect_intent("How do KRAS G12C and G12D differ in their binding pocket?") is not (
+        PREDICTIVE
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
         "What is the mechanism of action of sotorasib?",
         "How does KRAS G12C signal through the MAPK pathway?",
         "Which receptors does semaglutide bind in the hypothalamus?",
