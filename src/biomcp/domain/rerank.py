@@ -168,13 +168,16 @@ _EFFECT_CUES = re.compile(
 def asks_for_numbers(question: str) -> bool:
     """Whether the answer to `question` is a figure: it asks how much, how many or how often,
     for a rate, share, ratio, risk, survival or deaths; it names an outcome measure (a
-    reduction, a change in something, accuracy, a dose or level, efficacy, adverse events);
+    reduction, a change in something, accuracy, a dose or level, efficacy, adverse events)
+    and is no mechanism question ("cause weight loss by raising energy expenditure");
     or it compares an effect and its intent is predictive (efficacy, outcomes, trials, "how
     does X compare with Y"). A question asking how or why something works ("how does",
     "why", "mechanism", "pathway") never is."""
     if _MECHANISM_ASK.search(_without_compare_asks(question)[0]):
         return False
-    if _NUMBER_CUES.search(question) or _MEASURE_CUES.search(question):
+    if _NUMBER_CUES.search(question):
+        return True
+    if _MEASURE_CUES.search(question) and detect_intent(question) is not Intent.MECHANISM:
         return True
     return detect_intent(question) is Intent.PREDICTIVE and bool(_EFFECT_CUES.search(question))
 

@@ -90,6 +90,7 @@ def test_questions_naming_an_outcome_measure_are_numeric(question: str) -> None:
         "How does metformin lower glucose, and how does it compare with insulin?",
         "How do KRAS G12C and G12D differ in their binding pocket?",
         "How does the spike protein change its conformation?",
+        "Do GLP-1 receptor agonists cause weight loss by raising energy expenditure?",
         "",
     ],
 )
