@@ -22,13 +22,13 @@ on train are scored once on test.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import pickle
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +36,15 @@ import numpy as np
 
 from benchmarks.machine import describe, loadavg
 from benchmarks.scifact_lexical import chunk_fields
-from benchmarks.scifact_lexical.common import Judge, experiment_parser, load_candidates, say
-from benchmarks.scifact_lexical.sentences import (
-    ALPHA,
-    SentenceArm,
-    chunk_sentence_vectors,
-    embed_all,
-    sentences,
+from benchmarks.scifact_lexical.common import (
+    Judge,
+    dense_top,
+    experiment_parser,
+    load_candidates,
+    say,
 )
-from benchmarks.scifact_lexical.variants import Arm, Harness, Lexical
+from benchmarks.scifact_lexical.sentences import ALPHA, best_own_sentence, chunk_sentence_vectors
+from benchmarks.scifact_lexical.variants import ARM, Arm, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
 from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
 from biomcp.eval.beir import BeirDataset, load_beir
@@ -102,9 +102,9 @@ class TokenStates:
         from biomcp.adapters.embeddings.onnx import OnnxEmbedder
 
         self.path = path
-        self.states: dict[str, np.ndarray] = (
-            pickle.loads(path.read_bytes()) if path is not None and path.is_file() else {}  # noqa: S301 (own file)
-        )
+        self.states: dict[str, np.ndarray] = {}
+        if path is not None and path.is_file():
+            self.states = pickle.loads(path.read_bytes())  # noqa: S301 (own file)
         self.model = OnnxEmbedder(precision="fp32")
         self.computed = 0
         self.seconds = 0.0
@@ -124,7 +124,7 @@ class TokenStates:
                 part, self.model.token_states([t for _, t in part]), strict=True
             ):
                 self.states[uuid] = rows.astype(np.float16)
-            if start % 2560 == 0:
+            if len(todo) > 64 and start % 2560 == 0:
                 say(f"token states {start + len(part)}/{len(todo)}")
         self.computed += len(todo)
         self.seconds += time.perf_counter() - started
@@ -139,19 +139,32 @@ class TokenStates:
         self.unsaved = False
 
 
-def product_arms(harness: Harness, arm: SentenceArm, cands: Candidates) -> list[tuple[float, Arm]]:
+@dataclass(frozen=True, slots=True)
+class OwnSentences:
+    """The vector of every sentence of every chunk, and the chunk position of each."""
+
+    vectors: np.ndarray
+    owner: np.ndarray
+
+
+def product_arms(
+    harness: Harness, sentences: OwnSentences, cands: Candidates
+) -> list[tuple[float, Arm]]:
     """The product's three arms: chunk cosine, best own sentence, BM25."""
-    vector = np.asarray(cands.vector, dtype=np.float32)
+    query = np.asarray(cands.vector, dtype=np.float32)
+    query /= np.linalg.norm(query) or 1.0
+    chunks = len(harness.corpus.uuids)
+    best = best_own_sentence(query, sentences.vectors, sentences.owner, chunks)
     return [
         (ALPHA * 0.5, harness.dense(cands)),
-        (ALPHA * 0.5, arm.chunk_blend(vector, 0.0)),
+        (ALPHA * 0.5, dense_top(best, ARM)),
         (1 - ALPHA, harness.keyword(cands, Lexical(store=True))),
     ]
 
 
 def score(
     harness: Harness,
-    arm: SentenceArm,
+    sentences: OwnSentences,
     states: TokenStates,
     idf: dict[str, float],
     texts: list[str],
@@ -165,7 +178,7 @@ def score(
     deepest = max(d for _, _, d in configs)
     sums = dict.fromkeys(configs, 0.0)
     for qid, cands in queries.items():
-        base = product_arms(harness, arm, cands)
+        base = product_arms(harness, sentences, cands)
         first, _ = harness.fuse(base, keep=deepest)
         states.ensure([uuids[p] for p in first], [texts[p] for p in first])
         pieces, query = states.query(cands.text)
@@ -200,10 +213,8 @@ def run(argv: list[str]) -> dict[str, Any]:
     train = load_candidates(args.train)
     data = load_beir(args.data, "train")
     harness = Harness(data, train.corpus)
-    sentence_texts, owners = sentences(data)
-    arm = SentenceArm(harness, asyncio.run(embed_all(sentence_texts, args.cache, say)), owners)
     _, vectors, owner = chunk_sentence_vectors(data, train.corpus.uuids, args.cache)
-    arm.with_chunk_sentences(vectors, owner)
+    own = OwnSentences(vectors, owner)
     fields = chunk_fields(data, train.corpus.uuids)
     texts = [f"{t}\n{b}" if t else b for t, b in zip(fields.titles, fields.bodies, strict=True)]
     states = TokenStates(args.tokens)
@@ -211,14 +222,14 @@ def run(argv: list[str]) -> dict[str, Any]:
     configs = [PRODUCT, *GRID]
     out: dict[str, Any] = {
         "benchmark": "scifact_late_interaction",
-        "train": score(harness, arm, states, idf, texts, data, train.queries, configs),
+        "train": score(harness, own, states, idf, texts, data, train.queries, configs),
     }
     if args.test is not None and not args.grid:
         best = max(GRID, key=lambda c: out["train"][_name(c)])
         test = load_candidates(args.test, like=train)
         data = load_beir(args.data, "test")
         out["chosen on train"] = _name(best)
-        out["test"] = score(harness, arm, states, idf, texts, data, test.queries, [PRODUCT, best])
+        out["test"] = score(harness, own, states, idf, texts, data, test.queries, [PRODUCT, best])
     if states.computed:
         rate = states.computed / states.seconds
         out["token states per second"] = round(rate, 1)

@@ -131,6 +131,16 @@ async def embed_all(texts: list[str], cache: Path | None, say: Any) -> np.ndarra
     return unit
 
 
+def best_own_sentence(
+    query: np.ndarray, vectors: np.ndarray, owner: np.ndarray, chunks: int
+) -> np.ndarray:
+    """Each of `chunks` chunks' best cosine with the unit `query` among its own sentences
+    (`vectors`, the chunk of each in `owner`); -1 for a chunk without one."""
+    best = np.full(chunks, -1.0)
+    np.maximum.at(best, owner, vectors @ query)
+    return best
+
+
 class SentenceArm:
     """Per-paper dense scores from single sentences, spread onto the papers' chunks."""
 
@@ -163,11 +173,13 @@ class SentenceArm:
         """Every chunk scored `share` x its cosine + (1 - share) x its best sentence's; the
         best `ARM` chunks, best first. `titled` reads the title-prefixed sentences."""
         q = query / (np.linalg.norm(query) or 1.0)
-        best = np.full(len(self.chunk_vectors), -1.0)
+        chunks = len(self.chunk_vectors)
         if titled:
-            np.maximum.at(best, self.titled_owner, self.titled_vectors @ q)
+            best = best_own_sentence(q, self.titled_vectors, self.titled_owner, chunks)
         else:
-            np.maximum.at(best, self.chunk_sentence_owner, self.chunk_sentence_vectors @ q)
+            best = best_own_sentence(
+                q, self.chunk_sentence_vectors, self.chunk_sentence_owner, chunks
+            )
         return dense_top(share * (self.chunk_vectors @ q) + (1 - share) * best, ARM)
 
     def paper_scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

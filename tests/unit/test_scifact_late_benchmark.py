@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from benchmarks.scifact_lexical.late import is_content, maxsim, token_weights
+from benchmarks.scifact_lexical.sentences import best_own_sentence
 
 pytestmark = pytest.mark.unit
 
@@ -41,3 +42,10 @@ def test_maxsim_takes_each_query_token_s_best_chunk_token() -> None:
     assert scores.tolist() == [1.0, 0.5]
     # weighting the first query token only, both chunks match it fully
     assert maxsim([covers_both, covers_one], query, np.array([1.0, 0.0])).tolist() == [1.0, 1.0]
+
+
+def test_each_chunk_scores_its_best_own_sentence() -> None:
+    query = np.array([1.0, 0.0])
+    vectors = np.array([[0.2, 0.98], [0.9, 0.44], [0.6, 0.8]])
+    owner = np.array([0, 0, 2])  # chunk 1 has no sentence
+    assert best_own_sentence(query, vectors, owner, 3).tolist() == [0.9, -1.0, 0.6]

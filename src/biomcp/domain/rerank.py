@@ -132,9 +132,9 @@ def detect_intent(question: str) -> Intent:
 _NUMBER_CUES = re.compile(
     r"\b(?:how (?:much|many|often|long|large|big|frequent(?:ly)?|common|likely|effective|"
     r"active|safe|well|quickly|fast|soon)|by what (?:amount|margin)|what (?:percentage|"
-    r"proportion|share|fraction|number|percent|amount|magnitude)|rates?|incidence|prevalence|proportions?|"
-    r"percentages?|percent|ratios?|effect sizes?|frequen\w*|risks?|odds|median|mean|"
-    r"averages?|counts?|number of|numbers of|survival|mortality|deaths?|fatal\w*|"
+    r"proportion|share|fraction|number|percent|amount|magnitude)|rates?|incidence|"
+    r"prevalence|proportions?|percentages?|percent|ratios?|effect sizes?|frequen\w*|risks?|"
+    r"odds|median|mean|averages?|counts?|number of|numbers of|survival|mortality|deaths?|fatal\w*|"
     r"(?:more|less|how) common)\b",
     re.IGNORECASE,
 )
@@ -159,8 +159,9 @@ _MECHANISM_ASK = re.compile(
 )
 # A comparison or an effect, which asks for a figure when the question is about outcomes.
 _EFFECT_CUES = re.compile(
-    r"\b(?:compare[sd]?|differ\w*|versus|vs\.?|than|more|less|fewer|greater|higher|lower|increase[sd]?|"
-    r"decrease[sd]?|reduce[sd]?|improve[sd]?|raise[sd]?|lose|lost|gain(?:ed)?|regain(?:ed)?)\b",
+    r"\b(?:compare[sd]?|differ\w*|versus|vs\.?|than|more|less|fewer|greater|higher|lower|"
+    r"increase[sd]?|decrease[sd]?|reduce[sd]?|improve[sd]?|raise[sd]?|lose|lost|gain(?:ed)?|"
+    r"regain(?:ed)?)\b",
     re.IGNORECASE,
 )
 
@@ -177,9 +178,10 @@ def asks_for_numbers(question: str) -> bool:
         return False
     if _NUMBER_CUES.search(question):
         return True
-    if _MEASURE_CUES.search(question) and detect_intent(question) is not Intent.MECHANISM:
+    intent = detect_intent(question)
+    if _MEASURE_CUES.search(question) and intent is not Intent.MECHANISM:
         return True
-    return detect_intent(question) is Intent.PREDICTIVE and bool(_EFFECT_CUES.search(question))
+    return intent is Intent.PREDICTIVE and bool(_EFFECT_CUES.search(question))
 
 
 def rerank_score(
