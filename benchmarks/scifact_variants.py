@@ -128,7 +128,8 @@ def evaluate(
 def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     """The figures of each variant (`--quick`: the first 100 queries). `--lexical` runs the
     BM25-side experiments of `benchmarks.scifact_lexical` instead, `--adaptive` the per-query
-    ones (`benchmarks.scifact_lexical.adaptive`), `--late` late interaction (`.late`)."""
+    ones (`benchmarks.scifact_lexical.adaptive`), `--late` late interaction (`.late`), `--adapter`
+    a linear query adapter learned on train (`.adapter`)."""
     if "--lexical" in argv:
         from benchmarks.scifact_lexical.variants import run as lexical
 
@@ -145,6 +146,10 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
         from benchmarks.scifact_lexical.adaptive import run as adaptive
 
         return adaptive([a for a in argv if a != "--adaptive"])
+    if "--adapter" in argv:
+        from benchmarks.scifact_lexical.adapter import run as adapter
+
+        return adapter([a for a in argv if a != "--adapter"])
     if "--late" in argv:
         from benchmarks.scifact_lexical.late import run as late
 
