@@ -14,6 +14,7 @@ from benchmarks.scifact_lexical.adapter import (
     leak_free_folds,
     loss_and_gradient,
     seen_split,
+    unit,
 )
 
 pytestmark = pytest.mark.unit
@@ -22,9 +23,6 @@ pytestmark = pytest.mark.unit
 def _example(seed: int = 0) -> Example:
     rng = np.random.default_rng(seed)
     dim = 6
-
-    def unit(x: np.ndarray) -> np.ndarray:
-        return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
     chunks = unit(rng.normal(size=(5, dim)))
     sentences = [unit(rng.normal(size=(n, dim))) for n in (1, 3, 2, 1, 4)]

@@ -21,8 +21,10 @@ fires wins:
    descriptors (Cohort, Case-Control, Prospective Studies...) -> `observational`; the Animals
    tag without Humans -> `animal` (`in_vitro` for cultured cells, `other` for genome
    sequencing). With Humans and not Animals, species words in the text are not trusted.
-3. Title and abstract (`design_text`, `design_reports`), in this order: a title that is a
-   guideline (`guideline.title`); a systematic search or pooled analysis
+3. Title and abstract (`design_text`, `design_reports`), in this order: a title that answers
+   another article (a letter, comment or reply: `other.commentary`); a title that is a
+   guideline (`guideline.title`), or an abstract that calls the record one
+   (`guideline.text`); a systematic search or pooled analysis
    (`systematic_review.text`); a title that names a case (`case_report.title`); a narrative
    review (`narrative_review.text`); a commentary (`other.commentary`, not research); Mendelian
    randomization (`observational.mendelian_randomization`); a trial whose subjects are animals
@@ -59,9 +61,11 @@ from biomcp.domain.design_text import (
     animal_experiment,
     computational_methods,
     computational_title,
+    correspondence_title,
     economic_evaluation,
     economic_model,
     genome_sequencing,
+    guideline_text,
     guideline_title,
     has_cell_work,
     has_species,
@@ -277,8 +281,12 @@ def _by_statement(
 ) -> DesignClassification | None:
     """Designs the text states outright: what the record is, and how its subjects were
     allocated (species before randomization)."""
+    if correspondence_title(title):
+        return _found(D.OTHER, "other.commentary")
     if guideline_title(title):
         return _found(D.GUIDELINE, "guideline.title")
+    if guideline_text(sentences):
+        return _found(D.GUIDELINE, "guideline.text")
     if narrative_title(title):
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if systematic_search(title, sentences):

@@ -24,9 +24,11 @@ __all__ = [
     "animal_experiment",
     "computational_methods",
     "computational_title",
+    "correspondence_title",
     "economic_evaluation",
     "economic_model",
     "genome_sequencing",
+    "guideline_text",
     "guideline_title",
     "has_cell_work",
     "has_species",
@@ -285,6 +287,45 @@ _COMMENTARY = re.compile(
     r"\bthis (?:paper|article) argues\b",
     _I,
 )
+
+
+# A guideline that says so of itself: "These ERC guidelines are based on...", "The Council
+# has produced these guidelines", "This section provides guidelines on...". "Our work provides
+# guidelines for" and "local guidelines" say nothing of what the record is.
+_GUIDELINE_SELF = re.compile(
+    r"(?:^|[.;:]\s+)(?:These|This|The present) (?:[\w-]+ ){0,5}?[Gg]uidelines?\b(?!-) (?:(?:are|is|"
+    r"was|were) (?:\w+ )?(?:based|intended|designed|developed|written|aimed|meant|endorsed|"
+    r"produced|prepared|organi[sz]ed|structured|divided|targeted|directed|updated)|provides?|"
+    r"covers?|presents?|updates?|replaces?|focus|address|aims?|includes?|summari[sz]es?|"
+    r"describes?|gives?|offers?|refers?|apply|applies|contains?)\b|"
+    r"\b(?:ha(?:s|ve) )?(?:produced|developed|prepared|issued|written|updated) these "
+    r"(?:[\w-]+ ){0,5}?[Gg]uidelines\b(?!-)|"
+    r"(?:^|[.;:]\s+)(?:This|The present) (?:section|document|statement|guidance) (?:provides|"
+    r"presents|summari[sz]es|updates|gives|sets out) (?:[\w-]+ ){0,3}?(?:guidelines|"
+    r"recommendations)\b",
+)
+# A letter, comment or reply whose title names the article it answers: its words about a
+# cohort or a trial are the other article's.
+_CORRESPONDENCE_TITLE = re.compile(
+    r"^\W*(?:Re:|Reply\b|In reply\b|Authors?'? (?:reply|response)\b|Comments? on\b|"
+    r"Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
+    r"(?:Response|Responses|Answer) to (?:the |a |an )?(?:letters?|comments?|commentary|"
+    r"correspondence|editorial|reviewers?|critique|Dr\b|[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])|"
+    r"[\"'«“‘])|(?:Response|Reply|Answer) to\s*:)",
+    _I,
+)
+
+
+def guideline_text(sentences: list[str]) -> bool:
+    """True when the abstract calls the record itself a guideline ("These guidelines are
+    based on...", "has produced these guidelines")."""
+    return any(_GUIDELINE_SELF.search(s) for s in sentences)
+
+
+def correspondence_title(title: str) -> bool:
+    """True for a letter, comment or reply by its title ("Comment on...", "Reply to...",
+    "Re: ...", "Letter to the editor regarding...", "Response to the letter...")."""
+    return bool(_CORRESPONDENCE_TITLE.search(title))
 
 
 def systematic_search(title: str, sentences: list[str]) -> bool:

@@ -516,6 +516,71 @@ def test_a_commentary_is_not_research() -> None:
     assert classify_evidence(record, found).evidence_type is EvidenceType.OTHER
 
 
+@pytest.mark.parametrize(
+    "title",
+    [
+        'Comment on "Statins and dementia in a national cohort"',
+        "Commentary on: Safety of rivaroxaban after knee surgery in 1,204 patients",
+        "Reply to Smith et al.",
+        "Reply: long-term outcomes of a randomized trial of early surgery",
+        "Re: A prospective cohort of 312 patients with sepsis",
+        'Letter to the editor regarding "Randomized trial of drug A in mice"',
+        "Letter: vision therapy after mild brain injury",
+        'Response to the letter re "CPAP therapy in 40 patients"',
+        "Response to: Regarding the article on COVID-19 in children",
+        "Authors' reply to letters on the case-control study",
+    ],
+)
+def test_a_letter_comment_or_reply_by_its_title_is_not_research(title: str) -> None:
+    # the quoted article's design words (cohort, randomized, mice) are not this record's
+    text = "We thank the authors. In their cohort, 312 patients were randomly assigned."
+    found = classify_design(make_record(title=title, text=text))
+    assert (found.design, found.rule, found.is_research) == (D.OTHER, "other.commentary", False)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Response to neoadjuvant chemotherapy in 120 patients with bladder cancer",
+        "Responses to treatment in a prospective cohort of children with asthma",
+        "Letter writing by physicians: a survey of 300 residents",
+        "Commenting on drafts: a survey of 200 authors",
+        "Responses to the TRH and T3 suppression tests in a cohort of 40 subjects",
+    ],
+)
+def test_research_titles_that_start_like_a_letter_stay_research(title: str) -> None:
+    text = "We studied a prospective cohort; 120 patients were followed for two years."
+    assert design(title=title, text=text)[0] is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The European Council has produced these newborn life support guidelines, which are "
+        "based on the 2020 consensus.",
+        "These European Council education guidelines are based on the 2020 consensus.",
+        "These guidelines cover the management of term and preterm infants.",
+        "This guideline is intended for clinicians who treat adults with asthma.",
+        "This section provides guidelines on the management of critically ill children.",
+    ],
+)
+def test_an_abstract_that_calls_itself_a_guideline_makes_a_guideline(text: str) -> None:
+    assert design(title="Newborn life support", text=text) == (D.GUIDELINE, "guideline.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our work provides very useful guidelines for making white diodes.",
+        "This included standardisation of local guidelines and education for 40 staff.",
+        "These guidelines were followed in 80% of 312 patients, a retrospective cohort.",
+        "These guideline-concordant treatments were given to 312 patients in a cohort.",
+    ],
+)
+def test_guidelines_the_abstract_only_mentions_make_no_guideline(text: str) -> None:
+    assert design(title="Care of newborns", text=text)[0] is not D.GUIDELINE
+
+
 def test_a_study_that_argues_from_its_own_data_is_not_a_commentary() -> None:
     text = "We argue that work centrality matters. We surveyed 1,200 parents."
     assert design(text=text)[0] is D.OBSERVATIONAL

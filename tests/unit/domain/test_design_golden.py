@@ -104,6 +104,22 @@ LAB_WORK = {
     (UPDATE_2021, "33140469"): "myoblast proliferation",
 }
 COMMENTARIES = {(UPDATE_2021, "33496060"): "this commentary highlights claims"}
+# Letters, comments and replies typed "Journal Article" only: the title names the article they
+# answer, whose design words (a cohort, a review, rats) are not theirs.
+CORRESPONDENCE = {
+    (UPDATE_2021, "33649758"): "Commentary on: The Use of DCE-MRI ...: A Study in 245 ...",
+    (UPDATE_2021, "33927100"): "Response to: Flexible Intramedullary Nailing ...: A Systematic...",
+    (UPDATE_2021, "34049246"): "Letter to the editor RE: Reuling et al., 2018 ...",
+    (UPDATE_2021, "34075363"): "Re: Patrick Lewicki, ... Estimating the Impact of COVID-19 ...",
+    (UPDATE_2021, "34091570"): "Commentary on: Acute Hindfoot Nailing ...: A systematic review",
+    (UPDATE_2021, "34096528"): "Letter to the Editor: ... Do Relaxation Exercises Decrease ...",
+}
+# Guidelines whose abstract says so of itself, under a title that does not.
+GUIDELINE_TEXTS = {
+    (UPDATE_2021, "34093078"): "...has produced these newborn life support guidelines",
+    (UPDATE_2021, "34093075"): "These European Resuscitation Council education guidelines...",
+    (UPDATE_2021, "34093076"): "These European Resuscitation Council Ethics guidelines provide",
+}
 # PubMedQA: MeSH "Prospective Studies" (or another observational descriptor) and Humans, and
 # an abstract that states the randomization.
 STATED_RANDOMIZATION_OVER_MESH = {
@@ -146,8 +162,8 @@ _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
-        COMMENTARIES, STATED_RANDOMIZATION_OVER_MESH, RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS,
-        NOT_CASE_REPORTS, LATIN_SQUARES,
+        COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, STATED_RANDOMIZATION_OVER_MESH,
+        RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
     for key in table
 }  # fmt: skip
@@ -189,6 +205,19 @@ def test_real_cell_biology_without_the_usual_words_is_in_vitro(key: tuple[str, s
 def test_real_commentary_is_not_research(key: tuple[str, str]) -> None:
     found = classify_design(_text_only(_record(*key)))
     assert (found.rule, found.is_research) == ("other.commentary", False)
+
+
+@pytest.mark.parametrize("key", sorted(CORRESPONDENCE))
+def test_real_letters_and_replies_are_not_research(key: tuple[str, str]) -> None:
+    record = _record(*key)
+    assert set(record.publication_types) == {"Journal Article"}  # what a fresh record carries
+    found = classify_design(record)
+    assert (found.rule, found.is_research) == ("other.commentary", False)
+
+
+@pytest.mark.parametrize("key", sorted(GUIDELINE_TEXTS))
+def test_real_guidelines_that_say_so_in_the_abstract_are_guidelines(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "guideline.text"
 
 
 @pytest.mark.parametrize("key", sorted(STATED_RANDOMIZATION_OVER_MESH))
