@@ -310,8 +310,8 @@ _CORRESPONDENCE_TITLE = re.compile(
     r"^\W*(?:Re:|Reply\b|In reply\b|Authors?'? (?:reply|response)\b|Comments? on\b|"
     r"Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
     r"(?:Response|Responses|Answer) to (?:the |a |an )?(?:letters?|comments?|commentary|"
-    r"correspondence|editorial|reviewers?|critique|Dr\b|[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])|"
-    r"[\"'«“‘])|(?:Response|Reply|Answer) to\s*:)",
+    r"correspondence|editorial|reviewers?|critique|Dr\b|[\"'«“‘]|"
+    r"(?-i:[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])))|(?:Response|Reply|Answer) to\s*:)",
     _I,
 )
 

@@ -546,6 +546,7 @@ def test_a_letter_comment_or_reply_by_its_title_is_not_research(title: str) -> N
         "Letter writing by physicians: a survey of 300 residents",
         "Commenting on drafts: a survey of 200 authors",
         "Responses to the TRH and T3 suppression tests in a cohort of 40 subjects",
+        "Response to radiotherapy and chemotherapy in 80 patients with head and neck cancer",
     ],
 )
 def test_research_titles_that_start_like_a_letter_stay_research(title: str) -> None:
