@@ -426,7 +426,11 @@ _OBSERVATIONAL_TEXT = re.compile(
     r"secondary analysis|beneficiaries|interrupted time[- ]series|difference-in-differences|"
     r"(?:patients|participants|subjects|women|men|children|volunteers|individuals) "
     r"(?:were|was) (?:enrolled|recruited|included|studied|interviewed|surveyed|evaluated|"
-    r"examined|assessed|followed)|we (?:enrolled|recruited|studied|interviewed|surveyed)|"
+    r"examined|assessed|followed)|we (?:enrolled|recruited|interviewed|surveyed)|"
+    # "we studied 64 cases", not "we studied the effects of X in monkeys"
+    r"we studied (?:[\w-]+ ){0,4}?(?:\d|patients|participants|subjects|women|men|children|"
+    r"adults|infants|neonates|individuals|people|persons|cases|volunteers|families|twins|"
+    r"pregnancies|residents|students|workers|cohorts?)|"
     r"(?:were|was) (?:recruited|enrolled))\b",
     _I,
 )

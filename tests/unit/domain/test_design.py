@@ -582,6 +582,30 @@ def test_guidelines_the_abstract_only_mentions_make_no_guideline(text: str) -> N
     assert design(title="Care of newborns", text=text)[0] is not D.GUIDELINE
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We studied the effects of dexamethasone on hormone release in the green monkey.",
+        "We studied growing rats given a high-phosphate diet for four weeks.",
+        "Here, we studied the molecular mechanisms of nephritis in MRL/lpr mice.",
+    ],
+)
+def test_we_studied_an_effect_in_animals_is_an_animal_study(text: str) -> None:
+    assert design(text=text) == (D.ANIMAL, "animal.text_species")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We studied 64 cases of bacterial endocarditis that required surgery.",
+        "We studied the lungs of two infants who died after treatment.",
+        "To assess this technique, we studied 42 hospitalized patients on antibiotics.",
+    ],
+)
+def test_we_studied_people_is_observational(text: str) -> None:
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.text")
+
+
 def test_a_study_that_argues_from_its_own_data_is_not_a_commentary() -> None:
     text = "We argue that work centrality matters. We surveyed 1,200 parents."
     assert design(text=text)[0] is D.OBSERVATIONAL

@@ -114,6 +114,12 @@ CORRESPONDENCE = {
     (UPDATE_2021, "34091570"): "Commentary on: Acute Hindfoot Nailing ...: A systematic review",
     (UPDATE_2021, "34096528"): "Letter to the Editor: ... Do Relaxation Exercises Decrease ...",
 }
+# "We studied the effects of X" in animals or on a mechanism: not an observational study.
+WE_STUDIED_AN_EFFECT = {
+    (UPDATE_2021, "34091806"): "we studied the molecular mechanisms ... MRL/lpr mice, HK-2 cells",
+    (BASELINE_1979, "409695"): "We studied the effects of estramustine ... in the green monkey",
+    (BASELINE_1979, "426059"): "we studied growing rats given a high-phosphate diet",
+}
 # Guidelines whose abstract says so of itself, under a title that does not.
 GUIDELINE_TEXTS = {
     (UPDATE_2021, "34093078"): "...has produced these newborn life support guidelines",
@@ -162,7 +168,8 @@ _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
-        COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, STATED_RANDOMIZATION_OVER_MESH,
+        COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT,
+        STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
     for key in table
@@ -213,6 +220,11 @@ def test_real_letters_and_replies_are_not_research(key: tuple[str, str]) -> None
     assert set(record.publication_types) == {"Journal Article"}  # what a fresh record carries
     found = classify_design(record)
     assert (found.rule, found.is_research) == ("other.commentary", False)
+
+
+@pytest.mark.parametrize("key", sorted(WE_STUDIED_AN_EFFECT))
+def test_real_effects_studied_in_animals_are_preclinical(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is D.ANIMAL
 
 
 @pytest.mark.parametrize("key", sorted(GUIDELINE_TEXTS))
