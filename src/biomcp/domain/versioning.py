@@ -37,8 +37,11 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v6: more RCT, case report and review wordings; sample sizes sum their groups and
 #: read spaced thousands; human points follow the design; a retracted record's quality counts
 #: no design, human or sample-size points; trial registry ids and labels without text kept.
+#: v7: letters, comments and replies named by their title are commentaries; an abstract that
+#: calls the record a guideline makes one; "we studied" names an observational study only
+#: before people or a number.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v6"
+HASH_SCHEME = "v7"
 
 
 def _canonical(value: Any) -> Any:
@@ -59,7 +62,7 @@ def _canonical(value: Any) -> Any:
 
 
 def content_hash(record: PubMedRecord) -> str:
-    """`v6:` + SHA-256 of the canonical JSON of the record's content (module docstring;
+    """`v7:` + SHA-256 of the canonical JSON of the record's content (module docstring;
     `HASH_SCHEME` says when the prefix changes)."""
     content = _canonical(record)
     content.pop("edat")

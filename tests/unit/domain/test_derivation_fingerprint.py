@@ -54,6 +54,10 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "synthetic": "083841c0f2a7f63b2b6fc4ebefa3fd042c65ea6a8257ba24d59ca6d2d86ea431",
         "real": "be02bbd59877a7f7b3bdf1fad3663fc283845b7fcd0240ba23fdd55afc00128b",
     },
+    "v7": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "6fceb3ee865ef6c28a77d060bf6509f33aa72c608ee3177e5244d99d649416eb",
+    },
 }
 
 
