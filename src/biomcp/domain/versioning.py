@@ -39,7 +39,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: no design, human or sample-size points; trial registry ids and labels without text kept.
 #: v7: letters, comments and replies named by their title are commentaries; an abstract that
 #: calls the record a guideline makes one; "we studied" names an observational study only
-#: before people or a number.
+#: before people or a number; counted animal material is what a study used; observational
+#: design words count without their hyphen.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v7"
 
