@@ -36,8 +36,7 @@ from benchmarks.scifact_lexical.common import (
     load_candidates,
     say,
 )
-from benchmarks.scifact_lexical.late import OwnSentences
-from benchmarks.scifact_lexical.sentences import ALPHA, best_own_sentence, chunk_sentence_vectors
+from benchmarks.scifact_lexical.sentences import ALPHA, OwnSentences, best_own_sentence
 from benchmarks.scifact_lexical.variants import ARM, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
 from biomcp.eval.beir import BeirDataset, beir_pmids, load_beir
@@ -248,8 +247,7 @@ def run(argv: list[str]) -> dict[str, Any]:
     train = load_candidates(args.train)
     data = load_beir(args.data, "train")
     harness = Harness(data, train.corpus)
-    _, vectors, owner = chunk_sentence_vectors(data, train.corpus.uuids, args.cache)
-    setup = Setup(harness, OwnSentences(vectors, owner), data)
+    setup = Setup(harness, OwnSentences.of(data, train.corpus.uuids, args.cache), data)
     qids = list(train.queries)
     random_folds = np.random.default_rng(7).permutation(len(qids)) % FOLDS
     out: dict[str, Any] = {

@@ -28,7 +28,6 @@ import pickle
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ from benchmarks.scifact_lexical.common import (
     load_candidates,
     say,
 )
-from benchmarks.scifact_lexical.sentences import ALPHA, best_own_sentence, chunk_sentence_vectors
+from benchmarks.scifact_lexical.sentences import ALPHA, OwnSentences, best_own_sentence
 from benchmarks.scifact_lexical.variants import ARM, Arm, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
 from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
@@ -139,14 +138,6 @@ class TokenStates:
         self.unsaved = False
 
 
-@dataclass(frozen=True, slots=True)
-class OwnSentences:
-    """The vector of every sentence of every chunk, and the chunk position of each."""
-
-    vectors: np.ndarray
-    owner: np.ndarray
-
-
 def product_arms(
     harness: Harness, sentences: OwnSentences, cands: Candidates
 ) -> list[tuple[float, Arm]]:
@@ -213,8 +204,7 @@ def run(argv: list[str]) -> dict[str, Any]:
     train = load_candidates(args.train)
     data = load_beir(args.data, "train")
     harness = Harness(data, train.corpus)
-    _, vectors, owner = chunk_sentence_vectors(data, train.corpus.uuids, args.cache)
-    own = OwnSentences(vectors, owner)
+    own = OwnSentences.of(data, train.corpus.uuids, args.cache)
     fields = chunk_fields(data, train.corpus.uuids)
     texts = [f"{t}\n{b}" if t else b for t, b in zip(fields.titles, fields.bodies, strict=True)]
     states = TokenStates(args.tokens)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,20 @@ def best_own_sentence(
     best = np.full(chunks, -1.0)
     np.maximum.at(best, owner, vectors @ query)
     return best
+
+
+@dataclass(frozen=True, slots=True)
+class OwnSentences:
+    """The vector of every sentence of every chunk, and the chunk position of each."""
+
+    vectors: np.ndarray
+    owner: np.ndarray
+
+    @classmethod
+    def of(cls, data: BeirDataset, uuids: list[str], cache: Path | None) -> OwnSentences:
+        """The sentences of the chunks `uuids`, embedded through `cache`."""
+        _, vectors, owner = chunk_sentence_vectors(data, uuids, cache)
+        return cls(vectors, owner)
 
 
 class SentenceArm:

@@ -1,4 +1,5 @@
-"""What a title and abstract state about a record that reports cases or reviews a topic.
+"""What kind of publication a record is, by its title and abstract: case report, review, guideline,
+commentary or letter.
 
 A case report names its patient ("A 25-year-old man presented with...", "A patient with X is
 described", "Report of two cases") or calls itself one in the title ("...: a case report",
@@ -7,6 +8,9 @@ indexes it; a larger series is observational.
 
 A narrative review says so in its title or text ("...: a review", "In this review"). A chart or
 record review is not one, nor is a title that reviews a series ("a review of 42 cases").
+
+A guideline names itself in its title or abstract; a study about guidelines does not. A
+commentary says so, and a letter or reply names the article it answers in its title.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ import re
 
 __all__ = [
     "case_title",
+    "correspondence_title",
+    "guideline_text",
+    "guideline_title",
+    "is_commentary",
     "narrative_review",
     "narrative_title",
     "states_case",
@@ -135,3 +143,85 @@ def narrative_review(title: str, text: str) -> bool:
     titled = bool(_REVIEW_TITLE.search(title)) and not _SERIES_TITLE.search(title)
     said = titled or bool(_REVIEW_TEXT.search(text))
     return said and not _RECORD_REVIEW.search(text)
+
+
+# --- guidelines, commentaries and letters -----------------------------------------------
+
+_IS_GUIDELINE_TITLE = re.compile(
+    r"\b(?:guidelines?|guidance (?:on|for)|"
+    r"consensus (?:statement|recommendations?|report|document)|"
+    r"position (?:statement|paper)|expert consensus|recommendations? (?:for|of|on|from)|"
+    r"(?:practice|practical|clinical|international|national|expert) recommendations?)\b",
+    _I,
+)
+# Words that make a title about guidelines rather than one: adherence studies, audits,
+# cohorts, appraisals, comparisons.
+_ABOUT_GUIDELINES = re.compile(
+    r"\b(?:adheren\w+|complian\w+|concordan\w+|conform\w+|implement\w+|uptake|awareness|"
+    r"knowledge|attitudes?|appraisal|quality of|review of|comparisons?|compared?|according to|"
+    r"based on|recommended|get with the guidelines|impact|effects?|evaluation of|validation|"
+    r"analysis|defined (?:by|in)|before and after|barriers|challenging|retrospective|cohort|"
+    r"chart review|"
+    r"real-world|receipt|survival|prognostic|factors|determinants|survey|audit|trends?|"
+    r"variation|practice patterns|reach|for (?:future|further) research|improving)\b",
+    _I,
+)
+_COMMENTARY = re.compile(
+    r"(?:^|[.!?:]\s+)(?:In )?(?:this|the present|our) (?:commentary|editorial|viewpoint|"
+    r"perspective|opinion(?: piece)?|essay|debate article)\b(?! of)|\b(?:we|I) argue that\b|"
+    r"\bthis (?:paper|article) argues\b",
+    _I,
+)
+
+
+# A guideline that says so of itself: "These ERC guidelines are based on...", "The Council
+# has produced these guidelines", "This section provides guidelines on...". "Our work provides
+# guidelines for" and "local guidelines" say nothing of what the record is.
+_GUIDELINE_SELF = re.compile(
+    r"(?:^|[.;:]\s+)(?:These|This|The present) (?:[\w-]+ ){0,5}?[Gg]uidelines?\b(?!-) (?:(?:are|is|"
+    r"was|were) (?:\w+ )?(?:based|intended|designed|developed|written|aimed|meant|endorsed|"
+    r"produced|prepared|organi[sz]ed|structured|divided|targeted|directed|updated)|provides?|"
+    r"covers?|presents?|updates?|replaces?|focus|address|aims?|includes?|summari[sz]es?|"
+    r"describes?|gives?|offers?|refers?|apply|applies|contains?)\b|"
+    r"\b(?:ha(?:s|ve) )?(?:produced|developed|prepared|issued|written|updated) these "
+    r"(?:[\w-]+ ){0,5}?[Gg]uidelines\b(?!-)|"
+    r"(?:^|[.;:]\s+)(?:This|The present) (?:section|document|statement|guidance) (?:provides|"
+    r"presents|summari[sz]es|updates|gives|sets out) (?:[\w-]+ ){0,3}?(?:guidelines|"
+    r"recommendations)\b",
+)
+# A letter, comment or reply whose title names the article it answers: its words about a
+# cohort or a trial are the other article's.
+_CORRESPONDENCE_TITLE = re.compile(
+    r"^\W*(?:Re:|Reply\b|In reply\b|Authors?'? (?:reply|response)\b|Comments? on\b|"
+    r"Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
+    r"(?:Response|Responses|Answer) to (?:the |a |an )?(?:letters?|comments?|commentary|"
+    r"correspondence|editorial|reviewers?|critique|Dr\b|[\"'«“‘]|"
+    r"(?-i:[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])))|(?:Response|Reply|Answer) to\s*:)",
+    _I,
+)
+
+
+def guideline_text(sentences: list[str]) -> bool:
+    """True when the abstract calls the record itself a guideline ("These guidelines are
+    based on...", "has produced these guidelines")."""
+    return any(_GUIDELINE_SELF.search(s) for s in sentences)
+
+
+def correspondence_title(title: str) -> bool:
+    """True for a letter, comment or reply by its title ("Comment on...", "Reply to...",
+    "Re: ...", "Letter to the editor regarding...", "Response to the letter...")."""
+    return bool(_CORRESPONDENCE_TITLE.search(title))
+
+
+def guideline_title(title: str) -> bool:
+    """True when the title names the record itself as a guideline, consensus or position
+    statement; a title about guidelines (adherence, impact, a cohort) or a question is not."""
+    title = title.strip()
+    if not _IS_GUIDELINE_TITLE.search(title) or title.endswith("?"):
+        return False
+    return not _ABOUT_GUIDELINES.search(title)
+
+
+def is_commentary(text: str) -> bool:
+    """True for a commentary, viewpoint or essay that says so ("In this commentary...")."""
+    return bool(_COMMENTARY.search(text))

@@ -1,8 +1,9 @@
 """What a title and abstract state about how a study was done, read the way a reviewer reads.
 
 Each function answers one question about the text (was anyone randomized, were the subjects
-animals, is this record a guideline...). `design.classify_design` decides the order in which
-the answers are trusted. The functions take `research_sentences`: the title and abstract
+animals, was it a survey...). What kind of publication the record is (a case report, a review,
+a guideline, a letter) is read in `design_reports`. `design.classify_design` decides the order
+in which the answers are trusted. The functions take `research_sentences`: the title and abstract
 without BACKGROUND sections, background sentences ("Animal studies suggest...") and
 curriculum phrases ("pre-clinical modules").
 
@@ -24,15 +25,11 @@ __all__ = [
     "animal_experiment",
     "computational_methods",
     "computational_title",
-    "correspondence_title",
     "economic_evaluation",
     "economic_model",
     "genome_sequencing",
-    "guideline_text",
-    "guideline_title",
     "has_cell_work",
     "has_species",
-    "is_commentary",
     "is_mendelian_randomization",
     "lab_assays",
     "latin_square",
@@ -244,7 +241,7 @@ def animal_experiment(sentences: list[str]) -> bool:
     return has_species(sentences) and not states_human_participants(sentences)
 
 
-# --- syntheses, guidelines, commentaries -----------------------------------------------------
+# --- systematic reviews and meta-analyses ----------------------------------------------------
 
 _DATABASES = (
     r"(?:MEDLINE|PubMed|Embase|EMBASE|Cochrane|CENTRAL|Web of Science|Scopus|CINAHL|PsycINFO|"
@@ -262,90 +259,12 @@ _SYSTEMATIC_TEXT = re.compile(
     rf"{_DATABASES},? (?:and |or )?{_DATABASES})\b",
     _I,
 )
-_IS_GUIDELINE_TITLE = re.compile(
-    r"\b(?:guidelines?|guidance (?:on|for)|"
-    r"consensus (?:statement|recommendations?|report|document)|"
-    r"position (?:statement|paper)|expert consensus|recommendations? (?:for|of|on|from)|"
-    r"(?:practice|practical|clinical|international|national|expert) recommendations?)\b",
-    _I,
-)
-# Words that make a title about guidelines rather than one: adherence studies, audits,
-# cohorts, appraisals, comparisons.
-_ABOUT_GUIDELINES = re.compile(
-    r"\b(?:adheren\w+|complian\w+|concordan\w+|conform\w+|implement\w+|uptake|awareness|"
-    r"knowledge|attitudes?|appraisal|quality of|review of|comparisons?|compared?|according to|"
-    r"based on|recommended|get with the guidelines|impact|effects?|evaluation of|validation|"
-    r"analysis|defined (?:by|in)|before and after|barriers|challenging|retrospective|cohort|"
-    r"chart review|"
-    r"real-world|receipt|survival|prognostic|factors|determinants|survey|audit|trends?|"
-    r"variation|practice patterns|reach|for (?:future|further) research|improving)\b",
-    _I,
-)
-_COMMENTARY = re.compile(
-    r"(?:^|[.!?:]\s+)(?:In )?(?:this|the present|our) (?:commentary|editorial|viewpoint|"
-    r"perspective|opinion(?: piece)?|essay|debate article)\b(?! of)|\b(?:we|I) argue that\b|"
-    r"\bthis (?:paper|article) argues\b",
-    _I,
-)
-
-
-# A guideline that says so of itself: "These ERC guidelines are based on...", "The Council
-# has produced these guidelines", "This section provides guidelines on...". "Our work provides
-# guidelines for" and "local guidelines" say nothing of what the record is.
-_GUIDELINE_SELF = re.compile(
-    r"(?:^|[.;:]\s+)(?:These|This|The present) (?:[\w-]+ ){0,5}?[Gg]uidelines?\b(?!-) (?:(?:are|is|"
-    r"was|were) (?:\w+ )?(?:based|intended|designed|developed|written|aimed|meant|endorsed|"
-    r"produced|prepared|organi[sz]ed|structured|divided|targeted|directed|updated)|provides?|"
-    r"covers?|presents?|updates?|replaces?|focus|address|aims?|includes?|summari[sz]es?|"
-    r"describes?|gives?|offers?|refers?|apply|applies|contains?)\b|"
-    r"\b(?:ha(?:s|ve) )?(?:produced|developed|prepared|issued|written|updated) these "
-    r"(?:[\w-]+ ){0,5}?[Gg]uidelines\b(?!-)|"
-    r"(?:^|[.;:]\s+)(?:This|The present) (?:section|document|statement|guidance) (?:provides|"
-    r"presents|summari[sz]es|updates|gives|sets out) (?:[\w-]+ ){0,3}?(?:guidelines|"
-    r"recommendations)\b",
-)
-# A letter, comment or reply whose title names the article it answers: its words about a
-# cohort or a trial are the other article's.
-_CORRESPONDENCE_TITLE = re.compile(
-    r"^\W*(?:Re:|Reply\b|In reply\b|Authors?'? (?:reply|response)\b|Comments? on\b|"
-    r"Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
-    r"(?:Response|Responses|Answer) to (?:the |a |an )?(?:letters?|comments?|commentary|"
-    r"correspondence|editorial|reviewers?|critique|Dr\b|[\"'«“‘]|"
-    r"(?-i:[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])))|(?:Response|Reply|Answer) to\s*:)",
-    _I,
-)
-
-
-def guideline_text(sentences: list[str]) -> bool:
-    """True when the abstract calls the record itself a guideline ("These guidelines are
-    based on...", "has produced these guidelines")."""
-    return any(_GUIDELINE_SELF.search(s) for s in sentences)
-
-
-def correspondence_title(title: str) -> bool:
-    """True for a letter, comment or reply by its title ("Comment on...", "Reply to...",
-    "Re: ...", "Letter to the editor regarding...", "Response to the letter...")."""
-    return bool(_CORRESPONDENCE_TITLE.search(title))
 
 
 def systematic_search(title: str, sentences: list[str]) -> bool:
     """True for a systematic review or meta-analysis: "systematic review", "meta-analysis",
     "Electronic databases were searched", "We searched MEDLINE and Embase for trials"."""
     return bool(_SYSTEMATIC_TEXT.search(title)) or _affirmed(_SYSTEMATIC_TEXT, sentences)
-
-
-def guideline_title(title: str) -> bool:
-    """True when the title names the record itself as a guideline, consensus or position
-    statement; a title about guidelines (adherence, impact, a cohort) or a question is not."""
-    title = title.strip()
-    if not _IS_GUIDELINE_TITLE.search(title) or title.endswith("?"):
-        return False
-    return not _ABOUT_GUIDELINES.search(title)
-
-
-def is_commentary(text: str) -> bool:
-    """True for a commentary, viewpoint or essay that says so ("In this commentary...")."""
-    return bool(_COMMENTARY.search(text))
 
 
 # --- economic evaluations and laboratory work ------------------------------------------------
