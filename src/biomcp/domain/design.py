@@ -41,7 +41,8 @@ fires wins:
 
 Keyword rules ignore background sentences ("Animal studies suggest...", a BACKGROUND section),
 negated mentions ("no animal model", "non-randomized") and known false friends: "in vitro
-fertilization", acronyms such as "HW-RAT", random sampling, calls for future trials.
+fertilization", acronyms such as "HW-RAT", random sampling, calls for future trials, trials
+the abstract only mentions ("clinical trial evidence", "an ancillary study to a clinical trial").
 """
 
 from __future__ import annotations

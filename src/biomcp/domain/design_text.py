@@ -101,6 +101,23 @@ _CONTROLLED_TRIAL = re.compile(
     r"double[- ]?(?:blind|masked)\w*|placebo[- ]controlled)\b",
     _I,
 )
+# Trial words that do not say this study is a trial: other trials in the plural, a trial's
+# attributes ("clinical trial evidence"), and a trial another study draws on ("an ancillary
+# study to a clinical trial", "data from a controlled clinical trial"). A registration
+# number still counts: registered trials report one.
+_NOT_THIS_TRIAL = re.compile(
+    r"\b(?:double[- ]?(?:blind|masked)|placebo[- ]controlled|open-label|single-arm|clinical|"
+    r"controlled)\w*,? (?:[\w-]+,? ){0,3}?(?:trials|RCTs)\b|"
+    r"\b(?:clinical|controlled) trial (?:evidence|data|designs?|enterprise|literature|results|"
+    r"findings|protocols?|sites?|networks?|methodolog\w*|research|programs?|landscape|"
+    r"endpoints?|framework|monitoring|investigators?|units?|participation|recruitment|"
+    r"simulations?|pipelines?)\b|"
+    r"\b(?:ancillary|secondary|post[- ]hoc|exploratory)(?: [\w-]+){0,2} (?:study|analys[ie]s|"
+    r"sub-?study) (?:of|to|from|within|in) (?:[\w-]+ ){0,6}?trial\b|"
+    r"\b(?:data|samples) (?:[\w-]+ ){0,2}?from (?:an? |the )(?:[\w-]+ ){0,5}?trial\b|"
+    r"\bas part of (?:an? |the )(?:[\w-]+ ){0,5}?trial\b",
+    _I,
+)
 
 
 def _mentions(pattern: re.Pattern[str], sentence: str, negation: re.Pattern[str]) -> bool:
@@ -129,9 +146,10 @@ def states_randomization(sentences: list[str]) -> bool:
 
 def states_trial(sentences: list[str]) -> bool:
     """True when the text describes a trial without stating randomization: single-arm,
-    open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled."""
+    open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled.
+    A trial the text only mentions does not count (`_NOT_THIS_TRIAL`)."""
     return any(
-        _mentions(_CONTROLLED_TRIAL, s, _NEGATED)
+        _mentions(_CONTROLLED_TRIAL, _NOT_THIS_TRIAL.sub(" ", s), _NEGATED)
         for s in sentences
         if not _CALL_FOR_TRIALS.search(s)
     )

@@ -408,6 +408,35 @@ def test_a_double_blind_trial_without_randomization_is_a_nonrandomized_trial() -
     assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A reasonable body of clinical trial evidence supports light therapy for acne.",
+        "Clinical trial design has evolved to enrich for progressive patients.",
+        "This was an ancillary study to a clinical trial; 58 patients wore accelerometers.",
+        "This was a post-hoc analysis of data from a prospective clinical trial of 40 patients.",
+        "Baseline data were obtained from a substance use clinical trial in Cape Town (N = 65).",
+        "Questionnaires were completed as part of an ongoing clinical trial on ankle fractures.",
+        "Randomized, double-blind, placebo-controlled clinical trials suggest a benefit.",
+    ],
+)
+def test_a_trial_this_study_only_mentions_makes_no_trial(text: str) -> None:
+    assert design(text=text)[0] not in {D.RCT, D.NONRANDOMIZED_TRIAL}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In this prospective clinical trial, 30 patients received the implant.",
+        "Ninety-five children were given cromolyn in double-blind, crossover studies.",
+        "Forty patients were enrolled. Clinical trial registration: NCT01234567.",
+        "This open-label study of 24 adults measured the drug's clearance.",
+    ],
+)
+def test_a_trial_this_study_runs_is_a_trial(text: str) -> None:
+    assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
+
+
 def test_stated_randomization_beats_observational_mesh_on_a_human_record() -> None:
     record = {
         "mesh_terms": ("Humans", "Prospective Studies"),

@@ -164,11 +164,21 @@ LATIN_SQUARES = {
     (BASELINE_1979, "403551"): "treatments distributed according to a Latin square design",
     (BASELINE_1979, "419163"): "a double-blind Latin square cross-over design",
 }
+# Trials the abstract only mentions: their evidence, their design, a trial a study draws on.
+TRIAL_MENTIONS = {
+    (UPDATE_2021, "34088379"): "This was an ancillary study to a clinical trial.",
+    (UPDATE_2021, "34022765"): "a post-hoc analysis of data from ... a prospective clinical trial",
+    (UPDATE_2021, "33914561"): "Baseline data were obtained from a ... clinical trial",
+    (UPDATE_2021, "34092748"): "Clinical trial data of Carmustine implant ... are limited",
+    (UPDATE_2021, "34000408"): "the inefficiencies of the clinical trial enterprise",
+    (UPDATE_2021, "33887472"): "Clinical trial design has evolved",
+    (UPDATE_2021, "34096755"): "evidence from ... placebo-controlled clinical trials suggests",
+}
 _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
-        COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT,
+        COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT, TRIAL_MENTIONS,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
@@ -230,6 +240,11 @@ def test_real_effects_studied_in_animals_are_preclinical(key: tuple[str, str]) -
 @pytest.mark.parametrize("key", sorted(GUIDELINE_TEXTS))
 def test_real_guidelines_that_say_so_in_the_abstract_are_guidelines(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "guideline.text"
+
+
+@pytest.mark.parametrize("key", sorted(TRIAL_MENTIONS))
+def test_real_trials_an_abstract_only_mentions_make_no_trial(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design not in {D.RCT, D.NONRANDOMIZED_TRIAL}
 
 
 @pytest.mark.parametrize("key", sorted(STATED_RANDOMIZATION_OVER_MESH))
