@@ -123,7 +123,13 @@ _SERIES_TITLE = re.compile(
 _REVIEW_TEXT = re.compile(
     r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
     r"this article reviews|the literature (?:is|was) reviewed|"
-    r"(?:studies|articles) were reviewed)\b",
+    r"(?:studies|articles) were reviewed)\b|"
+    # "This comprehensive review", "In this narrative review"; not a retrospective or chart
+    # review of patients, an expert's review of data, or an ethics review board.
+    r"\b(?:this|the present|our) (?!(?:[\w-]+ )?(?:retrospective|prospective|chart|records?|"
+    r"cases?|files?|notes|medical|single[\w-]*|multi[\w-]*|institutional|hospital|ethics?|"
+    r"ethical|systematic|expert|manual|visual|peer)\b)(?:(?!to\b)[\w-]+ ){1,2}review\b"
+    r"(?! (?:board|committee|panel|process))",
     _I,
 )
 _RECORD_REVIEW = re.compile(

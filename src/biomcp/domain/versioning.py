@@ -42,7 +42,7 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: before people or a number; counted animal material is what a study used; observational
 #: design words count without their hyphen.
 #: v8: a trial the abstract only mentions (its evidence or design, a trial another study draws
-#: on, trials in the plural) makes no trial.
+#: on, trials in the plural) makes no trial; "this comprehensive review" names a review.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v8"
 

@@ -222,6 +222,34 @@ def test_chart_review_is_not_a_narrative_review() -> None:
     assert design(text=text)[0] is D.OBSERVATIONAL
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This comprehensive review summarizes the drug's pharmacology and its safety.",
+        "In this narrative review, we describe how e-diaries measure symptoms in 120 studies.",
+        "This short review highlights new labelling methods in living cells.",
+        "The purpose of this literature review is to address diagnosis in adult patients.",
+    ],
+)
+def test_a_review_that_names_itself_with_an_adjective_is_a_narrative_review(text: str) -> None:
+    assert design(text=text) == (D.NARRATIVE_REVIEW, "narrative_review.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This retrospective review analyzed all 312 patients who underwent drain placement.",
+        "This single-institution retrospective review included 88 patients.",
+        "This in-depth chart review describes the work of 14 care coordinators with patients.",
+        "We conducted this study to review the characteristics of 421 imported cases.",
+        "Spike ripples need expert review. This expert review is slow in 40 patients.",
+        "The study of 64 patients was approved by our local ethics review board.",
+    ],
+)
+def test_a_review_of_patients_or_data_is_not_a_narrative_review(text: str) -> None:
+    assert design(text=text)[0] is not D.NARRATIVE_REVIEW
+
+
 def test_guideline_in_the_title() -> None:
     assert design(title="The EFLM European Urinalysis Guideline 2023") == (
         D.GUIDELINE,

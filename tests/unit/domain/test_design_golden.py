@@ -174,11 +174,19 @@ TRIAL_MENTIONS = {
     (UPDATE_2021, "33887472"): "Clinical trial design has evolved",
     (UPDATE_2021, "34096755"): "evidence from ... placebo-controlled clinical trials suggests",
 }
+# Reviews that call themselves one with an adjective between ("this comprehensive review").
+NAMED_REVIEWS = {
+    (UPDATE_2021, "34091867"): "This comprehensive review of cariprazine summarizes...",
+    (UPDATE_2021, "34090919"): "In this narrative review, we provide a description...",
+    (UPDATE_2021, "34094790"): "The purpose of this literature review is to address...",
+    (UPDATE_2021, "33716103"): "This short review presents several CEST contrast agents",
+}
 _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
         COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT, TRIAL_MENTIONS,
+        NAMED_REVIEWS,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
@@ -245,6 +253,11 @@ def test_real_guidelines_that_say_so_in_the_abstract_are_guidelines(key: tuple[s
 @pytest.mark.parametrize("key", sorted(TRIAL_MENTIONS))
 def test_real_trials_an_abstract_only_mentions_make_no_trial(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).design not in {D.RCT, D.NONRANDOMIZED_TRIAL}
+
+
+@pytest.mark.parametrize("key", sorted(NAMED_REVIEWS))
+def test_real_reviews_named_with_an_adjective_are_narrative_reviews(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "narrative_review.text"
 
 
 @pytest.mark.parametrize("key", sorted(STATED_RANDOMIZATION_OVER_MESH))
