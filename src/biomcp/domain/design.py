@@ -60,6 +60,7 @@ from biomcp.domain.design_reports import (
     narrative_review,
     narrative_title,
     states_case,
+    systematic_search,
 )
 from biomcp.domain.design_text import (
     NUMBER_WORDS,
@@ -79,7 +80,6 @@ from biomcp.domain.design_text import (
     states_human_participants,
     states_randomization,
     states_trial,
-    systematic_search,
 )
 from biomcp.domain.records import PubMedRecord
 

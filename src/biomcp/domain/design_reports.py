@@ -1,5 +1,5 @@
-"""What kind of publication a record is, by its title and abstract: case report, review, guideline,
-commentary or letter.
+"""What kind of publication a record is, by its title and abstract: case report, review,
+systematic review, guideline, commentary or letter.
 
 A case report names its patient ("A 25-year-old man presented with...", "A patient with X is
 described", "Report of two cases") or calls itself one in the title ("...: a case report",
@@ -7,7 +7,8 @@ described", "Report of two cases") or calls itself one in the title ("...: a cas
 indexes it; a larger series is observational.
 
 A narrative review says so in its title or text ("...: a review", "In this review"). A chart or
-record review is not one, nor is a title that reviews a series ("a review of 42 cases").
+record review is not one, nor is a title that reviews a series ("a review of 42 cases"). A
+systematic review names its search or its pooling ("Electronic databases were searched").
 
 A guideline names itself in its title or abstract; a study about guidelines does not. A
 commentary says so, and a letter or reply names the article it answers in its title.
@@ -16,6 +17,8 @@ commentary says so, and a letter or reply names the article it answers in its ti
 from __future__ import annotations
 
 import re
+
+from biomcp.domain.design_text import affirmed
 
 __all__ = [
     "case_title",
@@ -26,6 +29,7 @@ __all__ = [
     "narrative_review",
     "narrative_title",
     "states_case",
+    "systematic_search",
 ]
 
 _I = re.IGNORECASE
@@ -149,6 +153,32 @@ def narrative_review(title: str, text: str) -> bool:
     titled = bool(_REVIEW_TITLE.search(title)) and not _SERIES_TITLE.search(title)
     said = titled or bool(_REVIEW_TEXT.search(text))
     return said and not _RECORD_REVIEW.search(text)
+
+
+# --- systematic reviews and meta-analyses ----------------------------------------------------
+
+_DATABASES = (
+    r"(?:MEDLINE|PubMed|Embase|EMBASE|Cochrane|CENTRAL|Web of Science|Scopus|CINAHL|PsycINFO|"
+    r"LILACS|Google Scholar|CNKI|Wanfang)"
+)
+_SYSTEMATIC_TEXT = re.compile(
+    r"\b(?:systematic(?:ally)? (?:review|literature review|search)|meta-?analys[ie]s|"
+    r"meta-?regression|pooled analysis of (?:\w+ ){0,3}(?:trials|studies)|"
+    r"(?:studies|trials|articles) (?:\w+ ){0,6}were identified by (?:a |an )?(?:\w+ )?search\w*|"
+    r"(?:electronic |bibliographic |online )?databases? (?:\w+ ){0,4}(?:was|were) searched|"
+    r"(?:literature|database|electronic) searche?s? (?:of|in|was|were|using|through|across)|"
+    r"(?:we |were )?searched (?:\w+ ){0,3}(?:MEDLINE|PubMed|Embase|Cochrane|databases)|"
+    r"searched (?:[\w,()-]+ ){0,8}for (?:\w+ ){0,3}(?:randomi[sz]ed|controlled|trials|studies|"
+    r"articles|reports|publications)|"
+    rf"{_DATABASES},? (?:and |or )?{_DATABASES})\b",
+    _I,
+)
+
+
+def systematic_search(title: str, sentences: list[str]) -> bool:
+    """True for a systematic review or meta-analysis: "systematic review", "meta-analysis",
+    "Electronic databases were searched", "We searched MEDLINE and Embase for trials"."""
+    return bool(_SYSTEMATIC_TEXT.search(title)) or affirmed(_SYSTEMATIC_TEXT, sentences)
 
 
 # --- guidelines, commentaries and letters -----------------------------------------------

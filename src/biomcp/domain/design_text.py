@@ -1,11 +1,13 @@
 """What a title and abstract state about how a study was done, read the way a reviewer reads.
 
 Each function answers one question about the text (was anyone randomized, were the subjects
-animals, was it a survey...). What kind of publication the record is (a case report, a review,
-a guideline, a letter) is read in `design_reports`. `design.classify_design` decides the order
-in which the answers are trusted. The functions take `research_sentences`: the title and abstract
-without BACKGROUND sections, background sentences ("Animal studies suggest...") and
-curriculum phrases ("pre-clinical modules").
+animals, was it a survey...). What kind of publication the record is (a case report, a
+review, a systematic review, a guideline, a letter) is read in `design_reports`.
+`design.classify_design` decides the order in which the answers are trusted.
+
+The functions take `research_sentences`: the title and abstract without BACKGROUND sections,
+background sentences ("Animal studies suggest...") and curriculum phrases ("pre-clinical
+modules"). `affirmed` asks whether a pattern is stated outside a negation.
 
 Randomization is stated in many ways: "randomized, double-blind, placebo-controlled trial",
 "we randomized", "allocated at random", "random assignment", "randomly divided into groups".
@@ -22,6 +24,7 @@ from biomcp.domain.records import PubMedRecord
 
 __all__ = [
     "NUMBER_WORDS",
+    "affirmed",
     "animal_experiment",
     "computational_methods",
     "computational_title",
@@ -38,7 +41,6 @@ __all__ = [
     "states_human_participants",
     "states_randomization",
     "states_trial",
-    "systematic_search",
 ]
 
 _I = re.IGNORECASE
@@ -104,7 +106,9 @@ _CONTROLLED_TRIAL = re.compile(
 # Trial words that do not say this study is a trial: other trials in the plural, a trial's
 # attributes ("clinical trial evidence"), and a trial another study draws on ("an ancillary
 # study to a clinical trial", "data from a controlled clinical trial"). A registration
-# number still counts: registered trials report one.
+# number still counts: registered trials report one. A stated randomization keeps its label
+# in a secondary analysis ("a post hoc analysis of a randomized trial"): its comparison may
+# still be the randomized one.
 _NOT_THIS_TRIAL = re.compile(
     r"\b(?:double[- ]?(?:blind|masked)|placebo[- ]controlled|open-label|single-arm|clinical|"
     r"controlled)\w*,? (?:[\w-]+,? ){0,3}?(?:trials|RCTs)\b|"
@@ -161,7 +165,7 @@ _LATIN_SQUARE = re.compile(r"\blatin[- ]square\b", _I)
 def latin_square(sentences: list[str]) -> bool:
     """True when treatments were given in a Latin square design: each subject or group takes
     the treatments in an order drawn from the square, an allocation design of its own."""
-    return _affirmed(_LATIN_SQUARE, sentences)
+    return affirmed(_LATIN_SQUARE, sentences)
 
 
 def is_mendelian_randomization(text: str) -> bool:
@@ -220,7 +224,7 @@ _HUMAN_PARTICIPANTS = re.compile(
 )
 
 
-def _affirmed(
+def affirmed(
     pattern: re.Pattern[str], sentences: list[str], false_friends: re.Pattern[str] | None = None
 ) -> bool:
     """True when `pattern` matches a sentence outside a negation and a false friend."""
@@ -234,7 +238,7 @@ def _affirmed(
 
 def has_species(sentences: list[str]) -> bool:
     """True when an animal species is named as something this study used."""
-    return _affirmed(_SPECIES, [_without_material(s) for s in sentences], _SPECIES_FALSE_FRIENDS)
+    return affirmed(_SPECIES, [_without_material(s) for s in sentences], _SPECIES_FALSE_FRIENDS)
 
 
 def _without_material(sentence: str) -> str:
@@ -246,7 +250,7 @@ def _without_material(sentence: str) -> str:
 
 def states_human_participants(sentences: list[str]) -> bool:
     """True when people took part: "312 patients", "participants were recruited"."""
-    return _affirmed(_HUMAN_PARTICIPANTS, sentences)
+    return affirmed(_HUMAN_PARTICIPANTS, sentences)
 
 
 def animal_experiment(sentences: list[str]) -> bool:
@@ -257,32 +261,6 @@ def animal_experiment(sentences: list[str]) -> bool:
         if has_species([sentence]):
             return True
     return has_species(sentences) and not states_human_participants(sentences)
-
-
-# --- systematic reviews and meta-analyses ----------------------------------------------------
-
-_DATABASES = (
-    r"(?:MEDLINE|PubMed|Embase|EMBASE|Cochrane|CENTRAL|Web of Science|Scopus|CINAHL|PsycINFO|"
-    r"LILACS|Google Scholar|CNKI|Wanfang)"
-)
-_SYSTEMATIC_TEXT = re.compile(
-    r"\b(?:systematic(?:ally)? (?:review|literature review|search)|meta-?analys[ie]s|"
-    r"meta-?regression|pooled analysis of (?:\w+ ){0,3}(?:trials|studies)|"
-    r"(?:studies|trials|articles) (?:\w+ ){0,6}were identified by (?:a |an )?(?:\w+ )?search\w*|"
-    r"(?:electronic |bibliographic |online )?databases? (?:\w+ ){0,4}(?:was|were) searched|"
-    r"(?:literature|database|electronic) searche?s? (?:of|in|was|were|using|through|across)|"
-    r"(?:we |were )?searched (?:\w+ ){0,3}(?:MEDLINE|PubMed|Embase|Cochrane|databases)|"
-    r"searched (?:[\w,()-]+ ){0,8}for (?:\w+ ){0,3}(?:randomi[sz]ed|controlled|trials|studies|"
-    r"articles|reports|publications)|"
-    rf"{_DATABASES},? (?:and |or )?{_DATABASES})\b",
-    _I,
-)
-
-
-def systematic_search(title: str, sentences: list[str]) -> bool:
-    """True for a systematic review or meta-analysis: "systematic review", "meta-analysis",
-    "Electronic databases were searched", "We searched MEDLINE and Embase for trials"."""
-    return bool(_SYSTEMATIC_TEXT.search(title)) or _affirmed(_SYSTEMATIC_TEXT, sentences)
 
 
 # --- economic evaluations and laboratory work ------------------------------------------------
@@ -327,7 +305,7 @@ _CELLS = re.compile(r"\bcells\b", _I)
 
 def has_cell_work(sentences: list[str]) -> bool:
     """True for in-vitro work: cell lines, cultured cells, clinical isolates, MICs."""
-    return _affirmed(_IN_VITRO, sentences, _IN_VITRO_FALSE_FRIENDS)
+    return affirmed(_IN_VITRO, sentences, _IN_VITRO_FALSE_FRIENDS)
 
 
 def lab_assays(text: str) -> bool:
@@ -391,7 +369,7 @@ _GENOMICS_TEXT = re.compile(
 
 def observational_methods(sentences: list[str]) -> bool:
     """True for observational methods: cohorts, registries, surveys, chart reviews..."""
-    return _affirmed(_OBSERVATIONAL_TEXT, sentences)
+    return affirmed(_OBSERVATIONAL_TEXT, sentences)
 
 
 def computational_title(title: str) -> bool:
@@ -401,7 +379,7 @@ def computational_title(title: str) -> bool:
 
 def computational_methods(sentences: list[str]) -> bool:
     """True for computational methods: in silico, simulation, docking, machine learning."""
-    return _affirmed(_COMPUTATIONAL, sentences)
+    return affirmed(_COMPUTATIONAL, sentences)
 
 
 def genome_sequencing(text: str) -> bool:
