@@ -3,8 +3,8 @@ systematic review, guideline, commentary or letter.
 
 A case report names its patient ("A 25-year-old man presented with...", "A patient with X is
 described", "Report of two cases") or calls itself one in the title ("...: a case report",
-"...in a 39-year-old woman"). A handful of cases (up to five) is still a case report, as NLM
-indexes it; a larger series is observational.
+"...in a 39-year-old woman", "[Case of X]", "...in a case of X"). A handful of cases (up to
+five) is still a case report, as NLM indexes it; a larger series is observational.
 
 A narrative review says so in its title or text ("...: a review", "In this review"). A chart or
 record review is not one, nor is a title that reviews a series ("a review of 42 cases"). A
@@ -55,6 +55,8 @@ _CASE_TITLE = re.compile(
     rf"\breports? (?:of|on) {_FEW} (?:\w+ ){{0,2}}?(?:cases?|patients?)\b|"
     rf"\b(?:apropos|à propos|a propos) (?:of )?{_FEW} (?:\w+ ){{0,2}}?cases?\b|"
     r"(?:^|[:.(\[] *)(?:a|one) (?:new |rare |unusual |fatal |familial )?case (?:of|with|in)\b|"
+    # "[Case of ...]", "Apropos of a case of X", "Mechanism of hypoxia in a case of X"
+    r"^\W*case (?:of|with)\b|\b(?:a|one) (?:new |rare |unusual |fatal |familial )?case of\b|"
     r"\b(?:two|three|four|five|[2-5]) (?:new |rare |unusual |fatal |familial )?cases\b"
     r"(?!-| series| stud)|"
     rf"\bin (?:a|an) (?:[\w-]+ ){{0,2}}?(?:{_AGE}|{_PERSON}){_NOT_A_GROUP}\b|"
@@ -63,8 +65,12 @@ _CASE_TITLE = re.compile(
 )
 _CASE_TEXT = re.compile(
     r"\bcase report\b|"
-    r"\bwe (?:report|describe|present) (?:a|an|the|two|three) "
+    r"\bwe (?:here(?:in|by)? )?(?:report|describe|present) (?:a|an|the|two|three) "
     r"(?:\w+[- ]){0,4}(?:case|patient|man|woman|boy|girl|infant|child)s?\b|"
+    r"\b(?:this|the present|our) (?:article|paper|report|communication|manuscript) "
+    r"(?:presents|describes|reports)(?: and \w+)? (?:a|an|the|two|three) "
+    r"(?:(?!(?:of|for|in|with|on)\b)\w+[- ]){0,4}(?:case|patient|man|woman|boy|girl|infant|"
+    r"child)s?\b|"
     rf"\ban? {_AGE} (?:\w+ ){{0,2}}(?:man|woman|boy|girl|patient|male|"
     r"female|infant|child) (?:presented|was admitted|was referred|underwent|with)\b|"
     r"\b(?:a|one) case of (?:[^.]{0,120}?) (?:is|was) (?:described|reported|presented)\b",

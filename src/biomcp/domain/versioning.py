@@ -43,8 +43,10 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: design words count without their hyphen.
 #: v8: a trial the abstract only mentions (its evidence or design, a trial another study draws
 #: on, trials in the plural) makes no trial; "this comprehensive review" names a review.
+#: v9: a title naming "a case of" anywhere, or opening on "Case of", makes a case report; so
+#: does "we herein report a case" or "this article presents a case".
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v8"
+HASH_SCHEME = "v9"
 
 
 def _canonical(value: Any) -> Any:

@@ -64,6 +64,11 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "real": "6fceb3ee865ef6c28a77d060bf6509f33aa72c608ee3177e5244d99d649416eb",
         "real, text only": "90a0e1f7128d5c9850247c050a342520b8be719a6550c31a440f7155d372c603",
     },
+    "v9": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "6fceb3ee865ef6c28a77d060bf6509f33aa72c608ee3177e5244d99d649416eb",
+        "real, text only": "90a0e1f7128d5c9850247c050a342520b8be719a6550c31a440f7155d372c603",
+    },
 }
 
 

@@ -147,6 +147,10 @@ CASE_TITLES = {
     (BASELINE_1979, "413346"): "...in a patient with congenital lacticacidaemia",
     (UPDATE_2021, "34091573"): "...in a 7-Year-Old Girl",
     (UPDATE_2021, "34022760"): "...: A case report and literature review",
+    (BASELINE_1979, "425429"): "[Case of complete atrioventricular block]",
+    (BASELINE_1979, "407641"): "[Apropose of a case of giant epifrenic diverticulum]",
+    (BASELINE_1979, "426969"): "Effects of propranolol in a case of orthostatic hypotension",
+    (UPDATE_2021, "34088487"): "...: A Histologic Finding in a Case of Long-Established...",
 }
 # ...or the abstract opens on the patient, or says a case is described.
 CASE_TEXTS = {
@@ -154,6 +158,9 @@ CASE_TEXTS = {
     (BASELINE_1979, "405019"): "A patient with biopsy-proven papular mucinosis ... developed",
     (BASELINE_1979, "411175"): "Reported is a case of septicemia",
     (BASELINE_1979, "401603"): "Three patients with a gas-filled appendix ... are described",
+    (UPDATE_2021, "33892313"): "We herein describe a man with dystypia",
+    (UPDATE_2021, "33895426"): "We hereby report a rare case of RCVS",
+    (UPDATE_2021, "34093677"): "This article presents and discusses a case of inferior...",
 }
 # Case words that describe a group or an animal, not a patient.
 NOT_CASE_REPORTS = {

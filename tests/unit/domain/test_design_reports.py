@@ -34,6 +34,11 @@ def design(title: str = "A study of something", text: str = "") -> tuple[StudyDe
         "Polycystic kidney disease of early infancy in two sisters.",
         "A case of central Horner syndrome after stroke.",
         "Endobronchial lipoma: case report and review of the literature.",
+        "[Case of complete atrioventricular block].",
+        "Case with an unusual course of sarcoidosis.",
+        "[Apropos of a case of giant diverticulum of the oesophagus].",
+        "Effects of propranolol in a case of orthostatic hypotension.",
+        "Chronic vasculitis: a histologic finding in a case of erythema elevatum diutinum.",
     ],
 )
 def test_a_title_that_names_a_case_makes_a_case_report(title: str) -> None:
@@ -47,6 +52,9 @@ def test_a_title_that_names_a_case_makes_a_case_report(title: str) -> None:
         "Hospital costs in a patient population with heart failure.",
         "MRI-guided prostate biopsy in a patient group with PI-RADS 4 and 5 targets.",
         "A case for screening all newborns.",
+        "Making the case for screening all newborns.",
+        "Case-control study of smoking and stroke.",
+        "Case studies of nurse-led clinics in three regions.",
         "Two case-control studies of smoking and stroke.",
         "Salmonellosis in children with cancer: review of 42 cases.",
     ],
@@ -65,6 +73,10 @@ def test_a_title_about_a_group_or_an_argument_is_not_a_case_report(title: str) -
         "Three patients with a gas-filled appendix and acute abdominal pain are described.",
         "Two new cases of ectopic vas deferens are reported. Six earlier cases are reviewed.",
         "Fatal septicemia due to an unidentified rod developed in a 60-year-old alcoholic.",
+        "We herein describe a man with septicemia after a barium enema.",
+        "We hereby report a rare case of septicemia after a barium enema.",
+        "This article presents and discusses a case of septicemia after a barium enema.",
+        "The present report describes a patient with septicemia after a barium enema.",
     ],
 )
 def test_an_abstract_about_one_patient_or_a_handful_makes_a_case_report(text: str) -> None:
@@ -81,6 +93,8 @@ def test_an_abstract_about_one_patient_or_a_handful_makes_a_case_report(text: st
         "A retrospective study of 88 cases of renal cell carcinoma is presented.",
         "A case series of 40 patients with burns is presented.",
         "In the case of a 360-minute exposure, diuresis fell by 30 per cent.",
+        "We also describe the use of a video laryngoscope in the prone position.",
+        "This article presents a model of care for patients with septicemia.",
     ],
 )
 def test_patients_in_general_or_a_series_are_not_a_case_report(text: str) -> None:
