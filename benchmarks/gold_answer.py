@@ -5,7 +5,8 @@ synthetic gold records (`tests/fixtures/gold/records.xml`) and `tests/fixtures/e
 topics are synced with the configured embedder (default: the ONNX all-MiniLM-L6-v2) into a
 temporary data folder. Then every gold question is asked three times of the same corpus, in one
 run: with `RerankWeights(numeric_first=False)` (before), with the default weights (after), and
-with the default weights but without the best-sentence arm (`after_without_sentence_arm`).
+with the default weights but without the best-sentence arm (`after_without_sentence_arm`), and
+without neighbour smoothing (`after_without_neighbours`).
 `papers_missing` names the questions with an expected paper outside the top k.
 
 For the numeric questions (`must_have_numeric`), `answer_at_1` is the share whose rank-1 hit is
@@ -74,14 +75,21 @@ async def _measure(embeddings: str, top_k: int, data_dir: Path) -> dict[str, Any
             for key, term in TOPICS.items():
                 await services.sync.run(key, term)
             search = services.search
+            sentences, neighbours = search.config.sentence_share, search.config.neighbour_share
             configs = {
-                "before": (RerankWeights(numeric_first=False), search.config.sentence_share),
-                "after": (RerankWeights(), search.config.sentence_share),
-                "after_without_sentence_arm": (RerankWeights(), 0.0),
+                "before": (RerankWeights(numeric_first=False), sentences, neighbours),
+                "after": (RerankWeights(), sentences, neighbours),
+                "after_without_sentence_arm": (RerankWeights(), 0.0, neighbours),
+                "after_without_neighbours": (RerankWeights(), sentences, 0.0),
             }
             figures: dict[str, Any] = {}
-            for name, (weights, share) in configs.items():
-                config = replace(search.config, weights=weights, sentence_share=share)
+            for name, (weights, share, smoothing) in configs.items():
+                config = replace(
+                    search.config,
+                    weights=weights,
+                    sentence_share=share,
+                    neighbour_share=smoothing,
+                )
                 corpus_search = SearchCorpus(
                     services.vectors, services.embedder, config=config, metadata=services.metadata
                 )

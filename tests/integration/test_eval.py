@@ -191,14 +191,14 @@ def test_eval_gold_after_syncing_the_topics(
     overall = report["overall"]
     assert overall["questions"] == 36
     questions = {q["id"]: q for q in report["questions"]}
-    # Every expected paper or chunk is in its top 10 but one. The cross-vocabulary question
-    # kras-17 finds 31000036 only: 31000015 says "anti-PD-1 immunotherapy", not "immune
-    # checkpoint inhibitor therapy". Word hashing has no semantics to bridge the two, and the
-    # best-sentence arm ranks sentences sharing the question's words above it. The ONNX model
-    # misses it too, with or without that arm (`python -m benchmarks gold_answer`).
-    assert {qid for qid, q in questions.items() if q["missing"]} == {"kras-17"}
-    assert questions["kras-17"]["found"] == ["pmid:31000036"]
-    assert overall["recall"] == pytest.approx(35.5 / 36, abs=1e-3)
+    # Every expected paper or chunk is in its top 10. The cross-vocabulary question kras-17
+    # wants 31000015, which says "anti-PD-1 immunotherapy", not "immune checkpoint inhibitor
+    # therapy": word hashing cannot bridge the two, and without neighbour smoothing it falls
+    # out of the top 10. With it, 31000015 borrows from its nearest neighbour, which ranks
+    # high, and comes second (`python -m benchmarks gold_answer` has the ONNX figures).
+    assert {qid for qid, q in questions.items() if q["missing"]} == set()
+    assert sorted(questions["kras-17"]["found"]) == ["pmid:31000015", "pmid:31000036"]
+    assert overall["recall"] == pytest.approx(1.0)
     assert report["intents"]["efficacy"]["recall"] == 1.0
     assert report["intents"]["mechanism"]["recall"] == 1.0
     # Efficacy questions come back with numbers: a numeric chunk of each expected trial, and

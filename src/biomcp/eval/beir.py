@@ -28,6 +28,7 @@ from typing import Any
 from biomcp.domain.chunking import ChunkingConfig, chunking_for_window
 from biomcp.domain.evidence import classify_evidence
 from biomcp.domain.fusion import SENTENCE_SHARE
+from biomcp.domain.neighbours import NEIGHBOUR_SHARE
 from biomcp.domain.quality import score_quality
 from biomcp.domain.records import AbstractSection, PubMedRecord
 from biomcp.domain.versioning import content_hash
@@ -60,7 +61,11 @@ __all__ = [
 MODES = ("bm25", "vector", "hybrid", "hybrid+rerank")
 #: Modes named only on request: the hybrid ones without the best-sentence arm, for a before
 #: and after in one run.
-ABLATIONS = ("hybrid-chunks", "hybrid-chunks+rerank")
+ABLATIONS = (
+    "hybrid-chunks",
+    "hybrid-chunks+rerank",
+    "hybrid+rerank-unsmoothed",
+)
 #: The day quality scores are computed for (fixed, so reports are reproducible).
 EVAL_DAY = date(2025, 1, 1)
 
@@ -231,13 +236,15 @@ def budget_chunking(max_tokens: int) -> ChunkingConfig:
 @dataclass(frozen=True, slots=True)
 class Mode:
     """One way of searching: `alpha` weighs the vector arm, `quality_bias` adds the rerank,
-    `sentence_share` is the vector weight's share ranking chunks by their best sentence."""
+    `sentence_share` is the vector weight's share ranking chunks by their best sentence,
+    `neighbour_share` the share of a paper's score taken from its nearest neighbour's."""
 
     name: str
     alpha: float
     fusion: Fusion
     quality_bias: bool
     sentence_share: float = SENTENCE_SHARE
+    neighbour_share: float = NEIGHBOUR_SHARE
 
 
 def modes_for(names: Iterable[str], *, alpha: float, fusion: Fusion) -> list[Mode]:
@@ -262,6 +269,9 @@ def modes_for(names: Iterable[str], *, alpha: float, fusion: Fusion) -> list[Mod
         "hybrid+rerank": Mode("hybrid+rerank", alpha, fusion, True),
         "hybrid-chunks": Mode("hybrid-chunks", alpha, fusion, False, 0.0),
         "hybrid-chunks+rerank": Mode("hybrid-chunks+rerank", alpha, fusion, True, 0.0),
+        "hybrid+rerank-unsmoothed": Mode(
+            "hybrid+rerank-unsmoothed", alpha, fusion, True, neighbour_share=0.0
+        ),
     }
     return [table[name] for name in (*MODES, *ABLATIONS) if name in wanted]
 
@@ -298,6 +308,7 @@ class ModeResult:
             "fusion": str(self.mode.fusion),
             "quality_bias": self.mode.quality_bias,
             "sentence_share": self.mode.sentence_share,
+            "neighbour_share": self.mode.neighbour_share,
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
             "queries": self.queries,
             "seconds": round(self.seconds, 3),
@@ -441,7 +452,11 @@ class BeirEvaluation:
     ) -> ModeResult:
         """Run every query of `data` in `mode` and score the document rankings."""
         config = replace(
-            self.search, alpha=mode.alpha, fusion=mode.fusion, sentence_share=mode.sentence_share
+            self.search,
+            alpha=mode.alpha,
+            fusion=mode.fusion,
+            sentence_share=mode.sentence_share,
+            neighbour_share=mode.neighbour_share,
         )
         search = SearchCorpus(self._vectors, self._embedder, config=config)
         pmids = beir_pmids(d.doc_id for d in data.documents)

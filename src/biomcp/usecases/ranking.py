@@ -17,16 +17,19 @@ A store finds (`VectorStore.search_arms`, `VectorStore.hits`); this module ranks
   hit's cosine comes from its stored vector), `bm25` for the hits the BM25 arm returned;
 * the quality rerank (spec 03 section 7) and the output scores of a corpus search;
 * numbers first: a question asking for a figure gets, within each paper, the chunk that
-  carries one first (`numeric_first`).
+  carries one first (`numeric_first`);
+* neighbour smoothing (`biomcp.domain.neighbours`): a paper's score moves towards that of
+  its nearest neighbour among the best-ranked papers (`neighbour_smoothed`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from biomcp.domain.fusion import SENTENCE_SHARE, Arm, candidate_count, dense_score, fuse_arms
+from biomcp.domain.neighbours import NEIGHBOUR_PAPERS, NEIGHBOUR_SHARE, neighbour_shifts
 from biomcp.domain.numeric import has_numeric_result
 from biomcp.domain.quality_bias import tempered_score
 from biomcp.domain.rerank import RerankWeights, asks_for_numbers, detect_intent, rerank_score
@@ -34,7 +37,15 @@ from biomcp.domain.sections import section_category
 from biomcp.ports.vectors import Fusion, SearchFilters, VectorHit, VectorStore, VectorStoreError
 from biomcp.usecases.indexing import SECTION_CATEGORY
 
-__all__ = ["Reranked", "dense_search", "hybrid_search", "numeric_first", "quality_rerank"]
+__all__ = [
+    "Reranked",
+    "dense_search",
+    "hybrid_search",
+    "neighbour_chunks",
+    "neighbour_smoothed",
+    "numeric_first",
+    "quality_rerank",
+]
 
 
 async def hybrid_search(
@@ -231,6 +242,46 @@ def quality_rerank(
     if quality_bias and weights.numeric_first and asks_for_numbers(query):
         return numeric_first(ranked)
     return ranked
+
+
+def neighbour_chunks(ranked: Sequence[Reranked], papers: int = NEIGHBOUR_PAPERS) -> list[str]:
+    """The uuids of the chunks of the best `papers` papers of `ranked`: those whose vectors
+    `neighbour_smoothed` reads."""
+    best: set[str] = set()
+    for entry in ranked:
+        if len(best) == papers and entry.hit.doc_id not in best:
+            continue
+        best.add(entry.hit.doc_id)
+    return [entry.hit.uuid for entry in ranked if entry.hit.doc_id in best]
+
+
+def neighbour_smoothed(
+    ranked: Sequence[Reranked],
+    vectors: Mapping[str, Sequence[float]],
+    *,
+    share: float = NEIGHBOUR_SHARE,
+    papers: int = NEIGHBOUR_PAPERS,
+) -> list[Reranked]:
+    """`ranked` with each paper's scores moved towards its nearest neighbour's
+    (`biomcp.domain.neighbours`), best first again. `vectors` maps chunk uuids to their
+    stored vectors; a paper scores as its first chunk. Every chunk of a paper moves by the
+    same amount, and ties keep their old order, so each paper's chunks keep theirs (the
+    answer chunk `numeric_first` put first stays first)."""
+    best: dict[str, float] = {}
+    paper_vectors: dict[str, list[Sequence[float]]] = {}
+    for entry in ranked:
+        best.setdefault(entry.hit.doc_id, entry.score)
+        vector = vectors.get(entry.hit.uuid)
+        if vector is not None:
+            paper_vectors.setdefault(entry.hit.doc_id, []).append(vector)
+    shifts = neighbour_shifts(list(best.items()), paper_vectors, share=share, limit=papers)
+    if not shifts:
+        return list(ranked)
+    moved = sorted(
+        ((entry.score + shifts.get(entry.hit.doc_id, 0.0), i) for i, entry in enumerate(ranked)),
+        key=lambda item: (-item[0], item[1]),
+    )
+    return [Reranked(ranked[i].hit, score) for score, i in moved]
 
 
 def numeric_first(ranked: Sequence[Reranked]) -> list[Reranked]:

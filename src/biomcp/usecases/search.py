@@ -4,7 +4,9 @@ The query is embedded; `usecases.ranking` fuses the store's BM25 and vector arms
 (`top_k * oversample` fused candidates; relative-score fusion by default, `alpha` weighting the
 vector arm, as Weaviate does), and with `quality_bias` reranks each candidate's fused score by
 quality, section and the question's intent. The raw cosine similarity and BM25 score of each
-arm are still reported (`sim`, `bm25`). Without `quality_bias`, `score` is the fused score.
+arm are still reported (`sim`, `bm25`). The rerank then moves each of the best papers towards
+its nearest neighbour's score (`neighbour_smoothed`, `SearchConfig.neighbour_share`; 0 turns it
+off), reading their chunks' stored vectors. Without `quality_bias`, `score` is the fused score.
 
 Retracted papers are left out unless `include_retracted` asks for them (then their hits carry
 `retracted: true`). The flag is read from the metadata store at search time, not from the
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from biomcp.domain.design import STUDY_DESIGN_VALUES
 from biomcp.domain.fusion import SENTENCE_SHARE
+from biomcp.domain.neighbours import NEIGHBOUR_SHARE
 from biomcp.domain.records import EvidenceType
 from biomcp.domain.registries import REGISTRIES, TRIAL_ID_HELP, normalise_trial_id
 from biomcp.domain.relevance import RelevanceFloor
@@ -50,7 +53,13 @@ from biomcp.usecases.paper_results import (
     SearchOutcome,
     group_by_paper,
 )
-from biomcp.usecases.ranking import hybrid_search, quality_rerank
+from biomcp.usecases.ranking import (
+    Reranked,
+    hybrid_search,
+    neighbour_chunks,
+    neighbour_smoothed,
+    quality_rerank,
+)
 from biomcp.usecases.saved_queries import records_of_query
 from biomcp.usecases.search_hits import SearchHit
 
@@ -91,6 +100,8 @@ class SearchConfig:
     #: The share of the vector weight that ranks chunks by their best sentence (`ranking`).
     sentence_share: float = SENTENCE_SHARE
     weights: RerankWeights = field(default_factory=RerankWeights)
+    #: The share of a paper's score taken from its nearest neighbour's (0: no smoothing).
+    neighbour_share: float = NEIGHBOUR_SHARE
     #: None: no search is judged for relevance (`domain.relevance`).
     floor: RelevanceFloor | None = None
 
@@ -99,6 +110,8 @@ class SearchConfig:
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
         if not 0.0 <= self.sentence_share <= 1.0:
             raise ValueError(f"sentence_share must be in [0, 1], got {self.sentence_share}")
+        if not 0.0 <= self.neighbour_share <= 1.0:
+            raise ValueError(f"neighbour_share must be in [0, 1], got {self.neighbour_share}")
         if self.oversample < 1:
             raise ValueError(f"oversample must be >= 1, got {self.oversample}")
 
@@ -280,6 +293,8 @@ class SearchCorpus:
         results: list[SearchHit] = []
         kept = [h for h in hits if include_retracted or h.doc_id not in retracted]
         ranked = quality_rerank(kept, text, quality_bias=quality_bias, weights=config.weights)
+        if quality_bias and config.neighbour_share > 0.0:
+            ranked = await self._smoothed(ranked)
         for entry in ranked[:limit]:
             hit = entry.hit
             results.append(
@@ -304,6 +319,16 @@ class SearchCorpus:
                 )
             )
         return results
+
+    async def _smoothed(self, ranked: list[Reranked]) -> list[Reranked]:
+        """`ranked` after neighbour smoothing, reading the stored vectors of the chunks of
+        its best papers."""
+        uuids = neighbour_chunks(ranked)
+        if not uuids:
+            return ranked
+        records = await self._vectors.fetch_chunks(self.config.collection, uuids)
+        vectors = {record.uuid: record.vector for record in records if record.vector}
+        return neighbour_smoothed(ranked, vectors, share=self.config.neighbour_share)
 
     async def _candidates(
         self,

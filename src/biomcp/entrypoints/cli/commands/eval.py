@@ -68,7 +68,8 @@ ModeOption = Annotated[
         "-m",
         help=(
             "bm25, vector, hybrid, hybrid+rerank or all (repeatable; default all); "
-            "hybrid-chunks and hybrid-chunks+rerank leave out the best-sentence arm."
+            "hybrid-chunks and hybrid-chunks+rerank leave out the best-sentence arm; "
+            "hybrid+rerank-unsmoothed leaves out neighbour smoothing."
         ),
     ),
 ]
