@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["NEIGHBOUR_PAPERS", "NEIGHBOUR_SHARE", "neighbour_shifts"]
 
-#: The share of a paper's score taken from its nearest neighbour's (`benchmarks/README.md`).
+#: The share of a paper's score taken from its nearest neighbour's (`docs/decisions.md`).
 NEIGHBOUR_SHARE = 0.2
 #: How many of the best-ranked papers smooth one another.
 NEIGHBOUR_PAPERS = 30
