@@ -23,7 +23,8 @@ from biomcp.testing.eutils.pmc import pmc_store
 from biomcp.testing.eutils.synthetic import generate_articles
 from biomcp.usecases.documents import GetDocument
 from biomcp.usecases.fulltext_sync import FullTextConfig
-from biomcp.usecases.search import SearchConfig, SearchCorpus, with_source
+from biomcp.usecases.search import SearchConfig, SearchCorpus
+from biomcp.usecases.search_filters import with_source
 from tests.support.sync_harness import (
     BackendSpec,
     FlakyEntrezClient,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from biomcp.eval.fulltext_gold import FullTextQuestion, answer_found
-from biomcp.usecases.search import SearchCorpus, with_source
+from biomcp.usecases.search import SearchCorpus
+from biomcp.usecases.search_filters import with_source
 
 __all__ = ["FullTextGoldReport", "FullTextResult", "ask_fulltext_questions"]
 

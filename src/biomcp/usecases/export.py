@@ -54,7 +54,7 @@ from biomcp.usecases.documents import fulltext_state_payload
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.payloads import document_payload, iso_utc
 from biomcp.usecases.saved_queries import records_of_query
-from biomcp.usecases.search import check_designs, check_filters
+from biomcp.usecases.search_filters import check_designs, check_filters
 
 __all__ = ["EXPORT_FORMATS", "ExportRecords", "ExportSummary"]
 

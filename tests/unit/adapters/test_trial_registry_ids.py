@@ -29,7 +29,7 @@ from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.errors import InvalidRequestError
 from biomcp.usecases.indexing import REGISTRY_FACET, TRIAL_ID_FACET, chunk_record_of
 from biomcp.usecases.payloads import document_payload
-from biomcp.usecases.search import with_trial_id
+from biomcp.usecases.search_filters import with_trial_id
 from tests.conftest import shared_data_path
 from tests.support.builders import make_record, stored_document
 

@@ -36,7 +36,8 @@ from biomcp.entrypoints.settings import Settings
 from biomcp.usecases.export import ExportSummary
 from biomcp.usecases.paper_results import GroupBy, SearchOutcome
 from biomcp.usecases.payloads import parse_iso_utc
-from biomcp.usecases.search import SearchHit, with_source
+from biomcp.usecases.search import SearchHit
+from biomcp.usecases.search_filters import with_source
 from biomcp.usecases.sync import SyncProgress, SyncReport
 
 __all__ = ["AsyncCorpus", "CorpusClosedError"]

@@ -230,7 +230,7 @@ def search(
     quality_bias = not no_quality_bias
 
     async def work(services: Services) -> SearchOutcome:
-        from biomcp.usecases.search import with_source
+        from biomcp.usecases.search_filters import with_source
 
         return await services.search.search(
             query,

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.context import Context
 
 from biomcp.ports.vectors import SearchFilters
 from biomcp.usecases.payloads import iso_utc
-from biomcp.usecases.search import with_source
+from biomcp.usecases.search_filters import with_source
 from biomcp.usecases.sync import SyncProgress
 
 if TYPE_CHECKING:

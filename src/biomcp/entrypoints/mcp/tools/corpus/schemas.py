@@ -20,7 +20,7 @@ from biomcp.entrypoints.mcp.contract import (
 )
 from biomcp.usecases.documents import MAX_SECTION_WORD_CHARS, MAX_SECTION_WORDS
 from biomcp.usecases.paper_results import GROUPINGS
-from biomcp.usecases.search import SOURCES
+from biomcp.usecases.search_filters import SOURCES
 
 __all__ = [
     "CORPUS_OVERVIEW_INPUT",
