@@ -7,8 +7,9 @@ how a rule change reaches stored corpora: bumping it makes every stored hash dif
 that changes without a bump leaves every existing corpus on the old answers, for good.
 
 These tests derive fixed sets of records (synthetic; the real NCBI records and PubMedQA
-abstracts of ../shared/data; those abstracts again without their types and MeSH) and compare
-a digest of the answers with the one recorded for the current scheme. When one fails:
+abstracts of ../shared/data; those abstracts again without their types and MeSH; the first
+records of the two bulk PubMed files without their types and MeSH) and compare a digest of the
+answers with the one recorded for the current scheme. When one fails:
 
 * a derivation rule changed: bump `HASH_SCHEME` (biomcp/domain/versioning.py, with a line
   saying why), then record the new digests under the new scheme;
@@ -25,6 +26,7 @@ from dataclasses import replace
 from datetime import date
 
 import pytest
+from benchmarks.design_text import read_records
 
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.domain.design import classify_design
@@ -37,6 +39,9 @@ from tests.conftest import shared_data_path
 from tests.support.pubmedqa import load_pubmedqa
 
 pytestmark = pytest.mark.unit
+
+#: Records read from the start of each bulk file: enough to meet most text rules, in seconds.
+BULK_RECORDS = 3000
 
 #: A fixed "today": recency moves with the calendar, not with the rules.
 TODAY = date(2026, 1, 1)
@@ -68,6 +73,8 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
         "real": "6fceb3ee865ef6c28a77d060bf6509f33aa72c608ee3177e5244d99d649416eb",
         "real, text only": "90a0e1f7128d5c9850247c050a342520b8be719a6550c31a440f7155d372c603",
+        "1979 file, text only": "09c2238395eb3707ef11c30cf7d1da139518c074309f6b56061fd7272fcbecb4",
+        "2021 file, text only": "a6b4f47d606fc481017b240cbbf5132def6c02746004acc70a92a19ae3b77f35",
     },
 }
 
@@ -126,3 +133,15 @@ def test_real_records_read_from_text_alone_derive_as_recorded_for_this_scheme() 
     # Fresh records carry no MeSH and few types: the text rules decide, so this set sees them.
     records = load_pubmedqa(shared_data_path("pubmedqa", "ori_pqal.json"))
     _check("real, text only", [replace(r, publication_types=(), mesh=()) for r in records])
+
+
+@pytest.mark.parametrize(("name", "year"), [("pubmed20n0014", 1979), ("pubmed21n1298", 2021)])
+def test_bulk_records_read_from_text_alone_derive_as_recorded_for_this_scheme(
+    name: str, year: int
+) -> None:
+    # A 1979 baseline file and a 2021 update file: old abstracts without "random", case
+    # reports by their title, fresh records without MeSH. PubMedQA alone misses many of these.
+    path = shared_data_path("ncbi_files", f"{name}.xml.gz")
+    records = [replace(r, publication_types=(), mesh=()) for r in read_records(path, BULK_RECORDS)]
+    assert len(records) == BULK_RECORDS
+    _check(f"{year} file, text only", records)
