@@ -45,8 +45,10 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: on, trials in the plural) makes no trial; "this comprehensive review" names a review.
 #: v9: a title naming "a case of" anywhere, or opening on "Case of", makes a case report; so
 #: does "we herein report a case" or "this article presents a case".
+#: v10: a review in its own words ("the present review", "our review", "we provide an
+#: overview", "we highlight recent advances") is a narrative review.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v9"
+HASH_SCHEME = "v10"
 
 
 def _canonical(value: Any) -> Any:

@@ -188,12 +188,22 @@ NAMED_REVIEWS = {
     (UPDATE_2021, "34094790"): "The purpose of this literature review is to address...",
     (UPDATE_2021, "33716103"): "This short review presents several CEST contrast agents",
 }
+# Reviews in their own words, without an adjective: "the present review", "our review",
+# "we provide an overview", "we highlight recent advances".
+OWN_WORD_REVIEWS = {
+    (BASELINE_1979, "401331"): "The present review concentrates mainly upon...",
+    (UPDATE_2021, "33775705"): "The present review aims at identifying the key progress...",
+    (UPDATE_2021, "34002011"): "Our review mainly focuses on the complicated communication...",
+    (UPDATE_2021, "33707653"): "In this article, we present a detailed overview of...",
+    (UPDATE_2021, "34046723"): "The following article provides an overview of the current...",
+    (UPDATE_2021, "34096577"): "Herein, we highlight recent advances in engineering...",
+}
 _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
         COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT, TRIAL_MENTIONS,
-        NAMED_REVIEWS,
+        NAMED_REVIEWS, OWN_WORD_REVIEWS,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
@@ -264,6 +274,11 @@ def test_real_trials_an_abstract_only_mentions_make_no_trial(key: tuple[str, str
 
 @pytest.mark.parametrize("key", sorted(NAMED_REVIEWS))
 def test_real_reviews_named_with_an_adjective_are_narrative_reviews(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "narrative_review.text"
+
+
+@pytest.mark.parametrize("key", sorted(OWN_WORD_REVIEWS))
+def test_real_reviews_in_their_own_words_are_narrative_reviews(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "narrative_review.text"
 
 

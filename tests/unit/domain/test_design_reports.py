@@ -106,6 +106,35 @@ def test_a_case_in_an_animal_is_an_animal_study() -> None:
     assert design(title="Azotaemia in a pony", text=text)[0] is D.ANIMAL
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The present review aims at identifying advances in microneedle manufacture.",
+        "Our review mainly focuses on how mucus and microbes interact in colitis.",
+        "Here, we present a brief overview of the current understanding of repair.",
+        "We present here an overview of current treatments for symblephara.",
+        "This perspective presents an overview of the recent developments in probes.",
+        "Herein, we highlight recent advances in engineering the microbe.",
+    ],
+)
+def test_a_review_in_its_own_words_is_a_narrative_review(text: str) -> None:
+    assert narrative_review("Mucus and microbes", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our review of the medical records of 40 patients found 12 relapses.",
+        "The study was approved by our review board.",
+        "An overview of the patients is given in Table 1.",
+        "Here we show that the kinase binds its substrate.",
+        "Here, we highlight a new mechanism of resistance in 12 cell lines.",
+    ],
+)
+def test_records_boards_and_findings_are_not_a_review(text: str) -> None:
+    assert not narrative_review("Mucus and microbes", text)
+
+
 def test_a_title_that_reviews_a_series_is_not_a_narrative_review() -> None:
     assert not narrative_review("Ewing's sarcoma (a review of 195 cases).", "")
     assert narrative_review("Ewing's sarcoma: a review.", "")
