@@ -188,12 +188,27 @@ _SPECIES = re.compile(
     r"[Qq]uails?|[Dd]ucks?|Drosophila|Caenorhabditis|C\. elegans|"
     r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
     r"[Aa]nimal (?:stud(?:y|ies)|experiments?|trials?)|"
-    r"[Aa]nimals|[Xx]enografts?|[Kk]nockout|transgenic)(?![\w-])"
+    r"[Aa]nimals|[Xx]enografts?|[Kk]nockout|transgenic|"
+    # Amphibians, reptiles, birds, fish and invertebrates of the laboratory; not the words
+    # that name a setting for human studies ("birds", "bats", "insects", "deer", "snails"),
+    # nor "Turkey" the country or the Hedgehog pathway.
+    r"[Tt]oads?|[Nn]ewts?|[Ss]alamanders?|Necturus|Bufo|[Ll]izards?|[Tt]urtles?|turkeys?|Turkeys|"
+    r"[Pp]igeons?|[Gg]oldfish|[Cc]arp|[Cc]atfish|[Tt]ilapia|[Ee]els?|[Ss]harks?|[Cc]rabs?|"
+    r"[Cc]rayfish|[Ll]obsters?|[Ss]quids?|Aplysia|[Ll]eech(?:es)?|[Ee]arthworms?|"
+    r"[Ss]ea urchins?|[Ss]tarfish|Tetrahymena|Paramecium|[Cc]iliates?|[Ll]ocusts?|"
+    r"[Cc]ockroach(?:es)?|[Hh]oney ?bees?|[Ww]asps?|[Mm]oths?|[Ss]ilkworms?|[Oo]possums?|"
+    r"[Aa]rmadillos?|[Vv]oles?|[Cc]hinchillas?|[Aa]mphibians?|[Rr]eptiles?)(?![\w-])"
 )
 _SPECIES_FALSE_FRIENDS = re.compile(
     r"\b(?:dog|cat|animal|rat|snake|horse)[- ]bites?\b|\bguinea[- ]pig (?:of|for) \b|"
     r"\bcat[- ]scratch\b|\bpet owners?\b|\bowners? of (?:dogs|cats|pets)\b|"
-    r"\b(?:dog|animal|pet|horse|equine)[- ]assisted\b|\bChinese hamster ovary\b",
+    r"\b(?:dog|animal|pet|horse|equine)[- ]assisted\b|\bChinese hamster ovary\b|"
+    r"\b(?:leech|crab|eel|shark|lizard|turtle)[- ]bites?\b|\bsea urchin (?:spines?|stings?)\b|"
+    r"\bmoth[- ]?(?:repellents?|balls?)\b|\bcold turkey\b|"
+    r"\bpigeon (?:peas?|breeders?|breast|chest)\b|"
+    r"\b(?:honey ?)?(?:bees?|wasps?|hornets?)[- ](?:venoms?|stings?|toxins?)\b|"
+    r"\b(?:cockroach|mite|moth)[- ]?allerg\w+\b|\b(?:eel|salmon) calcitonin\b|"
+    r"\bgoldfish bowl\b|\bsilkworm cocoons?\b",
     _I,
 )
 # Animal material used on or for people: "bovine intestines" for a surgical skills test,

@@ -46,7 +46,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v9: a title naming "a case of" anywhere, or opening on "Case of", makes a case report; so
 #: does "we herein report a case" or "this article presents a case".
 #: v10: a review in its own words ("the present review", "our review", "we provide an
-#: overview", "we highlight recent advances") is a narrative review.
+#: overview", "we highlight recent advances") is a narrative review; amphibians, birds, fish
+#: and invertebrates of the laboratory (toads, pigeons, carp, crabs, Tetrahymena...) are species.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v10"
 

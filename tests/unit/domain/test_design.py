@@ -182,6 +182,13 @@ def test_methods_language_decides_without_mesh(text: str, expected: StudyDesign)
         "Rhesus macaques were vaccinated.",
         "Non-human primates received two doses.",
         "Tumours grew in a xenograft model.",
+        # amphibians, birds, fish and invertebrates of the laboratory
+        "Toad bladders were mounted in chambers.",
+        "Forty turkeys were fed the diet for six weeks.",
+        "Spatial learning was analysed in wasps walking a Y-maze.",
+        "Tetrahymena pyriformis cells were labelled with palmitic acid.",
+        "Grass carp were challenged with the virus.",
+        "Shore crabs were exposed to underwater vibrations.",
     ],
 )
 def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
@@ -201,6 +208,12 @@ def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
         # negations
         "No animal model was used; 60 volunteers were recruited.",
         "The drug was not tested in mice. We followed 140 patients.",
+        # a country, idioms, venoms, allergens and hormones named after an animal
+        "We surveyed 300 smokers in Ankara, Turkey.",
+        "Of 400 patients who smoked, 120 quit cold turkey.",
+        "Sera of 47 patients with honey bee venom allergy were tested.",
+        "We examined 52 patients with cockroach allergy.",
+        "Salmon calcitonin was given to 30 women with osteoporosis.",
     ],
 )
 def test_false_friends_background_and_negations_leave_human_studies_human(text: str) -> None:

@@ -188,6 +188,17 @@ NAMED_REVIEWS = {
     (UPDATE_2021, "34094790"): "The purpose of this literature review is to address...",
     (UPDATE_2021, "33716103"): "This short review presents several CEST contrast agents",
 }
+# Amphibians, birds, fish and invertebrates of the laboratory, named in the title or abstract.
+LAB_SPECIES = {
+    (BASELINE_1979, "402082"): "The stomach muscle of Bufo marinus was used",
+    (BASELINE_1979, "418902"): "the proximal convoluted tubule of Necturus maculosus",
+    (BASELINE_1979, "402370"): "Tetrahymena strives to maintain the fluidity...",
+    (BASELINE_1979, "408863"): "The effects of amphetamine on maze learning by goldfish.",
+    (BASELINE_1979, "403545"): "the automaintained key pecking of pigeons",
+    (BASELINE_1979, "400091"): "skin transplants in adult newts",
+    (UPDATE_2021, "31988164"): "A salamander that chews using complex... mandible movements.",
+    (UPDATE_2021, "34087348"): "Spatial memory in Vespula germanica wasps",
+}
 # Reviews in their own words, without an adjective: "the present review", "our review",
 # "we provide an overview", "we highlight recent advances".
 OWN_WORD_REVIEWS = {
@@ -203,7 +214,7 @@ _WANTED = {
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
         COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT, TRIAL_MENTIONS,
-        NAMED_REVIEWS, OWN_WORD_REVIEWS,
+        NAMED_REVIEWS, OWN_WORD_REVIEWS, LAB_SPECIES,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
@@ -275,6 +286,11 @@ def test_real_trials_an_abstract_only_mentions_make_no_trial(key: tuple[str, str
 @pytest.mark.parametrize("key", sorted(NAMED_REVIEWS))
 def test_real_reviews_named_with_an_adjective_are_narrative_reviews(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "narrative_review.text"
+
+
+@pytest.mark.parametrize("key", sorted(LAB_SPECIES))
+def test_real_studies_of_laboratory_species_are_animal_studies(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "animal.text_species"
 
 
 @pytest.mark.parametrize("key", sorted(OWN_WORD_REVIEWS))
