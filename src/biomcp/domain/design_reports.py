@@ -134,20 +134,18 @@ _REVIEW_TEXT = re.compile(
     r"\b(?:purpose of review|this review|in this review|we review|we summari[sz]e|"
     r"this article reviews|the literature (?:is|was) reviewed|"
     r"(?:studies|articles) were reviewed)\b|"
-    # "The present review aims...", "Our review summarizes..."; not "our review of the charts".
-    r"\b(?:the present|our) review\b(?! (?:board|committee|panel|process)\b)"
-    r"(?! of (?:the )?(?:[\w-]+ ){0,3}(?:records|charts|notes|files|cases|patients)\b)|"
     # "We provide an overview of...", "an overview of the current...": a review's own words.
     r"\bwe (?:provide|present|give|offer) (?:here )?an? (?:[\w-]+ ){0,2}overview\b|"
     r"\b(?:an|this) overview of (?:the )?(?:current|recent|existing|latest)\b|"
     r"\b(?:here(?:in)?|in this (?:article|paper|chapter)),? we (?:summari[sz]e|highlight) "
     r"(?:the )?(?:current|recent|latest|existing)\b|"
-    # "This comprehensive review", "In this narrative review"; not a retrospective or chart
-    # review of patients, an expert's review of data, or an ethics review board.
+    # "The present review", "our review", "this comprehensive review"; not a retrospective or
+    # chart review of patients, "our review of the charts", or an ethics review board.
     r"\b(?:this|the present|our) (?!(?:[\w-]+ )?(?:retrospective|prospective|chart|records?|"
     r"cases?|files?|notes|medical|single[\w-]*|multi[\w-]*|institutional|hospital|ethics?|"
-    r"ethical|systematic|expert|manual|visual|peer)\b)(?:(?!to\b)[\w-]+ ){1,2}review\b"
-    r"(?! (?:board|committee|panel|process))",
+    r"ethical|systematic|expert|manual|visual|peer)\b)(?:(?!to\b)[\w-]+ ){0,2}review\b"
+    r"(?! (?:board|committee|panel|process)\b)"
+    r"(?! of (?:the )?(?:[\w-]+ ){0,3}(?:records|charts|notes|files|cases|patients)\b)",
     _I,
 )
 _RECORD_REVIEW = re.compile(
