@@ -182,10 +182,12 @@ _SPECIES = re.compile(
     r"[Pp]iglets?|[Pp]igs?|[Pp]orcine|[Ss]wine|[Mm]inipigs?|[Gg]ilts?|[Ss]ows?|[Dd]ogs?|"
     r"[Cc]anine|[Bb]eagles?|[Rr]abbits?|[Ss]heep|[Oo]vine|[Ll]ambs?|[Ee]wes?|[Zz]ebrafish|"
     r"(?:[Nn]on-?human )?[Pp]rimates?|"
-    r"[Mm]onkeys?|[Mm]acaques?|[Bb]aboons?|[Mm]armosets?|[Hh]amsters?|[Gg]erbils?|[Ff]errets?|"
+    r"[Mm]onkeys?|[Mm]acaques?|Macaca|[Bb]aboons?|[Mm]armosets?|[Hh]amsters?|[Gg]erbils?|"
+    r"[Ff]errets?|"
     r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]on(?:y|ies)|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
-    r"[Hh]eifers?|[Ss]teers?|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks|[Hh]ens|[Bb]roilers?|"
-    r"[Qq]uails?|[Dd]ucks?|Drosophila|Caenorhabditis|C\. elegans|"
+    r"[Hh]eifers?|[Ss]teers?|[Bb]ulls|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks?|[Hh]ens|"
+    r"[Bb]roilers?|[Ff]owls?|[Cc]ockerels?|[Rr]oosters?|"
+    r"[Qq]uails?|[Dd]ucks?|Drosophila|[Ff]ruit ?fl(?:y|ies)|Caenorhabditis|C\. elegans|"
     r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
     r"[Aa]nimal (?:stud(?:y|ies)|experiments?|trials?)|"
     r"[Aa]nimals|[Xx]enografts?|[Kk]nockout|transgenic|"
@@ -208,7 +210,8 @@ _SPECIES_FALSE_FRIENDS = re.compile(
     r"\bpigeon (?:peas?|breeders?|breast|chest)\b|"
     r"\b(?:honey ?)?(?:bees?|wasps?|hornets?)[- ](?:venoms?|stings?|toxins?)\b|"
     r"\b(?:cockroach|mite|moth)[- ]?allerg\w+\b|\b(?:eel|salmon) calcitonin\b|"
-    r"\bgoldfish bowl\b|\bsilkworm cocoons?\b",
+    r"\bgoldfish bowl\b|\bsilkworm cocoons?\b|\bchick ?peas?\b|\brooster combs?\b|"
+    r"\bchick cell agglutination\b|\bfowl ?(?:plague|pox)\b",
     _I,
 )
 # Animal material used on or for people: "bovine intestines" for a surgical skills test,

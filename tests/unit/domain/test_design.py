@@ -189,6 +189,10 @@ def test_methods_language_decides_without_mesh(text: str, expected: StudyDesign)
         "Tetrahymena pyriformis cells were labelled with palmitic acid.",
         "Grass carp were challenged with the virus.",
         "Shore crabs were exposed to underwater vibrations.",
+        "The notochords of chick embryos were stained for catecholamines.",
+        "Atrial pacing was studied in Macaca mulatta.",
+        "Plasma hormones were measured in 3 mature bulls and in domestic fowl.",
+        "Adult fruit flies were kept on the diet for 30 days.",
     ],
 )
 def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
@@ -218,6 +222,30 @@ def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
 )
 def test_false_friends_background_and_negations_leave_human_studies_human(text: str) -> None:
     assert design(text=text)[0] is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Smokers were randomly assigned to quit cold turkey or to taper.",
+        "Adults were randomized to a diet of chick peas or of lentils.",
+        "Patients were randomized to rooster comb hyaluronan or to saline.",
+        "Patients were randomized to honey bee venom immunotherapy or to placebo.",
+    ],
+)
+def test_a_false_friend_in_a_randomization_sentence_is_no_animal_trial(text: str) -> None:
+    assert design(text=text)[0] is D.RCT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Temperature-sensitive mutants of fowl plague virus were isolated and mapped.",
+        "The haemagglutinin content of four vaccines correlated with chick cell agglutination.",
+    ],
+)
+def test_a_virus_or_an_assay_named_after_a_bird_is_no_animal_study(text: str) -> None:
+    assert design(text=text)[0] is not D.ANIMAL
 
 
 def test_background_section_is_not_read_for_species() -> None:

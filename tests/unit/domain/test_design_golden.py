@@ -198,6 +198,11 @@ LAB_SPECIES = {
     (BASELINE_1979, "400091"): "skin transplants in adult newts",
     (UPDATE_2021, "31988164"): "A salamander that chews using complex... mandible movements.",
     (UPDATE_2021, "34087348"): "Spatial memory in Vespula germanica wasps",
+    (BASELINE_1979, "404075"): "Existence of cholinergic receptors in the very young chick embryo",
+    (BASELINE_1979, "404617"): "Effectiveness of atrial pacing in Macaca mulatta...",
+    (BASELINE_1979, "420410"): "In 3 mature bulls 2 injections (i.m.) of 150 mg...",
+    (BASELINE_1979, "411226"): "Influence of hypokinesis on the physiological functions in fowl",
+    (BASELINE_1979, "420748"): "Carotid or jugular amino acid infusions... in the cockerel.",
 }
 # Reviews in their own words, without an adjective: "the present review", "our review",
 # "we provide an overview", "we highlight recent advances".
