@@ -145,7 +145,9 @@ _REVIEW_TEXT = re.compile(
     r"cases?|files?|notes|medical|single[\w-]*|multi[\w-]*|institutional|hospital|ethics?|"
     r"ethical|systematic|expert|manual|visual|peer)\b)(?:(?!to\b)[\w-]+ ){0,2}review\b"
     r"(?! (?:board|committee|panel|process)\b)"
-    r"(?! of (?:the )?(?:[\w-]+ ){0,3}(?:records|charts|notes|files|cases|patients)\b)",
+    r"(?! of (?:the )?(?:[\w-]+ ){0,3}(?:records|charts|notes|files|cases|patients)\b)|"
+    # The first heading of a review in the "Current Treatment Options" journals.
+    r"(?:^|\n)opinion statement:",
     _I,
 )
 _RECORD_REVIEW = re.compile(

@@ -48,7 +48,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v10: a review in its own words ("the present review", "our review", "we provide an
 #: overview", "we highlight recent advances") is a narrative review; amphibians, birds, fish
 #: and invertebrates of the laboratory (toads, pigeons, carp, crabs, Tetrahymena...) are species.
-#: v11: chick embryos, Macaca, bulls, fowl, cockerels, roosters and fruit flies are species.
+#: v11: chick embryos, Macaca, bulls, fowl, cockerels, roosters and fruit flies are species;
+#: an abstract opening on "OPINION STATEMENT:" is a narrative review.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v11"
 

@@ -213,6 +213,8 @@ OWN_WORD_REVIEWS = {
     (UPDATE_2021, "33707653"): "In this article, we present a detailed overview of...",
     (UPDATE_2021, "34046723"): "The following article provides an overview of the current...",
     (UPDATE_2021, "34096577"): "Herein, we highlight recent advances in engineering...",
+    (UPDATE_2021, "34097138"): "OPINION STATEMENT: Chronic neutrophilic leukemia (CNL) is...",
+    (UPDATE_2021, "34097148"): "OPINION STATEMENT: Cardio-oncology is a field dedicated to...",
 }
 _WANTED = {
     key

@@ -7,6 +7,7 @@ import pytest
 
 from biomcp.domain.design import StudyDesign, classify_design
 from biomcp.domain.design_reports import case_title, narrative_review, states_case
+from biomcp.domain.records import AbstractSection
 from tests.support.builders import make_record
 
 pytestmark = pytest.mark.unit
@@ -133,6 +134,25 @@ def test_a_review_in_its_own_words_is_a_narrative_review(text: str) -> None:
 )
 def test_records_boards_and_findings_are_not_a_review(text: str) -> None:
     assert not narrative_review("Mucus and microbes", text)
+
+
+def test_an_abstract_opening_on_an_opinion_statement_is_a_narrative_review() -> None:
+    # The structure of reviews in the "Current Treatment Options" journals. The 240 patients
+    # of its text would otherwise make it an observational study.
+    sections = (
+        AbstractSection(
+            label="OPINION STATEMENT",
+            text="Acute lymphoblastic leukemia in adults has poor outcomes. In a trial of 240 "
+            "patients who were treated with chemotherapy, relapse was frequent.",
+        ),
+    )
+    found = classify_design(make_record(title="Transplant in adults", abstract=sections))
+    assert (found.design, found.rule) == (D.NARRATIVE_REVIEW, "narrative_review.text")
+
+
+def test_an_opinion_statement_in_a_sentence_is_no_review_heading() -> None:
+    text = "The society issued an opinion statement: 240 patients were screened for the trial."
+    assert not narrative_review("Screening", text)
 
 
 def test_a_title_that_reviews_a_series_is_not_a_narrative_review() -> None:
