@@ -57,6 +57,7 @@ from biomcp.domain.design_reports import (
     guideline_text,
     guideline_title,
     is_commentary,
+    names_itself_narrative,
     narrative_review,
     narrative_title,
     states_case,
@@ -288,7 +289,7 @@ def _by_statement(
         return _found(D.GUIDELINE, "guideline.title")
     if guideline_text(sentences):
         return _found(D.GUIDELINE, "guideline.text")
-    if narrative_title(title):
+    if narrative_title(title) or names_itself_narrative(text):
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if systematic_search(title, sentences):
         return _found(D.SYSTEMATIC_REVIEW, "systematic_review.text")

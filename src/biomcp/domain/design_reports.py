@@ -26,6 +26,7 @@ __all__ = [
     "guideline_text",
     "guideline_title",
     "is_commentary",
+    "names_itself_narrative",
     "narrative_review",
     "narrative_title",
     "states_case",
@@ -123,6 +124,15 @@ def states_case(text: str) -> bool:
 # --- narrative reviews ----------------------------------------------------------------------
 
 _NARRATIVE_TITLE = re.compile(r"\bnarrative (?:review|overview|synthesis)\b", _I)
+# The abstract names this record a narrative or non-systematic review: "the present narrative
+# review", "A non-systematic literature review was performed", "METHODS: Narrative review of".
+# Not another review it cites ("a recent narrative review claims", "narrative reviews have").
+_NARRATIVE_SELF = re.compile(
+    r"\b(?:this|the present|the current|our|a|an) (?!(?:recent|previous|prior|earlier|"
+    r"published)\b)(?:[\w-]+ )?(?:narrative|non-?systematic) (?:literature )?review\b"
+    r"(?! articles)|(?:^|\n|[.:] )narrative (?:literature )?review (?:of|based on)\b",
+    _I,
+)
 _REVIEW_TITLE = re.compile(r"\breview\b|\ban overview\b|\bstate of the art\b", _I)
 # "A review of 42 cases" is a case series, not a review of a topic.
 _SERIES_TITLE = re.compile(
@@ -160,6 +170,12 @@ _RECORD_REVIEW = re.compile(
 def narrative_title(title: str) -> bool:
     """True when the title calls the record a narrative review (whatever it searched)."""
     return bool(_NARRATIVE_TITLE.search(title))
+
+
+def names_itself_narrative(text: str) -> bool:
+    """True when the abstract calls the record a narrative or non-systematic review, whatever
+    databases it searched."""
+    return bool(_NARRATIVE_SELF.search(text))
 
 
 def narrative_review(title: str, text: str) -> bool:

@@ -49,7 +49,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: overview", "we highlight recent advances") is a narrative review; amphibians, birds, fish
 #: and invertebrates of the laboratory (toads, pigeons, carp, crabs, Tetrahymena...) are species.
 #: v11: chick embryos, Macaca, bulls, fowl, cockerels, roosters and fruit flies are species;
-#: an abstract opening on "OPINION STATEMENT:" is a narrative review.
+#: an abstract opening on "OPINION STATEMENT:" is a narrative review; so is one that calls
+#: itself a narrative or non-systematic review, whatever databases it searched.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v11"
 

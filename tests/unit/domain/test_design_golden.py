@@ -215,6 +215,8 @@ OWN_WORD_REVIEWS = {
     (UPDATE_2021, "34096577"): "Herein, we highlight recent advances in engineering...",
     (UPDATE_2021, "34097138"): "OPINION STATEMENT: Chronic neutrophilic leukemia (CNL) is...",
     (UPDATE_2021, "34097148"): "OPINION STATEMENT: Cardio-oncology is a field dedicated to...",
+    (UPDATE_2021, "33612358"): "A non-systematic literature review was performed... Medline",
+    (UPDATE_2021, "34062312"): "A narrative review of current literature... PubMed, Scopus",
 }
 _WANTED = {
     key

@@ -155,6 +155,34 @@ def test_an_opinion_statement_in_a_sentence_is_no_review_heading() -> None:
     assert not narrative_review("Screening", text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "METHODS: A non-systematic literature review was performed using Medline and Embase.",
+        "A narrative review of current literature was performed based on PubMed, Scopus and "
+        "Google Scholar.",
+        "Narrative review based on PubMed and EMBASE indexed articles from 2000 to 2020.",
+        "The present narrative review summarizes meta-analyses of stroke in COVID-19.",
+    ],
+)
+def test_a_narrative_review_that_searched_databases_stays_narrative(text: str) -> None:
+    # Each text also names a database search or meta-analyses, which alone read as systematic.
+    assert design(text=text) == (D.NARRATIVE_REVIEW, "narrative_review.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A recent narrative review of drug monitoring claims benefits. We searched MEDLINE and "
+        "Embase for trials.",
+        "Narrative reviews have examined diets. We searched MEDLINE and Embase for trials.",
+        "One non-systematic review suggested benefit. We searched MEDLINE and Embase for trials.",
+    ],
+)
+def test_a_narrative_review_the_abstract_cites_leaves_a_systematic_search(text: str) -> None:
+    assert design(text=text)[0] is D.SYSTEMATIC_REVIEW
+
+
 def test_a_title_that_reviews_a_series_is_not_a_narrative_review() -> None:
     assert not narrative_review("Ewing's sarcoma (a review of 195 cases).", "")
     assert narrative_review("Ewing's sarcoma: a review.", "")
