@@ -50,7 +50,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: and invertebrates of the laboratory (toads, pigeons, carp, crabs, Tetrahymena...) are species.
 #: v11: chick embryos, Macaca, bulls, fowl, cockerels, roosters and fruit flies are species;
 #: an abstract opening on "OPINION STATEMENT:" is a narrative review; so is one that calls
-#: itself a narrative or non-systematic review, whatever databases it searched.
+#: itself a narrative or non-systematic review, whatever databases it searched, or a
+#: mini-review, or says it reviews or discusses the current or recent advances of a field.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v11"
 

@@ -88,7 +88,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "real": "6fceb3ee865ef6c28a77d060bf6509f33aa72c608ee3177e5244d99d649416eb",
         "real, text only": "90a0e1f7128d5c9850247c050a342520b8be719a6550c31a440f7155d372c603",
         "1979 file, text only": "9170a795cf9813c3b0e45d8c0d2551ececb4047d3f4a7eeb52806ea2d39e1658",
-        "2021 file, text only": "dc94fde8adcefde42cec7aedcfba4aeca1ada32ad433616fa2c6b2beea83a278",
+        "2021 file, text only": "6bf6d49fc6930c56bc1318deadcccacbac61b95ba7a483a502b6ab87d8c15540",
     },
 }
 

@@ -217,6 +217,9 @@ OWN_WORD_REVIEWS = {
     (UPDATE_2021, "34097148"): "OPINION STATEMENT: Cardio-oncology is a field dedicated to...",
     (UPDATE_2021, "33612358"): "A non-systematic literature review was performed... Medline",
     (UPDATE_2021, "34062312"): "A narrative review of current literature... PubMed, Scopus",
+    (BASELINE_1979, "402525"): "Minireview plant carbonic anhydrase.",
+    (UPDATE_2021, "33444976"): "This article summarizes recent developments in the...",
+    (UPDATE_2021, "34090703"): "We here summarize recent progress in the pathophysiology...",
 }
 _WANTED = {
     key

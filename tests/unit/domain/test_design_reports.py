@@ -116,6 +116,11 @@ def test_a_case_in_an_animal_is_an_animal_study() -> None:
         "We present here an overview of current treatments for symblephara.",
         "This perspective presents an overview of the recent developments in probes.",
         "Herein, we highlight recent advances in engineering the microbe.",
+        "In this Minireview, we outline progress in soft machines.",
+        "This mini-review aims to provide updates on biomarkers of rejection.",
+        "This paper reviews the current evidence linking the oral microbiome to disease.",
+        "Here, we discuss recent progress in the use of concurrent EEG-fMRI.",
+        "In this article, we will review recent evidence for the use of NOACs in stroke.",
     ],
 )
 def test_a_review_in_its_own_words_is_a_narrative_review(text: str) -> None:
@@ -130,6 +135,8 @@ def test_a_review_in_its_own_words_is_a_narrative_review(text: str) -> None:
         "An overview of the patients is given in Table 1.",
         "Here we show that the kinase binds its substrate.",
         "Here, we highlight a new mechanism of resistance in 12 cell lines.",
+        "Here we present recent data from our cohort of 40 patients.",
+        "We discuss our results in the light of current knowledge.",
     ],
 )
 def test_records_boards_and_findings_are_not_a_review(text: str) -> None:
