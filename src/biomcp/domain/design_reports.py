@@ -148,15 +148,13 @@ _REVIEW_TEXT = re.compile(
     # "We provide an overview of...", "an overview of the current...": a review's own words.
     r"\bwe (?:provide|present|give|offer) (?:here )?an? (?:[\w-]+ ){0,2}overview\b|"
     r"\b(?:an|this) overview of (?:the )?(?:current|recent|existing|latest)\b|"
-    r"\b(?:here(?:in)?|in this (?:article|paper|chapter)),? we (?:summari[sz]e|highlight) "
-    r"(?:the )?(?:current|recent|latest|existing)\b|"
     # "This paper reviews the current evidence", "Here, we discuss recent progress in...".
     r"\b(?:(?:this|the present) (?:article|paper|chapter|manuscript|work)|(?:here(?:in)?|"
     r"in this (?:article|paper|chapter|work)),? we|we) (?:will )?(?:\w+ )?(?:reviews?|"
     r"summari[sz]es?|discuss(?:es)?|outlines?|highlights?) (?:the )?(?:most )?(?:recent|"
-    r"current|latest|state[- ]of[- ]the[- ]art) (?:\w+ )?(?:advances|progress|developments|"
-    r"knowledge|understanding|status|evidence|literature|findings|research|insights|"
-    r"concepts|trends)\b|"
+    r"current|latest|existing|state[- ]of[- ]the[- ]art) (?:\w+ )?(?:advances|progress|"
+    r"developments|knowledge|understanding|status|evidence|literature|findings|research|"
+    r"insights|concepts|trends)\b|"
     # "The present review", "our review", "this comprehensive review"; not a retrospective or
     # chart review of patients, "our review of the charts", or an ethics review board.
     r"\b(?:this|the present|our) (?!(?:[\w-]+ )?(?:retrospective|prospective|chart|records?|"

@@ -182,7 +182,7 @@ def test_methods_language_decides_without_mesh(text: str, expected: StudyDesign)
         "Rhesus macaques were vaccinated.",
         "Non-human primates received two doses.",
         "Tumours grew in a xenograft model.",
-        # amphibians, birds, fish and invertebrates of the laboratory
+        # amphibians, birds, fish, invertebrates and primates of the laboratory
         "Toad bladders were mounted in chambers.",
         "Forty turkeys were fed the diet for six weeks.",
         "Spatial learning was analysed in wasps walking a Y-maze.",
@@ -191,7 +191,9 @@ def test_methods_language_decides_without_mesh(text: str, expected: StudyDesign)
         "Shore crabs were exposed to underwater vibrations.",
         "The notochords of chick embryos were stained for catecholamines.",
         "Atrial pacing was studied in Macaca mulatta.",
-        "Plasma hormones were measured in 3 mature bulls and in domestic fowl.",
+        "Plasma prolactin was measured in 3 mature bulls.",
+        "Urea formation was measured in the kidneys of domestic fowl.",
+        "Cockerels were infused with histidine into the carotid artery.",
         "Adult fruit flies were kept on the diet for 30 days.",
     ],
 )

@@ -181,14 +181,18 @@ TRIAL_MENTIONS = {
     (UPDATE_2021, "33887472"): "Clinical trial design has evolved",
     (UPDATE_2021, "34096755"): "evidence from ... placebo-controlled clinical trials suggests",
 }
-# Reviews that call themselves one with an adjective between ("this comprehensive review").
+# Reviews that call themselves one with an adjective ("this comprehensive review", "a
+# non-systematic literature review"), whatever databases they searched.
 NAMED_REVIEWS = {
     (UPDATE_2021, "34091867"): "This comprehensive review of cariprazine summarizes...",
     (UPDATE_2021, "34090919"): "In this narrative review, we provide a description...",
     (UPDATE_2021, "34094790"): "The purpose of this literature review is to address...",
     (UPDATE_2021, "33716103"): "This short review presents several CEST contrast agents",
+    (UPDATE_2021, "33612358"): "A non-systematic literature review was performed... Medline",
+    (UPDATE_2021, "34062312"): "A narrative review of current literature... PubMed, Scopus",
 }
-# Amphibians, birds, fish and invertebrates of the laboratory, named in the title or abstract.
+# Laboratory species beyond the common mammals (amphibians, birds, fish, invertebrates, Macaca,
+# bulls), named in the title or abstract.
 LAB_SPECIES = {
     (BASELINE_1979, "402082"): "The stomach muscle of Bufo marinus was used",
     (BASELINE_1979, "418902"): "the proximal convoluted tubule of Necturus maculosus",
@@ -205,7 +209,8 @@ LAB_SPECIES = {
     (BASELINE_1979, "420748"): "Carotid or jugular amino acid infusions... in the cockerel.",
 }
 # Reviews in their own words, without an adjective: "the present review", "our review",
-# "we provide an overview", "we highlight recent advances".
+# "we provide an overview", "we highlight recent advances", "minireview", or the
+# "OPINION STATEMENT:" heading that opens a review in the Current Treatment Options journals.
 OWN_WORD_REVIEWS = {
     (BASELINE_1979, "401331"): "The present review concentrates mainly upon...",
     (UPDATE_2021, "33775705"): "The present review aims at identifying the key progress...",
@@ -215,8 +220,6 @@ OWN_WORD_REVIEWS = {
     (UPDATE_2021, "34096577"): "Herein, we highlight recent advances in engineering...",
     (UPDATE_2021, "34097138"): "OPINION STATEMENT: Chronic neutrophilic leukemia (CNL) is...",
     (UPDATE_2021, "34097148"): "OPINION STATEMENT: Cardio-oncology is a field dedicated to...",
-    (UPDATE_2021, "33612358"): "A non-systematic literature review was performed... Medline",
-    (UPDATE_2021, "34062312"): "A narrative review of current literature... PubMed, Scopus",
     (BASELINE_1979, "402525"): "Minireview plant carbonic anhydrase.",
     (UPDATE_2021, "33444976"): "This article summarizes recent developments in the...",
     (UPDATE_2021, "34090703"): "We here summarize recent progress in the pathophysiology...",
