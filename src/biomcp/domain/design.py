@@ -29,9 +29,10 @@ fires wins:
    review (`narrative_review.text`); a commentary (`other.commentary`, not research); Mendelian
    randomization (`observational.mendelian_randomization`); a trial whose subjects are animals
    (`animal.text_trial_species`, species before randomization); a stated randomization
-   (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either
-   (`nonrandomized_trial.text`); a case in the abstract (`case_report.text`, a handful of
-   patients at most; an animal case is left to the species rules); a computational title;
+   (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either, or
+   a placebo this study gave (`nonrandomized_trial.text`); a case in the abstract
+   (`case_report.text`: a handful of patients at most, or one family; an animal case is left
+   to the species rules); a computational title;
    an economic evaluation (`computational.economic_model` on a model, else
    `observational.economic`); then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and

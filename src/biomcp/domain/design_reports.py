@@ -2,9 +2,10 @@
 systematic review, guideline, commentary or letter.
 
 A case report names its patient ("A 25-year-old man presented with...", "A patient with X is
-described", "Report of two cases") or calls itself one in the title ("...: a case report",
-"...in a 39-year-old woman", "[Case of X]", "...in a case of X"). A handful of cases (up to
-five) is still a case report, as NLM indexes it; a larger series is observational.
+described", "Report of two cases") or its family ("A family is presented in which..."), or
+calls itself one in the title ("...: a case report", "...in a 39-year-old woman", "[Case of
+X]", "...in a case of X"). A handful of cases (up to five) is still a case report, as NLM
+indexes it; a larger series is observational.
 
 A narrative review says so in its title or text ("...: a review", "In this review"). A chart or
 record review is not one, nor is a title that reviews a series ("a review of 42 cases"). A
@@ -64,6 +65,8 @@ _CASE_TITLE = re.compile(
     r"\bin (?:two|three) (?:sisters|brothers|siblings|twins)\b",
     _I,
 )
+_NOT_A_MOLECULE = r"(?!(?:gene|protein|enzyme|receptor|multigene|virus|viral|drug|compound)s?\b)"
+_KIN = r"(?:famil(?:y|ies)|kindreds?|pedigrees?|sibships?)"
 _CASE_TEXT = re.compile(
     r"\bcase report\b|"
     r"\bwe (?:here(?:in|by)? )?(?:report|describe|present) (?:a|an|the|two|three) "
@@ -74,7 +77,15 @@ _CASE_TEXT = re.compile(
     r"child)s?\b|"
     rf"\ban? {_AGE} (?:\w+ ){{0,2}}(?:man|woman|boy|girl|patient|male|"
     r"female|infant|child) (?:presented|was admitted|was referred|underwent|with)\b|"
-    r"\b(?:a|one) case of (?:[^.]{0,120}?) (?:is|was) (?:described|reported|presented)\b",
+    r"\b(?:a|one) case of (?:[^.]{0,120}?) (?:is|was) (?:described|reported|presented)\b|"
+    # one family: "A family is presented in which...", "we report two siblings with"; not a
+    # family of genes, proteins or compounds
+    rf"\b(?:a|an|one|this) (?:{_NOT_A_MOLECULE}[\w-]+ ){{0,2}}{_KIN} (?:is|was) (?:here )?"
+    r"(?:described|reported|presented)\b|"
+    r"\bwe (?:here(?:in|by)? )?(?:report|describe|present) (?:a|an|one|two|three) "
+    rf"(?:{_NOT_A_MOLECULE}[\w-]+ ){{0,3}}(?:{_KIN}|siblings|brothers|sisters|twins)\b(?! of)|"
+    rf"\b(?:report|description) of (?:a|an|one|two) (?:{_NOT_A_MOLECULE}[\w-]+ ){{0,3}}{_KIN}"
+    r"\b(?! of)",
     _I,
 )
 # Words between a count and its noun that make it a study, not a case: "a study of 88 cases".

@@ -103,6 +103,25 @@ _CONTROLLED_TRIAL = re.compile(
     r"double[- ]?(?:blind|masked)\w*|placebo[- ]controlled)\b",
     _I,
 )
+# A placebo this study gave: "compared with placebo", "X or a placebo", "the placebo group",
+# "were given placebo". Not the placebo effect or response as a topic, not placebos in
+# general ("placebos are taken for active drugs"), nor placebo arms of other trials.
+_PLACEBO_GIVEN = re.compile(
+    r"(?<!response )(?<!reactions )\b(?:or|and|versus|vs\.?|with|than|against|"
+    r"(?:compared|relative|comparison) to) (?:an? |the |matching |identical |oral |inactive |"
+    r"saline )*placebos?\b(?![- ](?:stud|trial|arm|effect|respon|controlled|pharmacolog)"
+    r"| (?:are|is|can|may)\b)|"
+    r"\bplacebo[- ](?:groups?|conditions?|treatments?|tablets?|capsules?|infusions?|"
+    r"injections?|sessions?|days?|periods?|phases?|administration|patients|subjects|"
+    r"volunteers)\b|"
+    r"\b(?:given|received|receiving|took|taking|administered|ingested|treated with) "
+    r"(?:[\w-]+ ){0,6}?(?:an? |the )?placebos?\b|"
+    r"\bplacebos? (?:was|were) (?:given|administered)\b",
+    _I,
+)
+_OTHER_PLACEBO_ARMS = re.compile(
+    r"\bplacebo[- ](?:groups?|arms?) (?:of|from|in) (?:[\w-]+ ){0,6}?(?:trials?|studies)\b", _I
+)
 # Trial words that do not say this study is a trial: other trials in the plural, a trial's
 # attributes ("clinical trial evidence"), and a trial another study draws on ("an ancillary
 # study to a clinical trial", "data from a controlled clinical trial"). A registration
@@ -150,13 +169,18 @@ def states_randomization(sentences: list[str]) -> bool:
 
 def states_trial(sentences: list[str]) -> bool:
     """True when the text describes a trial without stating randomization: single-arm,
-    open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled.
-    A trial the text only mentions does not count (`_NOT_THIS_TRIAL`)."""
-    return any(
-        _mentions(_CONTROLLED_TRIAL, _NOT_THIS_TRIAL.sub(" ", s), _NEGATED)
-        for s in sentences
-        if not _CALL_FOR_TRIALS.search(s)
-    )
+    open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled,
+    or a placebo given to this study's subjects (`_PLACEBO_GIVEN`). A trial the text only
+    mentions does not count (`_NOT_THIS_TRIAL`)."""
+    for s in sentences:
+        if _CALL_FOR_TRIALS.search(s):
+            continue
+        own = _NOT_THIS_TRIAL.sub(" ", s)
+        if _mentions(_CONTROLLED_TRIAL, own, _NEGATED) or _mentions(
+            _PLACEBO_GIVEN, _OTHER_PLACEBO_ARMS.sub(" ", own), _NEGATED
+        ):
+            return True
+    return False
 
 
 _LATIN_SQUARE = re.compile(r"\blatin[- ]square\b", _I)

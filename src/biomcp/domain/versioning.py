@@ -52,8 +52,10 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: an abstract opening on "OPINION STATEMENT:" is a narrative review; so is one that calls
 #: itself a narrative or non-systematic review, whatever databases it searched, or a
 #: mini-review, or says it reviews or discusses the current or recent advances of a field.
+#: v12: a placebo this study gave ("X or placebo", "the placebo group") makes a trial; an
+#: abstract that reports one family ("A family is presented in which...") is a case report.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v11"
+HASH_SCHEME = "v12"
 
 
 def _canonical(value: Any) -> Any:

@@ -90,6 +90,13 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "1979 file, text only": "9170a795cf9813c3b0e45d8c0d2551ececb4047d3f4a7eeb52806ea2d39e1658",
         "2021 file, text only": "6bf6d49fc6930c56bc1318deadcccacbac61b95ba7a483a502b6ab87d8c15540",
     },
+    "v12": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "407a9eca899738c121cb8eec9d592e138a043f7f2dccb1a227b5c976d9c97e77",
+        "real, text only": "d807707f5636b751157d45c9a99d464de20361ee33ddc519675564e0a8d58ba9",
+        "1979 file, text only": "ae6ece4125a18ae6295ab98eb19abca4685688a3ee35e16d1085e34422942dd9",
+        "2021 file, text only": "13bb30c4baee3fd07ee56d57a5807446e17a61c2a01294366d379ad0bf39bfc4",
+    },
 }
 
 

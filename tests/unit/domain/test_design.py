@@ -508,6 +508,35 @@ def test_a_trial_this_study_runs_is_a_trial(text: str) -> None:
     assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Twelve patients with angina took the drug or a placebo before each treadmill test.",
+        "Forty women were given a placebo tablet; forty others took sulpiride 50 mg.",
+        "Ferritin rose in the iron group and fell in the placebo group (n = 20).",
+        "Compared with placebo, the nap improved alertness in 30 shift workers.",
+        "Placebo was administered to eight volunteers on the first day.",
+    ],
+)
+def test_a_placebo_this_study_gives_makes_a_trial(text: str) -> None:
+    assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The placebo effect depended on suggestion in 40 patients.",
+        "Tranquilizers are noticed more often than stimulants, and placebos are taken for drugs.",
+        "Sweat chloride of 128 subjects in the placebo arm of two drug trials was analysed.",
+        "Placebo-controlled trials are needed in 200 patients with this disease.",
+        "We surveyed 300 physicians about the response to placebo in their patients.",
+        "No placebo was given to the 50 patients of this cohort.",
+    ],
+)
+def test_a_placebo_this_study_does_not_give_makes_no_trial(text: str) -> None:
+    assert design(text=text)[0] is not D.NONRANDOMIZED_TRIAL
+
+
 def test_stated_randomization_beats_observational_mesh_on_a_human_record() -> None:
     record = {
         "mesh_terms": ("Humans", "Prospective Studies"),

@@ -161,6 +161,9 @@ CASE_TEXTS = {
     (UPDATE_2021, "33892313"): "We herein describe a man with dystypia",
     (UPDATE_2021, "33895426"): "We hereby report a rare case of RCVS",
     (UPDATE_2021, "34093677"): "This article presents and discusses a case of inferior...",
+    (BASELINE_1979, "420629"): "A family is described in which adult-onset Gaucher's disease...",
+    (BASELINE_1979, "412416"): "...: report of an additional family and further delineation...",
+    (BASELINE_1979, "410213"): "Congenital deficiency of factor XIII... Report of a new family.",
 }
 # Case words that describe a group or an animal, not a patient.
 NOT_CASE_REPORTS = {
@@ -224,12 +227,19 @@ OWN_WORD_REVIEWS = {
     (UPDATE_2021, "33444976"): "This article summarizes recent developments in the...",
     (UPDATE_2021, "34090703"): "We here summarize recent progress in the pathophysiology...",
 }
+# Trials that give a placebo and state no randomization (NLM: Clinical Trial).
+PLACEBO_TRIALS = {
+    (BASELINE_1979, "405412"): "At that juncture, N or I or placebo (P) was administered...",
+    (BASELINE_1979, "429499"): "Sixty-four women were given a placebo in the same way...",
+    (BASELINE_1979, "408607"): "...whereas in the placebo group (37 pregnant women) they fell",
+    (BASELINE_1979, "401348"): "...treatment with either diazepam, amylobarbitone or placebo",
+}
 _WANTED = {
     key
     for table in (
         ANIMAL_TRIALS, MENDELIAN, RCT_WORDINGS, ABOUT_GUIDELINES, GUIDELINES, LAB_WORK,
         COMMENTARIES, CORRESPONDENCE, GUIDELINE_TEXTS, WE_STUDIED_AN_EFFECT, TRIAL_MENTIONS,
-        NAMED_REVIEWS, OWN_WORD_REVIEWS, LAB_SPECIES,
+        NAMED_REVIEWS, OWN_WORD_REVIEWS, LAB_SPECIES, PLACEBO_TRIALS,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
     )
@@ -298,6 +308,11 @@ def test_real_trials_an_abstract_only_mentions_make_no_trial(key: tuple[str, str
     assert classify_design(_text_only(_record(*key))).design not in {D.RCT, D.NONRANDOMIZED_TRIAL}
 
 
+@pytest.mark.parametrize("key", sorted(PLACEBO_TRIALS))
+def test_real_trials_that_give_a_placebo_are_trials(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "nonrandomized_trial.text"
+
+
 @pytest.mark.parametrize("key", sorted(NAMED_REVIEWS))
 def test_real_reviews_named_with_an_adjective_are_narrative_reviews(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "narrative_review.text"
@@ -335,7 +350,7 @@ def test_real_case_report_titles_make_case_reports_from_text_alone(key: tuple[st
 
 
 @pytest.mark.parametrize("key", sorted(CASE_TEXTS))
-def test_real_abstracts_about_one_patient_make_case_reports(key: tuple[str, str]) -> None:
+def test_real_abstracts_about_one_patient_or_family_make_case_reports(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "case_report.text"
 
 

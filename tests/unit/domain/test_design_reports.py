@@ -78,9 +78,12 @@ def test_a_title_about_a_group_or_an_argument_is_not_a_case_report(title: str) -
         "We hereby report a rare case of septicemia after a barium enema.",
         "This article presents and discusses a case of septicemia after a barium enema.",
         "The present report describes a patient with septicemia after a barium enema.",
+        "A family is presented in which 6 of 8 members had septicemia after a barium enema.",
+        "We report two siblings with septicemia after a barium enema.",
+        "Septicemia after a barium enema: report of a new family.",
     ],
 )
-def test_an_abstract_about_one_patient_or_a_handful_makes_a_case_report(text: str) -> None:
+def test_an_abstract_about_one_patient_a_handful_or_a_family_makes_a_case_report(text: str) -> None:
     assert design(title="Septicemia and fistula", text=text) == (
         D.CASE_REPORT,
         "case_report.text",
@@ -96,9 +99,12 @@ def test_an_abstract_about_one_patient_or_a_handful_makes_a_case_report(text: st
         "In the case of a 360-minute exposure, diuresis fell by 30 per cent.",
         "We also describe the use of a video laryngoscope in the prone position.",
         "This article presents a model of care for patients with septicemia.",
+        "We report a new family of copper complexes that glow when crushed.",
+        "A new gene family is described in the yeast genome.",
+        "Families of 200 patients with septicemia were interviewed.",
     ],
 )
-def test_patients_in_general_or_a_series_are_not_a_case_report(text: str) -> None:
+def test_patients_in_general_a_series_or_a_family_of_molecules_is_not_a_case_report(text: str) -> None:
     assert not states_case(text)
 
 
