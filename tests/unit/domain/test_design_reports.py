@@ -104,7 +104,7 @@ def test_an_abstract_about_one_patient_a_handful_or_a_family_makes_a_case_report
         "Families of 200 patients with septicemia were interviewed.",
     ],
 )
-def test_patients_in_general_a_series_or_a_family_of_molecules_is_not_a_case_report(text: str) -> None:
+def test_patients_in_general_a_series_or_molecules_are_not_a_case_report(text: str) -> None:
     assert not states_case(text)
 
 
