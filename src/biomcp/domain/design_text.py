@@ -107,7 +107,7 @@ _CONTROLLED_TRIAL = re.compile(
 # "were given placebo". Not the placebo effect or response as a topic, not placebos in
 # general ("placebos are taken for active drugs"), nor placebo arms of other trials.
 _PLACEBO_GIVEN = re.compile(
-    r"(?<!response )(?<!reactions )\b(?:or|and|versus|vs\.?|with|than|against|"
+    r"\b(?:or|and|versus|vs\.?|with|than|against|"
     r"(?:compared|relative|comparison) to) (?:an? |the |matching |identical |oral |inactive |"
     r"saline )*placebos?\b(?![- ](?:stud|trial|arm|effect|respon|controlled|pharmacolog)"
     r"| (?:are|is|can|may)\b)|"

@@ -525,11 +525,11 @@ def test_a_placebo_this_study_gives_makes_a_trial(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "The placebo effect depended on suggestion in 40 patients.",
+        "Suggestion shaped the placebo effect and the placebo response in 40 patients.",
         "Tranquilizers are noticed more often than stimulants, and placebos are taken for drugs.",
-        "Sweat chloride of 128 subjects in the placebo arm of two drug trials was analysed.",
+        "Sweat chloride of 128 subjects in the placebo groups of two drug trials was analysed.",
         "Placebo-controlled trials are needed in 200 patients with this disease.",
-        "We surveyed 300 physicians about the response to placebo in their patients.",
+        "Outcomes of 300 patients were better than placebo studies had predicted.",
         "No placebo was given to the 50 patients of this cohort.",
     ],
 )
