@@ -25,12 +25,14 @@ fires wins:
    another article (a letter, comment or reply: `other.commentary`); a title that is a
    guideline (`guideline.title`), or an abstract that calls the record one
    (`guideline.text`); a systematic search or pooled analysis
-   (`systematic_review.text`); a title that names a case (`case_report.title`); a narrative
+   (`systematic_review.text`); a title that names a case (`case_report.title`), or a
+   section headed as one ("CASE PRESENTATION:", `case_report.heading`); a narrative
    review (`narrative_review.text`); a commentary (`other.commentary`, not research); Mendelian
    randomization (`observational.mendelian_randomization`); a trial whose subjects are animals
    (`animal.text_trial_species`, species before randomization); a stated randomization
    (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either, or
-   a placebo this study gave (`nonrandomized_trial.text`); a case in the abstract
+   a placebo this study gave, or a quasi-experimental design (`nonrandomized_trial.text`);
+   a case in the abstract
    (`case_report.text`: a handful of patients at most, or one family; an animal case is left
    to the species rules); a computational title;
    an economic evaluation (`computational.economic_model` on a model, else
@@ -53,6 +55,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from biomcp.domain.design_reports import (
+    case_heading,
     case_title,
     correspondence_title,
     guideline_text,
@@ -297,6 +300,8 @@ def _by_statement(
     animals = species_trusted and animal_experiment(sentences)  # a veterinary case is animal
     if case_title(title) and not animals:
         return _found(D.CASE_REPORT, "case_report.title")
+    if case_heading(text) and not animals:
+        return _found(D.CASE_REPORT, "case_report.heading")
     if narrative_review(title, text):
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if is_commentary(text) and not (

@@ -22,6 +22,7 @@ import re
 from biomcp.domain.design_text import affirmed
 
 __all__ = [
+    "case_heading",
     "case_title",
     "correspondence_title",
     "guideline_text",
@@ -108,10 +109,27 @@ _CASE_SENTENCE = re.compile(
     rf"\b(?:in|of) (?:a|an) {_AGE}\b{_NOT_A_GROUP}",
     _I,
 )
+# The label a structured abstract puts before a section's first sentence ("CASE: "). A
+# teaching vignette keeps its label: the patient it opens on is an example in a review.
+_SECTION_LABEL = re.compile(r"^(?![A-Z ]*VIGNETTE)[A-Z][A-Z0-9 ,/&()'-]{1,60}:\s+")
 # A sentence about patients in general ("A patient with X should be...") is not a case.
 _GENERAL_PATIENT = re.compile(
     r"\b(?:should|must|may|can|could|might|will|would|if|when|whenever|every|any)\b", _I
 )
+
+
+# A section a structured abstract heads as one case ("CASE PRESENTATION: ..."). Not a
+# teaching vignette, which opens a review ("CASE VIGNETTE:").
+_CASE_HEADING = re.compile(
+    r"(?:^|\n)(?:CLINICAL )?CASE (?:PRESENTATIONS?|REPORTS?|DESCRIPTIONS?|SUMMARY|HISTORY|"
+    r"DETAILS)\s*:"
+)
+
+
+def case_heading(text: str) -> bool:
+    """True when a section of the abstract is headed as a case: "CASE PRESENTATION:",
+    "CASE DESCRIPTION:", "CASE REPORT:"."""
+    return bool(_CASE_HEADING.search(text))
 
 
 def case_title(title: str) -> bool:
@@ -126,6 +144,7 @@ def states_case(text: str) -> bool:
     if _CASE_TEXT.search(text):
         return True
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        sentence = _SECTION_LABEL.sub("", sentence, count=1)
         match = _CASE_SENTENCE.search(sentence)
         if match and not _GENERAL_PATIENT.search(sentence[: match.end() + 40]):
             return True

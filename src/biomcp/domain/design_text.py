@@ -119,6 +119,25 @@ _PLACEBO_GIVEN = re.compile(
     r"\bplacebos? (?:was|were) (?:given|administered)\b",
     _I,
 )
+# An intervention compared without randomization, in the words of education, nursing and
+# public health: "a quasi-experimental study", "a non-equivalent control group", "a
+# pretest-posttest design with a control group". Not other studies ("quasi-experimental
+# studies were included"), nor a test of an association ("a quasi-experimental test of").
+_QUASI_EXPERIMENT = re.compile(
+    r"\bquasi-?experiment(?:al)?['\u2019\"]?,? (?:[\w-]+,? ){0,3}?(?:study|design|trial|"
+    r"evaluation|intervention|research)\b|"
+    r"\bnon-?equivalent (?:\w+ )?control group\b|"
+    r"\bpre-?test[- ,/]+(?:and )?post-?test\b(?=.*\bcontrol group\b)",
+    _I,
+)
+# A natural experiment: a law, policy or reform the investigators did not give, read from
+# records or a time series. Its quasi-experimental analysis is observational.
+_NATURAL_EXPERIMENT = re.compile(
+    r"\b(?:time[- ]series|ex[- ]post[- ]facto|natural experiments?|synthetic control|"
+    r"difference-in-differences?|regression discontinuity|laws?|polic(?:y|ies)|reforms?|"
+    r"legislation|bans?)\b",
+    _I,
+)
 _OTHER_PLACEBO_ARMS = re.compile(
     r"\bplacebo[- ](?:groups?|arms?) (?:of|from|in) (?:[\w-]+ ){0,6}?(?:trials?|studies)\b", _I
 )
@@ -170,7 +189,8 @@ def states_randomization(sentences: list[str]) -> bool:
 def states_trial(sentences: list[str]) -> bool:
     """True when the text describes a trial without stating randomization: single-arm,
     open-label, phase 1-3, pilot or controlled trials, double-blind or placebo-controlled,
-    or a placebo given to this study's subjects (`_PLACEBO_GIVEN`). A trial the text only
+    a placebo given to this study's subjects (`_PLACEBO_GIVEN`), or a quasi-experimental
+    design that is not a natural experiment (`_QUASI_EXPERIMENT`). A trial the text only
     mentions does not count (`_NOT_THIS_TRIAL`)."""
     for s in sentences:
         if _CALL_FOR_TRIALS.search(s):
@@ -179,6 +199,8 @@ def states_trial(sentences: list[str]) -> bool:
         if _mentions(_CONTROLLED_TRIAL, own, _NEGATED) or _mentions(
             _PLACEBO_GIVEN, _OTHER_PLACEBO_ARMS.sub(" ", own), _NEGATED
         ):
+            return True
+        if _mentions(_QUASI_EXPERIMENT, own, _NEGATED) and not _NATURAL_EXPERIMENT.search(s):
             return True
     return False
 
@@ -235,7 +257,10 @@ _SPECIES_FALSE_FRIENDS = re.compile(
     r"\b(?:honey ?)?(?:bees?|wasps?|hornets?)[- ](?:venoms?|stings?|toxins?)\b|"
     r"\b(?:cockroach|mite|moth)[- ]?allerg\w+\b|\b(?:eel|salmon) calcitonin\b|"
     r"\bgoldfish bowl\b|\bsilkworm cocoons?\b|\bchick ?peas?\b|\brooster combs?\b|"
-    r"\bchick cell agglutination\b|\bfowl ?(?:plague|pox)\b",
+    r"\bchick cell agglutination\b|\bfowl ?(?:plague|pox)\b|"
+    # fish as food: "fish consumption", "fish oil", "intake of fish"
+    r"\bfish[- ]?(?:oils?|consumption|intake|meals?|products?|eating|eaters|allerg\w*|"
+    r"sauce)\b|\b(?:intake|consumption|eating) of (?:\w+ ){0,2}?fish\b",
     _I,
 )
 # Animal material used on or for people: "bovine intestines" for a surgical skills test,

@@ -54,8 +54,12 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: mini-review, or says it reviews or discusses the current or recent advances of a field.
 #: v12: a placebo this study gave ("X or placebo", "the placebo group") makes a trial; an
 #: abstract that reports one family ("A family is presented in which...") is a case report.
+#: v13: a quasi-experimental design that is not a natural experiment makes a trial; a section
+#: headed "CASE PRESENTATION:" (or "CASE DESCRIPTION:"...) makes a case report, and so does a
+#: section that opens on one patient after its label ("DESCRIPTION: A 10-year-old boy...");
+#: fish as food ("fish consumption", "fish oil") names no species studied.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v12"
+HASH_SCHEME = "v13"
 
 
 def _canonical(value: Any) -> Any:

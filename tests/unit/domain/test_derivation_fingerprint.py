@@ -97,6 +97,13 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "1979 file, text only": "ae6ece4125a18ae6295ab98eb19abca4685688a3ee35e16d1085e34422942dd9",
         "2021 file, text only": "13bb30c4baee3fd07ee56d57a5807446e17a61c2a01294366d379ad0bf39bfc4",
     },
+    "v13": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "0027a71af655a7407ab636d66e9cd86631183dc75f37c7fb3118d419f031ef7e",
+        "real, text only": "c6c15f0d7d48ffc03fa6922e24df1e2ddf72e4d76ffc1ab600191f709f9bd120",
+        "1979 file, text only": "ae6ece4125a18ae6295ab98eb19abca4685688a3ee35e16d1085e34422942dd9",
+        "2021 file, text only": "09213608d2eb72952fde90d0e9e9e9bed44bf20841ec7a105c0f3a9171853f65",
+    },
 }
 
 

@@ -195,6 +195,8 @@ def test_methods_language_decides_without_mesh(text: str, expected: StudyDesign)
         "Urea formation was measured in the kidneys of domestic fowl.",
         "Cockerels were infused with histidine into the carotid artery.",
         "Adult fruit flies were kept on the diet for 30 days.",
+        # fish as food for a laboratory species
+        "Grass carp were fed fish meal or soybean meal for eight weeks.",
     ],
 )
 def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
@@ -220,6 +222,10 @@ def test_species_in_the_methods_make_an_animal_study(text: str) -> None:
         "Sera of 47 patients with honey bee venom allergy were tested.",
         "We examined 52 patients with cockroach allergy.",
         "Salmon calcitonin was given to 30 women with osteoporosis.",
+        # fish as food
+        "Hair mercury rose with fish consumption in 120 women.",
+        "Fish oil capsules were taken by 40 adults with asthma.",
+        "Recurrence was linked to the intake of raw fish in 25 patients.",
     ],
 )
 def test_false_friends_background_and_negations_leave_human_studies_human(text: str) -> None:
@@ -534,6 +540,33 @@ def test_a_placebo_this_study_gives_makes_a_trial(text: str) -> None:
     ],
 )
 def test_a_placebo_this_study_does_not_give_makes_no_trial(text: str) -> None:
+    assert design(text=text)[0] is not D.NONRANDOMIZED_TRIAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This quasi-experimental study gave 40 nurses a workshop; 40 others had none.",
+        "In a quasi-experimental, within-subject crossover study, 30 officers slept less.",
+        "Honey was given in a pretest-posttest design with a control group of 30 patients.",
+        "Thirty infants formed a non-equivalent control group; 13 others smelled milk.",
+    ],
+)
+def test_a_quasi_experiment_this_study_runs_is_a_trial(text: str) -> None:
+    assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A quasi-experimental study compared crashes in 200 towns before and after the law.",
+        "This quasi-experimental interrupted time-series study counted 300 patients' falls.",
+        "Quasi-experimental studies of 400 patients were included and appraised.",
+        "This is a quasi-experimental test of the link between vaping and smoking in 300 adults.",
+        "Scores of 50 students were compared in a pretest-posttest design.",
+    ],
+)
+def test_a_natural_experiment_or_other_quasi_experiments_make_no_trial(text: str) -> None:
     assert design(text=text)[0] is not D.NONRANDOMIZED_TRIAL
 
 

@@ -234,6 +234,41 @@ PLACEBO_TRIALS = {
     (BASELINE_1979, "408607"): "...whereas in the placebo group (37 pregnant women) they fell",
     (BASELINE_1979, "401348"): "...treatment with either diazepam, amylobarbitone or placebo",
 }
+# Quasi-experiments this study ran: an intervention compared without randomization.
+QUASI_EXPERIMENTS = {
+    (UPDATE_2021, "34062376"): "...knowledge of delirium: A quasi-experimental study.",
+    (UPDATE_2021, "34092586"): "a quasi-experimental pretest-posttest design with a control group",
+    (UPDATE_2021, "34096344"): "With a non-equivalent control group pretest-posttest design",
+    ("pubmedqa", "17076590"): "DESIGN: Pretest, post-test with a control group.",
+    ("pubmedqa", "26383908"): "This quasi-experimental study was conducted using a crossover",
+}
+# Natural experiments of a law or policy, analysed as quasi-experiments: observational.
+NATURAL_EXPERIMENTS = {
+    (UPDATE_2021, "32830394"): "A quasi-experimental study in which a synthetic control model",
+    (UPDATE_2021, "34093734"): "quasi-experimental interrupted time-series study",
+    (UPDATE_2021, "34092531"): "A quasi-experimental design evaluated a real-world food policy",
+}
+# A section headed as a case ("CASE PRESENTATION:"), whatever review words follow it.
+CASE_HEADINGS = {
+    (UPDATE_2021, "34092402"): "CASE PRESENTATION: We identified an FHM2 family",
+    (UPDATE_2021, "34090370"): "CASE PRESENTATION: A 23 months-old girl presented...",
+    (UPDATE_2021, "34082764"): "CASE PRESENTATION: We report the case of a child with HI",
+    (UPDATE_2021, "34052714"): "CASE PRESENTATION: This is a 37-year-old male...",
+}
+# A section that opens on one patient right after its label.
+CASE_AFTER_LABEL = {
+    ("pubmedqa", "23337545"): "DESCRIPTION: A 10-year-old boy developed very severe...",
+}
+# A review that opens on a teaching vignette is not a case report.
+VIGNETTES = {
+    (UPDATE_2021, "32862879"): "CASE VIGNETTE: A 75-year-old male undergoes an evaluation",
+}
+# Fish eaten by people is no species studied.
+FISH_AS_FOOD = {
+    (UPDATE_2021, "33975204"): "The identified risk factors were excessive fish consumption",
+    (UPDATE_2021, "34096063"): "one of two formulations fortified with protein and fish oil",
+    (BASELINE_1979, "419399"): "mercury levels and the number of fish meals",
+}
 _WANTED = {
     key
     for table in (
@@ -242,6 +277,8 @@ _WANTED = {
         NAMED_REVIEWS, OWN_WORD_REVIEWS, LAB_SPECIES, PLACEBO_TRIALS,
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
+        QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
+        FISH_AS_FOOD,
     )
     for key in table
 }  # fmt: skip
@@ -352,6 +389,36 @@ def test_real_case_report_titles_make_case_reports_from_text_alone(key: tuple[st
 @pytest.mark.parametrize("key", sorted(CASE_TEXTS))
 def test_real_abstracts_about_one_patient_or_family_make_case_reports(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "case_report.text"
+
+
+@pytest.mark.parametrize("key", sorted(QUASI_EXPERIMENTS))
+def test_real_quasi_experiments_are_trials(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "nonrandomized_trial.text"
+
+
+@pytest.mark.parametrize("key", sorted(NATURAL_EXPERIMENTS))
+def test_real_natural_experiments_are_observational(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(CASE_HEADINGS))
+def test_real_sections_headed_as_a_case_make_case_reports(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "case_report.heading"
+
+
+@pytest.mark.parametrize("key", sorted(CASE_AFTER_LABEL))
+def test_real_sections_opening_on_one_patient_make_case_reports(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "case_report.text"
+
+
+@pytest.mark.parametrize("key", sorted(VIGNETTES))
+def test_real_teaching_vignettes_are_not_case_reports(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is not D.CASE_REPORT
+
+
+@pytest.mark.parametrize("key", sorted(FISH_AS_FOOD))
+def test_real_fish_as_food_makes_no_animal_study(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is not D.ANIMAL
 
 
 @pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))

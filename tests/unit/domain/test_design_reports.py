@@ -108,6 +108,55 @@ def test_patients_in_general_a_series_or_molecules_are_not_a_case_report(text: s
     assert not states_case(text)
 
 
+@pytest.mark.parametrize(
+    "label", ["CASE PRESENTATION", "CASE DESCRIPTION", "CASE REPORT", "CASE SUMMARY"]
+)
+def test_a_section_headed_as_a_case_makes_a_case_report(label: str) -> None:
+    # The review words of the second section would otherwise make a narrative review.
+    sections = (
+        AbstractSection(label="BACKGROUND", text="Septicemia after a barium enema is rare."),
+        AbstractSection(
+            label=label,
+            text="We report a child who developed septicemia after the enema and "
+            "review the genetic findings of the literature.",
+        ),
+    )
+    found = classify_design(make_record(title="Septicemia and fistula", abstract=sections))
+    assert (found.design, found.rule) == (D.CASE_REPORT, "case_report.heading")
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        (
+            AbstractSection(
+                label="CASE VIGNETTE",
+                text="A 75-year-old man undergoes an evaluation for fatigue and anemia.",
+            ),
+        ),
+        (
+            AbstractSection(
+                label="METHODS",
+                text="We studied the case presentation of 200 patients with septicemia.",
+            ),
+        ),
+    ],
+)
+def test_a_teaching_vignette_or_case_words_in_a_sentence_are_no_case_heading(
+    sections: tuple[AbstractSection, ...],
+) -> None:
+    found = classify_design(make_record(title="Septicemia and fistula", abstract=sections))
+    assert found.design is not D.CASE_REPORT
+
+
+def test_a_section_that_opens_on_one_patient_after_its_label_is_a_case_report() -> None:
+    sections = (
+        AbstractSection(label="DESCRIPTION", text="A 10-year-old boy developed septicemia."),
+    )
+    found = classify_design(make_record(title="Septicemia and fistula", abstract=sections))
+    assert (found.design, found.rule) == (D.CASE_REPORT, "case_report.text")
+
+
 def test_a_case_in_an_animal_is_an_animal_study() -> None:
     text = "A case of azotaemia is described in a 12 year old pony with an obstructed oesophagus."
     assert design(title="Azotaemia in a pony", text=text)[0] is D.ANIMAL
