@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks import (
+    design_audit,
     design_text,
     domain,
     embeddings,
@@ -46,6 +47,7 @@ from benchmarks.machine import describe, loadavg
 BENCHMARKS: dict[str, ModuleType] = {
     "domain": domain,
     "design_text": design_text,
+    "design_audit": design_audit,
     "parse": parse,
     "startup": startup,
     "embeddings": embeddings,

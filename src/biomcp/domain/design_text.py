@@ -416,8 +416,12 @@ _OBSERVATIONAL_TEXT = re.compile(
     r"(?:were|was) (?:recruited|enrolled))\b",
     _I,
 )
+# "Simulated" names computational work only when it names data ("simulated datasets"); a
+# simulated condition of a laboratory or field experiment ("simulated sunlight", "simulated
+# driving", "a simulated tidal cycle") is an experiment.
 _COMPUTATIONAL = re.compile(
-    r"\b(?:in silico|simulations?|simulated|Monte Carlo|computational (?:model|study|analysis|"
+    r"\b(?:in silico|simulations?|simulated (?:data|datasets?|populations?|cohorts?|"
+    r"scenarios?|trials?|patients)|Monte Carlo|computational (?:model|study|analysis|"
     r"approach|method)s?|molecular (?:docking|dynamics)|finite element|mathematical model|"
     r"bioinformatic\w*|machine learning|deep learning|"
     r"neural networks?|phantoms?)\b",

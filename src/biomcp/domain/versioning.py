@@ -57,7 +57,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v13: a quasi-experimental design that is not a natural experiment makes a trial; a section
 #: headed "CASE PRESENTATION:" (or "CASE DESCRIPTION:"...) makes a case report, and so does a
 #: section that opens on one patient after its label ("DESCRIPTION: A 10-year-old boy...");
-#: fish as food ("fish consumption", "fish oil") names no species studied.
+#: fish as food ("fish consumption", "fish oil") names no species studied; "simulated" makes
+#: computational work only when it names data ("simulated datasets"), not a condition.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v13"
 

@@ -99,10 +99,10 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
     },
     "v13": {
         "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
-        "real": "0027a71af655a7407ab636d66e9cd86631183dc75f37c7fb3118d419f031ef7e",
-        "real, text only": "c6c15f0d7d48ffc03fa6922e24df1e2ddf72e4d76ffc1ab600191f709f9bd120",
-        "1979 file, text only": "ae6ece4125a18ae6295ab98eb19abca4685688a3ee35e16d1085e34422942dd9",
-        "2021 file, text only": "09213608d2eb72952fde90d0e9e9e9bed44bf20841ec7a105c0f3a9171853f65",
+        "real": "961fbe9bcd2f971029948740782ae9f2410c076341e9441967d97e62c1ff11f8",
+        "real, text only": "76eda293c17ee912b2a2bf16fcb1258fa16722d84448a49361d57485b05d122e",
+        "1979 file, text only": "2d04dee504a3cd0daee2f9e1030ab0080159c3110968bda5098a5cdb675a99bf",
+        "2021 file, text only": "56c96772c1784a083787f8fb49c27e33738a1d95468e6f93ab17cee61f3b7128",
     },
 }
 

@@ -661,6 +661,28 @@ def test_cell_biology_assays_make_in_vitro_work() -> None:
     assert design(text=text) == (D.IN_VITRO, "in_vitro.text_assays")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The estimator recovered the true parameters from simulated datasets of 500 samples.",
+        "Power was estimated in 1,000 simulated trials of each design.",
+    ],
+)
+def test_simulated_data_make_computational_work(text: str) -> None:
+    assert design(text=text) == (D.COMPUTATIONAL, "computational.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hydrogen evolved under simulated sunlight on the doped titania films.",
+        "Sediment released nitrogen during a simulated tidal cycle in the flume.",
+    ],
+)
+def test_a_simulated_condition_of_an_experiment_is_no_computational_work(text: str) -> None:
+    assert design(text=text)[0] is not D.COMPUTATIONAL
+
+
 def test_an_economic_model_is_computational() -> None:
     text = "A Markov model estimated costs and QALYs of screening; the ICER was 20,000 per QALY."
     assert design(text=text) == (D.COMPUTATIONAL, "computational.economic_model")
