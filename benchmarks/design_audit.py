@@ -29,8 +29,8 @@ from benchmarks.design_text import read_records
 from benchmarks.machine import describe, goal, loadavg
 from biomcp.adapters.entrez.pubmed_xml import parse_pubmed_articles
 from biomcp.domain.design import DesignClassification, StudyDesign, classify_design
-from biomcp.domain.evidence import EvidenceType, tier_of
-from biomcp.domain.records import PubMedRecord
+from biomcp.domain.evidence import tier_of
+from biomcp.domain.records import EvidenceType, PubMedRecord
 from biomcp.eval.distribution import load_pubmedqa
 
 LABELS = Path(__file__).with_name("design_audit.tsv")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from benchmarks import design_audit
 
-from biomcp.domain.evidence import EvidenceType
+from biomcp.domain.records import EvidenceType
 from tests.support.builders import make_record
 
 pytestmark = pytest.mark.unit

@@ -32,11 +32,10 @@ fires wins:
    (`animal.text_trial_species`, species before randomization); a stated randomization
    (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either, or
    a placebo this study gave, or a quasi-experimental design (`nonrandomized_trial.text`);
-   a case in the abstract
-   (`case_report.text`: a handful of patients at most, or one family; an animal case is left
-   to the species rules); a computational title;
-   an economic evaluation (`computational.economic_model` on a model, else
-   `observational.economic`); then species
+   a case in the abstract (`case_report.text`: a handful of patients at most, or one family;
+   an animal case is left to the species rules); a computational title; an economic
+   evaluation (`computational.economic_model` on a model, else `observational.economic`);
+   then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
    `in_vitro.text_assays` for bench assays on cells), computational work and human
    participants (`observational.human_participants`).
