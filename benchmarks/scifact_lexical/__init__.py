@@ -2,9 +2,10 @@
 
 The product's BM25 arm is tantivy inside the embedded store (`embedded_lexical`). This
 experiment harness rebuilds the same chunks (`chunk_record` under the embedder's window), the
-same tokens (word runs, lower-cased, English stemming; query stopwords dropped as words) and
-the same scoring (k1 1.2, b 0.75, Lucene's IDF) with numpy and scipy, so that a variant can
-change one thing the store cannot: field weights, the query's terms, feedback terms.
+same tokens (Greek letters spelled out, word runs, lower-cased, English stemming; query
+stopwords dropped as words) and the same scoring (k1 1.2, b 0.75, Lucene's IDF) with numpy
+and scipy, so that a variant can change one thing the store cannot: field weights, the
+query's terms, feedback terms.
 
 Document lengths are exact here (tantivy quantizes them to a byte), so the baseline lands
 near the store's figures, not on them.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import tantivy
 
-from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
+from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS, spell_greek
 from biomcp.domain.chunking import chunk_record, chunking_for_window
 from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record
 
@@ -44,11 +45,11 @@ class Analyzer:
         self._stem = _analyzer(stem=True)
 
     def index(self, text: str) -> list[str]:
-        return list(self._stem.analyze(text))
+        return list(self._stem.analyze(spell_greek(text)))
 
     def query(self, text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> Counter[str]:
         terms: Counter[str] = Counter()
-        for word in self._words.analyze(text):
+        for word in self._words.analyze(spell_greek(text)):
             if word not in stopwords:
                 terms.update(self._stem.analyze(word))
         return terms

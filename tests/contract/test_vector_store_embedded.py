@@ -164,6 +164,11 @@ def test_a_file_made_before_sentence_vectors_reads_none_and_gains_them(tmp_path:
         ("HbA1c", {"hba1c"}),  # letters and digits stay one token
         ("12", {"sepsis"}),  # numbers are tokens
         ("β-blocker", {"beta"}),
+        ("beta-blocker", {"beta"}),  # Greek letters are spelled out on both sides
+        ("TNF-α", {"tnf"}),
+        ("NF-kappaB", {"nfkb"}),
+        ("μg", {"nfkb"}),
+        ("mug", set()),  # mu stays a Greek letter: it is mostly a unit's micro
         ("P<0.05", {"p"}),
         ("THE AND OF", set()),  # stopwords only
         ("", set()),
@@ -178,6 +183,8 @@ def test_tokenization_mirrors_weaviates_word_tokenizer(
         "hba1c": "HbA1c fell by half",
         "beta": "A β-blocker was given",
         "p": "significant (p<0.05)",
+        "tnf": "TNF-alpha rose",
+        "nfkb": "NF-κB was bound at 5 μg",
     }
     corpus = [
         chunk(key, "0", text, unit_vector(DIM, seed=i))

@@ -2,6 +2,9 @@
 
 Tokenization, the same at index and query time:
 
+* Greek letters are spelled out first, as PubMed spells them in its older records: `TNF-α`
+  becomes `TNF-alpha`, `NF-κB` becomes `NF-kappaB`, so either spelling finds the other. Mu is
+  left alone, since it is mostly the micro of a unit (`μg`). Weaviate does not do this;
 * split on every character that is not a Unicode letter or digit (so `IL-6` -> `il`, `6`;
   `p<0.05` -> `p`, `0`, `05`; `HbA1c` stays one token), lower-case: Weaviate's `word`
   tokenizer;
@@ -57,7 +60,14 @@ import tantivy
 
 from biomcp.ports.vectors import SearchFilters
 
-__all__ = ["ANALYZER", "ENGLISH_STOPWORDS", "LexicalDoc", "LexicalIndex", "query_terms"]
+__all__ = [
+    "ANALYZER",
+    "ENGLISH_STOPWORDS",
+    "LexicalDoc",
+    "LexicalIndex",
+    "query_terms",
+    "spell_greek",
+]
 
 ENGLISH_STOPWORDS = frozenset(
     {
@@ -67,7 +77,7 @@ ENGLISH_STOPWORDS = frozenset(
     }
 )  # fmt: skip
 #: The analyzer's name, recorded with the index (see the module docstring).
-ANALYZER = "word+en_stem.v1"
+ANALYZER = "greek+word+en_stem.v2"
 _TOKENIZER = "biomcp_word_en_stem"
 _GEN_FILE = "lexical.json"
 _DELETE_BATCH = 1024
@@ -80,6 +90,22 @@ _POST_FILTER_MAX = 50_000
 #: before it, then the footer's length and this number (two little-endian u32).
 _FOOTER_MAGIC = 1337
 _CRC_BLOCK = 1 << 20
+
+
+_GREEK_NAMES = {
+    "alpha": "αΑ", "beta": "βΒϐ", "gamma": "γΓ", "delta": "δΔ", "epsilon": "εΕϵ",
+    "zeta": "ζΖ", "eta": "ηΗ", "theta": "θΘϑ", "iota": "ιΙ", "kappa": "κΚϰ", "lambda": "λΛ",
+    "nu": "νΝ", "xi": "ξΞ", "omicron": "οΟ", "pi": "πΠ", "rho": "ρΡ", "sigma": "σςΣ",
+    "tau": "τΤ", "upsilon": "υΥ", "phi": "φΦϕ", "chi": "χΧ", "psi": "ψΨ", "omega": "ωΩ",
+}  # fmt: skip
+_SPELL_GREEK = str.maketrans(
+    {letter: name for name, letters in _GREEK_NAMES.items() for letter in letters}
+)
+
+
+def spell_greek(text: str) -> str:
+    """`text` with every Greek letter but mu spelled out in Latin letters (`β2` -> `beta2`)."""
+    return text.translate(_SPELL_GREEK)
 
 
 @functools.cache
@@ -103,10 +129,11 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 
 def query_terms(analyzer: tantivy.TextAnalyzer, text: str) -> Counter[str]:
-    """The query's terms (through the index `analyzer`) and how often each appears; the
-    stopwords are dropped as words, before the analyzer stems what remains."""
+    """The query's terms (through the index `analyzer`) and how often each appears; Greek
+    letters are spelled out, and the stopwords are dropped as words before the analyzer stems
+    what remains."""
     terms: Counter[str] = Counter()
-    for word in _words().analyze(text):
+    for word in _words().analyze(spell_greek(text)):
         if word not in ENGLISH_STOPWORDS:
             terms.update(analyzer.analyze(word))
     return terms
@@ -341,7 +368,7 @@ class LexicalIndex:
         for d in docs:
             doc = tantivy.Document()
             doc.add_unsigned("rid", d.rid)
-            doc.add_text("text", d.text)
+            doc.add_text("text", spell_greek(d.text))
             doc.add_text("doc", d.doc_id)
             if d.year is not None:
                 doc.add_integer("year", d.year)
