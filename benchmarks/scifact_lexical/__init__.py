@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import tantivy
 
-from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS, spell_greek
+from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
+from biomcp.adapters.vectors.lexical_spelling import fold_spellings
 from biomcp.domain.chunking import chunk_record, chunking_for_window
 from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record
 
@@ -45,11 +46,11 @@ class Analyzer:
         self._stem = _analyzer(stem=True)
 
     def index(self, text: str) -> list[str]:
-        return list(self._stem.analyze(spell_greek(text)))
+        return list(self._stem.analyze(fold_spellings(text)))
 
     def query(self, text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> Counter[str]:
         terms: Counter[str] = Counter()
-        for word in self._words.analyze(spell_greek(text)):
+        for word in self._words.analyze(fold_spellings(text)):
             if word not in stopwords:
                 terms.update(self._stem.analyze(word))
         return terms

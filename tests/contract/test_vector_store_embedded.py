@@ -199,6 +199,29 @@ def test_greek_letters_meet_their_spelled_out_names(
 @pytest.mark.parametrize(
     ("query", "matches"),
     [
+        ("tumour", {"tumor"}),
+        ("Tumors", {"tumor"}),
+        ("randomized", {"trial"}),
+        ("oesophageal", {"trial"}),
+        ("haemorrhage", {"bleed"}),
+        ("hemorrhages", {"bleed"}),
+        ("four", set()),  # a word that only contains "our" is not folded
+    ],
+)
+def test_british_spellings_meet_american_ones(
+    tmp_path: Path, query: str, matches: set[str]
+) -> None:
+    texts = {
+        "tumor": "Tumor growth slowed",
+        "trial": "A randomised trial in esophageal cancer",
+        "bleed": "Haemorrhage after surgery, hour by hour",
+    }
+    assert _keyword_matches(tmp_path, texts, query) == matches
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [
         ("IL-6", {"il6", "sepsis"}),  # "il" and "6" are two tokens
         ("il 6", {"il6", "sepsis"}),
         ("HbA1c", {"hba1c"}),  # letters and digits stay one token

@@ -9,6 +9,7 @@ mount (or `chmod a-w` when not root, where permissions do stop writes).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -106,6 +107,18 @@ def crashed(clean: Path, fake: FakeEutilsServer, tmp_path_factory: pytest.TempPa
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) > 0
     assert (data / f"{DATABASE}-wal").stat().st_size > 0
+    return data
+
+
+@pytest.fixture(scope="module")
+def older_analyzer(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The clean folder as an earlier bio-mcp left it: its lexical index names an older
+    analyzer, so a writer would rebuild it at the first open."""
+    data = tmp_path_factory.mktemp("older") / "data"
+    shutil.copytree(clean, data)
+    (marker,) = data.rglob("lexical.json")
+    recorded = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**recorded, "analyzer": "word+en_stem.v1"}))
     return data
 
 
@@ -279,7 +292,7 @@ def test_a_full_disk_serves_searches_and_refuses_syncs_losing_nothing(
         assert after == expected
 
 
-@pytest.mark.parametrize("state", ["clean", "crashed"])
+@pytest.mark.parametrize("state", ["clean", "crashed", "older_analyzer"])
 def test_a_read_only_data_folder_serves_searches_and_refuses_syncs(
     state: str,
     request: pytest.FixtureRequest,

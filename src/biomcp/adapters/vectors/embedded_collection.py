@@ -25,6 +25,7 @@ threads.
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -67,6 +68,8 @@ from biomcp.ports.vectors import (
 __all__ = ["EmbeddedCollection"]
 
 _log = logging.getLogger("biomcp.vectors")
+#: What `open` raises in a folder that cannot be written (read-only, or not ours).
+_UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 class EmbeddedCollection:
@@ -207,9 +210,31 @@ class EmbeddedCollection:
             return
         # Repair needs the writer's turn. A reader waits for it only when it cannot search at
         # all; otherwise a busy turn means a writer at work, which brings the index up to date.
-        with self.writer.turn(wait=not self.lexical.usable) as mine, self._released_tantivy():
-            if mine:
-                self._repair_lexical()
+        try:
+            with self.writer.turn(wait=not self.lexical.usable) as mine, self._released_tantivy():
+                if mine:
+                    self._repair_lexical()
+        except OSError as exc:
+            if exc.errno not in _UNWRITABLE:
+                raise
+            self._lexical_as_it_is(exc)
+
+    def _lexical_as_it_is(self, exc: OSError) -> None:
+        """The folder cannot be written, so the lexical index cannot be repaired: searches use
+        it as it is (an older analyzer's, or behind the rows), or skip the BM25 arm."""
+        lexical = self.lexical
+        why = f"the folder cannot be written ({exc.strerror})"
+        if lexical.usable:
+            _log.warning("%s: %s; its lexical index is searched as it is", self.name, why)
+        elif (other := lexical.open_as_built()) is not None:
+            _log.warning(
+                "%s: %s; its lexical index, built by %s, is searched as it is until a writer "
+                "rebuilds it",
+                self.name, why, other,
+            )  # fmt: skip
+        else:
+            _log.warning("%s: %s; it has no lexical index, so searches use vectors only",
+                         self.name, why)  # fmt: skip
 
     def _lexical_behind(self) -> bool:
         lexical = self.lexical

@@ -2,9 +2,9 @@
 
 Tokenization, the same at index and query time:
 
-* Greek letters are spelled out first, as PubMed spells them in its older records: `TNF-α`
-  becomes `TNF-alpha`, `NF-κB` becomes `NF-kappaB`, so either spelling finds the other. Mu is
-  left alone, since it is mostly the micro of a unit (`μg`). Weaviate does not do this;
+* spelling variants are folded first (`lexical_spelling.py`): Greek letters are spelled out
+  (`TNF-α` meets `TNF-alpha`, mu left alone) and British spellings made American (`tumour`
+  meets `tumor`, `randomised` meets `randomized`). Weaviate does neither;
 * split on every character that is not a Unicode letter or digit (so `IL-6` -> `il`, `6`;
   `p<0.05` -> `p`, `0`, `05`; `HbA1c` stays one token), lower-case: Weaviate's `word`
   tokenizer;
@@ -58,6 +58,7 @@ from pathlib import Path
 
 import tantivy
 
+from biomcp.adapters.vectors.lexical_spelling import fold_spellings
 from biomcp.ports.vectors import SearchFilters
 
 __all__ = [
@@ -66,7 +67,6 @@ __all__ = [
     "LexicalDoc",
     "LexicalIndex",
     "query_terms",
-    "spell_greek",
 ]
 
 ENGLISH_STOPWORDS = frozenset(
@@ -77,7 +77,7 @@ ENGLISH_STOPWORDS = frozenset(
     }
 )  # fmt: skip
 #: The analyzer's name, recorded with the index (see the module docstring).
-ANALYZER = "greek+word+en_stem.v2"
+ANALYZER = "greek+british+word+en_stem.v3"
 _TOKENIZER = "biomcp_word_en_stem"
 _GEN_FILE = "lexical.json"
 _DELETE_BATCH = 1024
@@ -90,22 +90,6 @@ _POST_FILTER_MAX = 50_000
 #: before it, then the footer's length and this number (two little-endian u32).
 _FOOTER_MAGIC = 1337
 _CRC_BLOCK = 1 << 20
-
-
-_GREEK_NAMES = {
-    "alpha": "αΑ", "beta": "βΒϐ", "gamma": "γΓ", "delta": "δΔ", "epsilon": "εΕϵ",
-    "zeta": "ζΖ", "eta": "ηΗ", "theta": "θΘϑ", "iota": "ιΙ", "kappa": "κΚϰ", "lambda": "λΛ",
-    "nu": "νΝ", "xi": "ξΞ", "omicron": "οΟ", "pi": "πΠ", "rho": "ρΡ", "sigma": "σςΣ",
-    "tau": "τΤ", "upsilon": "υΥ", "phi": "φΦϕ", "chi": "χΧ", "psi": "ψΨ", "omega": "ωΩ",
-}  # fmt: skip
-_SPELL_GREEK = str.maketrans(
-    {letter: name for name, letters in _GREEK_NAMES.items() for letter in letters}
-)
-
-
-def spell_greek(text: str) -> str:
-    """`text` with every Greek letter but mu spelled out in Latin letters (`β2` -> `beta2`)."""
-    return text.translate(_SPELL_GREEK)
 
 
 @functools.cache
@@ -129,11 +113,11 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 
 def query_terms(analyzer: tantivy.TextAnalyzer, text: str) -> Counter[str]:
-    """The query's terms (through the index `analyzer`) and how often each appears; Greek
-    letters are spelled out, and the stopwords are dropped as words before the analyzer stems
+    """The query's terms (through the index `analyzer`) and how often each appears; spellings
+    are folded as in the index, and the stopwords are dropped as words before the analyzer stems
     what remains."""
     terms: Counter[str] = Counter()
-    for word in _words().analyze(spell_greek(text)):
+    for word in _words().analyze(fold_spellings(text)):
         if word not in ENGLISH_STOPWORDS:
             terms.update(analyzer.analyze(word))
     return terms
@@ -271,6 +255,23 @@ class LexicalIndex:
         self.generation = generation
         return index
 
+    def open_as_built(self) -> str | None:
+        """Open, as it is, an index that another analyzer built: for a folder no one can
+        write, where a rebuild is impossible. Queries are then tokenized by today's analyzer,
+        so only the tokens that changed between the two miss. Returns the other analyzer's
+        name, or None when there is no such index (or one is already open)."""
+        if self._index is not None:
+            return None
+        try:
+            recorded = json.loads(self._gen_path.read_text())
+            generation = int(recorded["generation"])
+            index = _open_index(self._dir)
+        except (ValueError, OSError, KeyError, TypeError, AttributeError):
+            return None
+        index.register_tokenizer(_TOKENIZER, self.analyzer)
+        self._index, self.generation = index, generation
+        return str(recorded.get("analyzer") or "an unnamed analyzer")
+
     def damaged_files(self) -> list[str]:
         """The files of the published segments whose bytes differ from the checksum in their
         footer, as "name: why"; empty when every one matches (or there is no index).
@@ -368,7 +369,7 @@ class LexicalIndex:
         for d in docs:
             doc = tantivy.Document()
             doc.add_unsigned("rid", d.rid)
-            doc.add_text("text", spell_greek(d.text))
+            doc.add_text("text", fold_spellings(d.text))
             doc.add_text("doc", d.doc_id)
             if d.year is not None:
                 doc.add_integer("year", d.year)
