@@ -122,6 +122,19 @@ def older_analyzer(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return data
 
 
+@pytest.fixture(scope="module")
+def without_snapshot(clean: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The clean folder without its vector snapshot (a writer killed before its first one):
+    a writer would rebuild the vector index from the rows and save it at the first open."""
+    data = tmp_path_factory.mktemp("without_snapshot") / "data"
+    shutil.copytree(clean, data)
+    snapshot = list(data.rglob("vectors-*.faiss")) + list(data.rglob("vectors-*.npy"))
+    assert snapshot
+    for path in snapshot:
+        path.unlink()
+    return data
+
+
 def _mount(*args: str) -> subprocess.CompletedProcess[str]:
     """`mount` (or `umount` when the first argument is "-u") with `args`."""
     program = "umount" if args[0] == "-u" else "mount"
@@ -292,7 +305,7 @@ def test_a_full_disk_serves_searches_and_refuses_syncs_losing_nothing(
         assert after == expected
 
 
-@pytest.mark.parametrize("state", ["clean", "crashed", "older_analyzer"])
+@pytest.mark.parametrize("state", ["clean", "crashed", "older_analyzer", "without_snapshot"])
 def test_a_read_only_data_folder_serves_searches_and_refuses_syncs(
     state: str,
     request: pytest.FixtureRequest,

@@ -25,7 +25,6 @@ threads.
 
 from __future__ import annotations
 
-import errno
 import logging
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -36,7 +35,7 @@ import numpy as np
 
 from biomcp.adapters.vectors.embedded_ann import MetaRow, VectorIndex
 from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex
-from biomcp.adapters.vectors.embedded_lock import WriterLock
+from biomcp.adapters.vectors.embedded_lock import UNWRITABLE, WriterLock
 from biomcp.adapters.vectors.embedded_reads import CollectionReads
 from biomcp.adapters.vectors.embedded_rows import (
     ChunkRow,
@@ -68,8 +67,6 @@ from biomcp.ports.vectors import (
 __all__ = ["EmbeddedCollection"]
 
 _log = logging.getLogger("biomcp.vectors")
-#: What `open` raises in a folder that cannot be written (read-only, or not ours).
-_UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 class EmbeddedCollection:
@@ -214,8 +211,10 @@ class EmbeddedCollection:
             with self.writer.turn(wait=not self.lexical.usable) as mine, self._released_tantivy():
                 if mine:
                     self._repair_lexical()
+                elif self.writer.unwritable is not None:
+                    self._lexical_as_it_is(self.writer.unwritable)
         except OSError as exc:
-            if exc.errno not in _UNWRITABLE:
+            if exc.errno not in UNWRITABLE:
                 raise
             self._lexical_as_it_is(exc)
 

@@ -14,11 +14,15 @@ it: a waiter polling the lock alone saw it free only in the microseconds between
 
 The holder writes who it is into the file (pid, program name, since when) so that a waiter
 that runs out of patience can say what holds the collection; the file never carries a path.
+
+A folder that cannot be written (mounted read-only, or not ours) has no turn to take. A block
+that can do without the turn runs without it; a write that needs it gets the `OSError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Iterator
@@ -33,9 +37,12 @@ from biomcp.adapters.filelocks import (
 from biomcp.ports.holders import describe_holder
 from biomcp.ports.vectors import VectorStoreBusyError, VectorStoreUnavailableError
 
-__all__ = ["WriterLock"]
+__all__ = ["UNWRITABLE", "WriterLock"]
 
 _POLL_S = 0.02
+
+#: The `errno` values of a lock file that cannot be opened for writing.
+UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 def _try_flock(path: Path) -> int | None:
@@ -63,6 +70,8 @@ class WriterLock:
         self.name = name
         self.wait_s = max(0.0, wait_s)
         self._fd: int | None = None
+        #: Why the last turn without waiting was not taken, when the folder cannot be written.
+        self.unwritable: OSError | None = None
 
     @property
     def held(self) -> bool:
@@ -124,23 +133,37 @@ class WriterLock:
     @contextlib.contextmanager
     def turn(self, *, wait: bool = True) -> Iterator[bool]:
         """Hold the turn for the block (re-entrant: an outer turn is kept). With `wait`
-        False, a busy turn is not waited for: the block gets False and runs without it.
+        False, a busy turn is not waited for: the block gets False and runs without it. So
+        does a folder that cannot be written.
 
         Raises:
             VectorStoreBusyError: (`wait`) another writer kept it for the whole wait.
+            OSError: (`wait`) the lock file cannot be written (see `UNWRITABLE`).
         """
         if self._fd is not None:
             yield True
             return
         if wait:
             self.acquire()
-        elif not self.try_acquire():
+        elif not self._try_acquire_if_writable():
             yield False
             return
         try:
             yield True
         finally:
             self.release()
+
+    def _try_acquire_if_writable(self) -> bool:
+        """`try_acquire`, False when the lock file cannot be written."""
+        try:
+            taken = self.try_acquire()
+        except OSError as exc:
+            if exc.errno not in UNWRITABLE:
+                raise
+            self.unwritable = exc
+            return False
+        self.unwritable = None
+        return taken
 
     def holder(self) -> dict[str, object] | None:
         """Who holds the turn, as its holder wrote it; None when unknown."""
