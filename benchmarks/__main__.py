@@ -26,6 +26,7 @@ from benchmarks import (
     fulltext_search,
     fulltext_sync,
     gold_answer,
+    lexical_parity,
     maintenance,
     mcp_http,
     multiprocess,
@@ -66,6 +67,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "scifact_variants": scifact_variants,
     "sentence_vectors": sentence_vectors,
     "project_search": project_search,
+    "lexical_parity": lexical_parity,
 }
 REPO = Path(__file__).resolve().parents[1]
 

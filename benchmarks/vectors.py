@@ -594,7 +594,7 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
     allowed = np.flatnonzero(mask)
     exact10_f = allowed[np.argsort(-sims[:, allowed], axis=1)[:, :10]]
     del sims
-    from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
+    from biomcp.adapters.vectors.lexical_analysis import ENGLISH_STOPWORDS
 
     def terms(text: str) -> list[str]:
         return [t for t in (w.lower() for w in TOKEN.findall(text)) if t not in ENGLISH_STOPWORDS]
@@ -628,7 +628,8 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
     # Lexical: top 100 of an OR query.
     tmp = Path(tempfile.mkdtemp(prefix="bench-lexical-"))
     try:
-        from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex, query_terms
+        from biomcp.adapters.vectors.embedded_lexical import LexicalDoc, LexicalIndex
+        from biomcp.adapters.vectors.lexical_analysis import query_terms
 
         def tantivy_build() -> Any:
             index = LexicalIndex(tmp, heap_bytes=128_000_000)
@@ -639,7 +640,7 @@ def compare_engines(n: int, n_queries: int) -> dict[str, Any]:
             return index
 
         def tantivy_query(ix: Any, i: int) -> Any:
-            return ix.search(query_terms(ix.analyzer, queries[i][0]), 100, None)
+            return ix.search(query_terms(queries[i][0]), 100, None)
 
         record("lexical", "tantivy", tantivy_build, tantivy_query)
 

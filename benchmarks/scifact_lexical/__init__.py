@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import tantivy
 
-from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
+from biomcp.adapters.vectors.lexical_analysis import ENGLISH_STOPWORDS
 from biomcp.adapters.vectors.lexical_spelling import fold_spellings
 from biomcp.domain.chunking import chunk_record, chunking_for_window
 from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record

@@ -45,7 +45,7 @@ from benchmarks.scifact_lexical.common import (
 from benchmarks.scifact_lexical.sentences import ALPHA, OwnSentences, best_own_sentence
 from benchmarks.scifact_lexical.variants import ARM, Arm, Harness, Lexical
 from benchmarks.scifact_rankers import Candidates
-from biomcp.adapters.vectors.embedded_lexical import ENGLISH_STOPWORDS
+from biomcp.adapters.vectors.lexical_analysis import ENGLISH_STOPWORDS
 from biomcp.eval.beir import BeirDataset, load_beir
 
 KINDS = ("mean", "content", "idf")

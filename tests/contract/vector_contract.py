@@ -103,6 +103,45 @@ def _uuids(hits: Sequence[VectorHit]) -> list[str]:
     return [h.uuid for h in hits]
 
 
+#: One chunk each, for the keyword-terms check: every store turns text into the same terms.
+KEYWORD_TEXTS = {
+    "beta": "A β-blocker was given",
+    "tnf": "TNF-alpha rose",
+    "nfkb": "NF-κB was bound at 5 μg",
+    "tumor": "Tumor growth slowed",
+    "trial": "A randomised trial in esophageal cancer",
+    "bleed": "Haemorrhage after surgery, hour by hour",
+    "il6": "Serum IL-6 rose",
+    "sepsis": "In 12 sepsis patients il 6 was high",
+    "hba1c": "HbA1c fell by half",
+    "p": "significant (p<0.05)",
+}
+#: Queries and the keys of `KEYWORD_TEXTS` each finds by keywords alone.
+KEYWORD_CASES = [
+    ("beta-blocker", {"beta"}),  # Greek letters meet their spelled-out names
+    ("β-blocker", {"beta"}),
+    ("TNF-α", {"tnf"}),
+    ("TNF-alpha", {"tnf"}),
+    ("NF-kappaB", {"nfkb"}),
+    ("μg", {"nfkb"}),
+    ("mug", set()),  # mu stays a Greek letter: it is mostly a unit's micro
+    ("tumour", {"tumor"}),  # British spellings meet American ones
+    ("Tumors", {"tumor"}),  # and words meet by their stem
+    ("randomized", {"trial"}),
+    ("oesophageal", {"trial"}),
+    ("haemorrhage", {"bleed"}),
+    ("hemorrhages", {"bleed"}),
+    ("four", set()),  # a word that only contains "our" is not folded
+    ("IL-6", {"il6", "sepsis"}),  # "il" and "6" are two tokens
+    ("il 6", {"il6", "sepsis"}),
+    ("HbA1c", {"hba1c"}),  # letters and digits stay one token
+    ("12", {"sepsis"}),  # numbers are tokens
+    ("P<0.05", {"p"}),
+    ("THE AND OF", set()),  # stopwords only
+    ("", set()),
+]
+
+
 class VectorStoreContract:
     """The checks (module docstring)."""
 
@@ -444,6 +483,23 @@ class VectorStoreContract:
             ordered = sorted(hits, key=lambda h: (-(h.bm25 or 0), h.uuid))
             assert _uuids(hits) == _uuids(ordered)
             assert await hybrid_search(store, name, "the of and", None) == []
+
+        self.run(store_factory, scenario)
+
+    @pytest.mark.parametrize(("query", "matches"), KEYWORD_CASES)
+    def test_keyword_terms_are_the_same_in_every_store(
+        self, store_factory: StoreFactory, dim: int, query: str, matches: set[str]
+    ) -> None:
+        """Text and query become terms one way: words, spelling variants folded, stems."""
+
+        async def scenario(store: VectorStore) -> None:
+            corpus = [
+                chunk(key, "0", text, unit_vector(dim, seed=i))
+                for i, (key, text) in enumerate(KEYWORD_TEXTS.items())
+            ]
+            name = await self._filled(store, dim, corpus)
+            hits = await hybrid_search(store, name, query, None, limit=20)
+            assert {h.doc_id for h in hits} == matches
 
         self.run(store_factory, scenario)
 

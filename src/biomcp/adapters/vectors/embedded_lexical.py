@@ -1,23 +1,7 @@
 """The lexical (BM25) index of one embedded collection: tantivy, on disk, derived from the rows.
 
-Tokenization, the same at index and query time:
-
-* spelling variants are folded first (`lexical_spelling.py`): Greek letters are spelled out
-  (`TNF-α` meets `TNF-alpha`, mu left alone) and British spellings made American (`tumour`
-  meets `tumor`, `randomised` meets `randomized`). Weaviate does neither;
-* split on every character that is not a Unicode letter or digit (so `IL-6` -> `il`, `6`;
-  `p<0.05` -> `p`, `0`, `05`; `HbA1c` stays one token), lower-case: Weaviate's `word`
-  tokenizer;
-* then English (Snowball / Porter2) stemming, as Lucene's and Elasticsearch's `english`
-  analyzers do: `treated`, `treating` and `treats` are one term (`treat`), `studies` and
-  `study` another (`studi`). Weaviate has no stemming, so the two stores' BM25 arms differ a
-  little more than before;
-* every token is indexed, numbers and tokens mixing letters and digits included (numbers
-  matter in biomedicine; the stemmer leaves them alone), and counts towards the document
-  length;
-* the query drops the English stopwords of `ENGLISH_STOPWORDS` (Weaviate's `en` preset) as
-  words, before stemming (a content word is never dropped for stemming to a stopword); a term
-  repeated in the query weighs as many times as it appears.
+Text becomes terms as `lexical_analysis.py` says, the same at index and query time and in
+every store. Every token counts towards the document length.
 
 Stemming was chosen by measurement (`biomcp eval beir`, SciFact, all-MiniLM-L6-v2 int8;
 chosen on the train split, test measured afterwards): it raised nDCG@10 of BM25 alone and of
@@ -43,7 +27,6 @@ benchmarks/README.md, "Decisions and their figures"), and nothing else changes. 
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import math
 import os
@@ -58,26 +41,12 @@ from pathlib import Path
 
 import tantivy
 
+from biomcp.adapters.vectors.lexical_analysis import ANALYZER, analyzer
 from biomcp.adapters.vectors.lexical_spelling import fold_spellings
 from biomcp.ports.vectors import SearchFilters
 
-__all__ = [
-    "ANALYZER",
-    "ENGLISH_STOPWORDS",
-    "LexicalDoc",
-    "LexicalIndex",
-    "query_terms",
-]
+__all__ = ["LexicalDoc", "LexicalIndex"]
 
-ENGLISH_STOPWORDS = frozenset(
-    {
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-        "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-        "these", "they", "this", "to", "was", "will", "with",
-    }
-)  # fmt: skip
-#: The analyzer's name, recorded with the index (see the module docstring).
-ANALYZER = "greek+british+word+en_stem.v3"
 _TOKENIZER = "biomcp_word_en_stem"
 _GEN_FILE = "lexical.json"
 _DELETE_BATCH = 1024
@@ -90,37 +59,6 @@ _POST_FILTER_MAX = 50_000
 #: before it, then the footer's length and this number (two little-endian u32).
 _FOOTER_MAGIC = 1337
 _CRC_BLOCK = 1 << 20
-
-
-@functools.cache
-def _words() -> tantivy.TextAnalyzer:
-    """Weaviate's `word` tokenization: letter-and-digit runs, lower-cased."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .build()
-    )
-
-
-def _analyzer() -> tantivy.TextAnalyzer:
-    """The index analyzer (`ANALYZER`): words, then English stemming."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-def query_terms(analyzer: tantivy.TextAnalyzer, text: str) -> Counter[str]:
-    """The query's terms (through the index `analyzer`) and how often each appears; spellings
-    are folded as in the index, and the stopwords are dropped as words before the analyzer stems
-    what remains."""
-    terms: Counter[str] = Counter()
-    for word in _words().analyze(fold_spellings(text)):
-        if word not in ENGLISH_STOPWORDS:
-            terms.update(analyzer.analyze(word))
-    return terms
 
 
 def _schema() -> tantivy.Schema:
@@ -207,7 +145,7 @@ class LexicalIndex:
         self._heap = heap_bytes
         self._threads = threads
         self._schema = _schema()
-        self.analyzer = _analyzer()
+        self.analyzer = analyzer()
         self._writer: tantivy.IndexWriter | None = None
         self._dirty = False
         self.generation = -1

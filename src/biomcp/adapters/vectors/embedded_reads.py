@@ -12,10 +12,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from biomcp.adapters.vectors.embedded_lexical import LexicalIndex, query_terms
+from biomcp.adapters.vectors.embedded_lexical import LexicalIndex
 from biomcp.adapters.vectors.embedded_rows import HIT_COLUMNS, Manifest, RowStore
 from biomcp.adapters.vectors.embedded_rowset import RowSet
 from biomcp.adapters.vectors.embedded_view import VectorView
+from biomcp.adapters.vectors.lexical_analysis import query_terms
 from biomcp.adapters.vectors.sentence_blobs import best_cosines
 from biomcp.ports.vectors import (
     ArmHit,
@@ -130,7 +131,7 @@ class CollectionReads:
                     return Arms()
             lexical: list[tuple[int, float]] = []
             if keyword_limit > 0:
-                terms = query_terms(self._c.lexical.analyzer, text)
+                terms = query_terms(text)
                 lexical = self._c.lexical.search(
                     terms, keyword_limit, filters, rids=rids, skip=skip
                 )

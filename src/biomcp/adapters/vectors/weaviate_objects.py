@@ -1,5 +1,10 @@
 """Weaviate objects as the port's values: the class schema, a chunk's properties, a stored
-object as a hit or a record, and `SearchFilters` as a Weaviate filter."""
+object as a hit or a record, `SearchFilters` as a Weaviate filter, and a keyword query.
+
+BM25 searches `terms`, a chunk's text as `lexical_analysis.py` turns it into terms (stemmed,
+spellings folded), split on whitespace: Weaviate has no stemmer of its own. So both stores
+match the same words. A collection made before `terms` (its manifest names no analyzer, or
+another one) is searched on `text`, split into lower-cased words, until it is rebuilt."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from typing import Any
 import weaviate.classes as wvc
 from weaviate.classes.query import Filter
 
+from biomcp.adapters.vectors.lexical_analysis import ANALYZER, index_terms, query_terms
 from biomcp.adapters.vectors.sentence_blobs import decode
 from biomcp.ports.vectors import ChunkRecord, SearchFilters, VectorHit
 
@@ -20,11 +26,13 @@ __all__ = [
     "FACETS",
     "PROPERTIES",
     "SENTENCES",
+    "TERMS",
     "VECTOR",
     "class_name",
     "cosine",
     "hit_of",
     "is_uuid",
+    "keyword_query",
     "matches_nothing",
     "properties_of",
     "record_of",
@@ -34,6 +42,8 @@ __all__ = [
 ]
 
 VECTOR = "default"
+#: The BM25 property: the analyzed terms of `text` (see the module docstring).
+TERMS = "terms"
 PROPERTIES = (
     "doc_id", "chunk_id", "text", "section", "year", "evidence_type", "quality_total",
     "journal", "pub_types", "edat", "lr", "source_url", "has_numbers", "metadata_json",
@@ -107,6 +117,13 @@ def schema_properties() -> list[Any]:
         field("doc_id"),
         field("chunk_id"),
         prop(name="text", data_type=dt.TEXT, tokenization=tok.WORD, index_searchable=True),
+        prop(
+            name=TERMS,
+            data_type=dt.TEXT,
+            tokenization=tok.WHITESPACE,
+            index_searchable=True,
+            index_filterable=False,
+        ),
         field("section"),
         prop(name="year", data_type=dt.INT),
         field("evidence_type"),
@@ -135,6 +152,7 @@ def properties_of(chunk: ChunkRecord, sentences: bytes = b"") -> dict[str, Any]:
         "doc_id": chunk.doc_id,
         "chunk_id": chunk.chunk_id,
         "text": chunk.text,
+        TERMS: " ".join(index_terms(chunk.text)),
         "section": chunk.section,
         "year": chunk.year,
         "evidence_type": chunk.evidence_type,
@@ -151,6 +169,16 @@ def properties_of(chunk: ChunkRecord, sentences: bytes = b"") -> dict[str, Any]:
         SENTENCES: base64.b64encode(sentences).decode("ascii") if sentences else None,
     }
     return {k: v for k, v in values.items() if v is not None}
+
+
+def keyword_query(text: str, analyzer: str | None) -> tuple[str, str]:
+    """The BM25 query for `text` and the property it searches, in a collection whose manifest
+    names `analyzer`: today's analyzer searches `terms` with the query's terms (empty when
+    none), any other searches `text` with the query as written."""
+    if analyzer != ANALYZER:
+        return text, "text"
+    terms = query_terms(text)
+    return " ".join(term for term, count in terms.items() for _ in range(count)), TERMS
 
 
 def cosine(query: list[float] | None, stored: Any) -> float | None:

@@ -10,8 +10,11 @@
   normalizes over candidate sets it sizes itself, which made fused scores differ between the
   stores. `bm25` is Weaviate's raw BM25 score; `hits` computes the cosine from the object's
   stored vector.
-* BM25 indexes only `text`, with the `word` tokenizer (lower-cased alphanumeric runs) and
-  Weaviate's defaults k1 = 1.2, b = 0.75.
+* BM25 searches `terms`: each chunk's text as the embedded store's analyzer turns it into
+  terms (`lexical_analysis.py`), with k1 = 1.2, b = 0.75 and no stopword list of Weaviate's
+  own (the query's terms are already without stopwords). A collection made before `terms`
+  is searched on `text`, split into lower-cased words, and says so once per process: its
+  manifest names no analyzer (`weaviate_objects.keyword_query`).
 * Connection is lazy (first call). Every exception the client lets out of a port method
   becomes the port's error in one place (`weaviate_connection.failing_over_port`).
 * Several nodes (`weaviate_cluster.py`): a call whose node fails is repeated on the next node
@@ -35,6 +38,7 @@ import weaviate.classes as wvc
 from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
 
+from biomcp.adapters.vectors.lexical_analysis import ANALYZER
 from biomcp.adapters.vectors.sentence_blobs import best_cosines, encode
 from biomcp.adapters.vectors.weaviate_cluster import (
     Completeness,
@@ -52,6 +56,7 @@ from biomcp.adapters.vectors.weaviate_objects import (
     cosine,
     hit_of,
     is_uuid,
+    keyword_query,
     matches_nothing,
     properties_of,
     record_of,
@@ -120,6 +125,8 @@ class WeaviateVectorStore:
         self._corpus = corpus_collection
         self._dims: dict[str, int] = {}
         self._factors: dict[str, int] = {}
+        #: The analyzer each collection's manifest names (None: made before `terms`).
+        self._analyzers: dict[str, str | None] = {}
         self._known: set[str] = set()
         self._completeness = Completeness()
         self.schema_reads = 0
@@ -136,6 +143,7 @@ class WeaviateVectorStore:
         self._known.clear()
         self._dims.clear()
         self._factors.clear()
+        self._analyzers.clear()
         self._completeness.forget()
         return known
 
@@ -175,8 +183,22 @@ class WeaviateVectorStore:
             manifest = {}
         if isinstance(manifest, dict) and "dim" in manifest:
             self._dims[collection] = int(manifest["dim"])
+            self._note_analyzer(collection, manifest.get("analyzer"))
             return manifest
         return {}
+
+    def _note_analyzer(self, collection: str, analyzer: object) -> None:
+        """Remember the analyzer of `collection`; say once when it is not today's."""
+        known = analyzer if isinstance(analyzer, str) else None
+        if known != ANALYZER and collection not in self._analyzers:
+            _log.warning(
+                "collection %r was indexed %s: its keyword search matches words as written, "
+                "without stemming or spelling variants, until it is rebuilt "
+                "(biomcp index rebuild --reset)",
+                collection,
+                "before keyword terms" if known is None else f"by the analyzer {known}",
+            )
+        self._analyzers[collection] = known
 
     async def _dim(self, collection: str) -> int:
         if collection not in self._dims:
@@ -218,14 +240,18 @@ class WeaviateVectorStore:
         policy = self._policy
         await client.collections.create(
             name,
-            description=json.dumps({"model_id": model_id, "dim": dim, "collection": collection}),
+            description=json.dumps(
+                {"model_id": model_id, "dim": dim, "collection": collection, "analyzer": ANALYZER}
+            ),
             vector_config=wvc.config.Configure.Vectors.self_provided(
                 name=VECTOR,
                 vector_index_config=wvc.config.Configure.VectorIndex.hnsw(
                     distance_metric=wvc.config.VectorDistances.COSINE
                 ),
             ),
-            inverted_index_config=wvc.config.Configure.inverted_index(bm25_b=0.75, bm25_k1=1.2),
+            inverted_index_config=wvc.config.Configure.inverted_index(
+                bm25_b=0.75, bm25_k1=1.2, stopwords_preset=wvc.config.StopwordsPreset.NONE
+            ),
             replication_config=wvc.config.Configure.replication(
                 factor=policy.factor, async_enabled=policy.async_enabled
             ),
@@ -233,6 +259,7 @@ class WeaviateVectorStore:
         )
         self._dims[collection] = dim
         self._factors[collection] = policy.factor
+        self._analyzers[collection] = ANALYZER
         self._known.add(name)
 
     async def _add_missing_properties(self, handle: Any, config: Any) -> None:
@@ -409,9 +436,19 @@ class WeaviateVectorStore:
         self._factors.pop(collection, None)
 
     async def verify(self, collection: str) -> StoreCheck:
-        """Weaviate keeps and checks its own files: only the collection's existence is ours."""
+        """Weaviate keeps and checks its own files: the collection's existence is ours, and
+        whether its keyword terms are today's."""
         await self._manifest(collection)
-        return StoreCheck()
+        analyzer = self._analyzers.get(collection)
+        if analyzer == ANALYZER:
+            return StoreCheck()
+        made = "before keyword terms" if analyzer is None else f"by the analyzer {analyzer}"
+        return StoreCheck(
+            (
+                f"the collection was indexed {made}: keyword search matches words as written; "
+                "rebuild it (biomcp index rebuild --reset)",
+            )
+        )
 
     async def stats(self, collection: str) -> CollectionStats:
         """Counts by walking the collection page by page, each page one bounded query. An
@@ -440,21 +477,24 @@ class WeaviateVectorStore:
         vector_limit: int,
         filters: SearchFilters | None = None,
     ) -> Arms:
-        """Two server queries, run concurrently: `bm25` on `text` (its raw score) and
+        """Two server queries, run concurrently: `bm25` on `terms` (its raw score) and
         `near_vector` on the named vector (cosine = 1 - distance)."""
         handle = await self._whole(collection)
         dim = await self._dim(collection)
         query = None if vector is None else check_unit_vector(vector, dim)
         if matches_nothing(filters):
             return Arms()
+        if collection not in self._analyzers:
+            await self._manifest(collection)
+        keywords, searched = keyword_query(text, self._analyzers.get(collection))
         where = where_filter(filters)
         metadata = MetadataQuery(score=True, distance=True)
 
         async def keyword_arm() -> tuple[ArmHit, ...]:
-            if keyword_limit <= 0:
+            if keyword_limit <= 0 or not keywords:
                 return ()
             response = await handle.query.bm25(
-                query=text, query_properties=["text"], limit=keyword_limit, filters=where,
+                query=keywords, query_properties=[searched], limit=keyword_limit, filters=where,
                 return_metadata=metadata,
             )  # fmt: skip
             return tuple(
