@@ -194,7 +194,7 @@ class WeaviateVectorStore:
             _log.warning(
                 "collection %r was indexed %s: its keyword search matches words as written, "
                 "without stemming or spelling variants, until it is rebuilt "
-                "(biomcp index rebuild --reset)",
+                "(the corpus: biomcp index rebuild --reset)",
                 collection,
                 "before keyword terms" if known is None else f"by the analyzer {known}",
             )
@@ -446,7 +446,7 @@ class WeaviateVectorStore:
         return StoreCheck(
             (
                 f"the collection was indexed {made}: keyword search matches words as written; "
-                "rebuild it (biomcp index rebuild --reset)",
+                "rebuild it (the corpus: biomcp index rebuild --reset)",
             )
         )
 
