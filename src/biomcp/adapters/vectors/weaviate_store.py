@@ -434,6 +434,7 @@ class WeaviateVectorStore:
             await client.collections.delete(name)
         self._dims.pop(collection, None)
         self._factors.pop(collection, None)
+        self._analyzers.pop(collection, None)
 
     async def verify(self, collection: str) -> StoreCheck:
         """Weaviate keeps and checks its own files: the collection's existence is ours, and
