@@ -18,9 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import tantivy
 
-from biomcp.adapters.vectors.lexical_analysis import ENGLISH_STOPWORDS
+from biomcp.adapters.vectors.lexical_analysis import (
+    ENGLISH_STOPWORDS,
+    analyzer,
+    index_terms,
+    words,
+)
 from biomcp.adapters.vectors.lexical_spelling import fold_spellings
 from biomcp.domain.chunking import chunk_record, chunking_for_window
 from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record
@@ -29,24 +33,15 @@ from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record
 WINDOW_TOKENS = 256
 
 
-def _analyzer(stem: bool) -> tantivy.TextAnalyzer:
-    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(
-        tantivy.Filter.lowercase()
-    )
-    if stem:
-        builder = builder.filter(tantivy.Filter.stemmer("english"))
-    return builder.build()
-
-
 class Analyzer:
     """The store's tokens: `index` for stored text, `query` for a query (stopwords dropped)."""
 
     def __init__(self) -> None:
-        self._words = _analyzer(stem=False)
-        self._stem = _analyzer(stem=True)
+        self._words = words()
+        self._stem = analyzer()
 
     def index(self, text: str) -> list[str]:
-        return list(self._stem.analyze(fold_spellings(text)))
+        return index_terms(text)
 
     def query(self, text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> Counter[str]:
         terms: Counter[str] = Counter()

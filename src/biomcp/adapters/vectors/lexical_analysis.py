@@ -37,6 +37,7 @@ __all__ = [
     "analyzer",
     "index_terms",
     "query_terms",
+    "words",
 ]
 
 ENGLISH_STOPWORDS = frozenset(
@@ -51,7 +52,7 @@ ANALYZER = "greek+british+word+en_stem.v3"
 
 
 @functools.cache
-def _words() -> tantivy.TextAnalyzer:
+def words() -> tantivy.TextAnalyzer:
     """Weaviate's `word` tokenization: letter-and-digit runs, lower-cased."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -86,7 +87,7 @@ def query_terms(text: str) -> Counter[str]:
     """The terms of a query and how often each appears (stopwords dropped as words)."""
     stem = _shared()
     terms: Counter[str] = Counter()
-    for word in _words().analyze(fold_spellings(text)):
+    for word in words().analyze(fold_spellings(text)):
         if word not in ENGLISH_STOPWORDS:
             terms.update(stem.analyze(word))
     return terms
