@@ -1,6 +1,8 @@
 """Replicas over PostgreSQL share NCBI's rate: five processes with data folders of their own (as
-on several machines), searching and fetching at once, never bring more than 3 requests (10 with
-a key) into any one second at the fake E-utilities."""
+on several machines), searching and fetching at once, are granted at most 3 starts (10 with a
+key) in any window plus margin, by the database's own clock. Arrivals at the fake are not held
+to the rule: on a loaded machine a request can arrive later than it started by more than the
+margin (the benchmark `ncbi_budget` measures them)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import psycopg
 import pytest
 
 from biomcp.adapters.entrez.budget_sql import libpq_url
-from biomcp.adapters.entrez.ratelimit import WINDOW_S
+from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
+from tests.support.budget_audit import SQL_ROUNDING_S, audited_starts, install_budget_audit
 from tests.support.in_step import run_in_step
 from tests.support.services import postgres_url
 from tests.support.sql_databases import migrated_postgres_schema
@@ -61,8 +64,9 @@ def fake() -> Iterator[FakeEutilsServer]:
 
 @pytest.fixture
 def database() -> Iterator[str]:
-    """A migrated, empty schema of the test PostgreSQL."""
+    """A migrated, empty schema of the test PostgreSQL, keeping every start granted."""
     with migrated_postgres_schema(postgres_url()) as url:
+        install_budget_audit(url)
         yield url
 
 
@@ -97,5 +101,6 @@ def test_five_replicas_on_postgresql_keep_to_ncbis_rate_together(
     log = [entry for entry in fake.log if entry["endpoint"] in {"esearch", "efetch"}]
     assert len(log) == len(starts) == 5 * each
     assert all(entry["has_api_key"] == bool(key) for entry in log)
-    assert most_in_span([entry["mono"] for entry in log], WINDOW_S) <= limit  # what NCBI counts
-    assert most_in_span(starts, WINDOW_S) <= limit  # the processes' own starts, together
+    granted = audited_starts(database)  # each replica's einfo and any start taken again too
+    assert len(granted) >= 5 * (each + 1)
+    assert most_in_span(granted, WINDOW_S + MARGIN_S - SQL_ROUNDING_S) <= limit

@@ -18,23 +18,12 @@ from biomcp.adapters.entrez.budget_sql import SqlBudget, SqlStartLog, libpq_url
 from biomcp.adapters.entrez.ratelimit import RateLimiter
 from biomcp.adapters.sql.engine import make_engine
 from biomcp.adapters.sql.migrate import upgrade_engine
+from tests.support.budget_audit import SQL_ROUNDING_S, audited_starts, install_budget_audit
 from tests.support.services import postgres_url
 from tests.support.sql_databases import postgres_schema
 from tests.support.virtual_time import most_in_span
 
 pytestmark = pytest.mark.integration
-
-#: Every start ever inserted, copied by a trigger: the log prunes its own table.
-_AUDIT = """
-CREATE TABLE budget_audit (identity text, started_at timestamptz);
-CREATE FUNCTION budget_audit() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO budget_audit VALUES (NEW.identity, NEW.started_at);
-    RETURN NEW;
-END $$;
-CREATE TRIGGER budget_audit AFTER INSERT ON ncbi_budget_starts
-    FOR EACH ROW EXECUTE FUNCTION budget_audit();
-"""
 
 
 def migrated(url: str) -> None:
@@ -50,8 +39,7 @@ def database() -> Iterator[str]:
     """A migrated, empty schema of the test PostgreSQL, with the audit trigger."""
     with postgres_schema(postgres_url()) as url:
         migrated(url)
-        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-            conn.execute(_AUDIT)
+        install_budget_audit(url)
         yield url
 
 
@@ -59,15 +47,6 @@ def sql(url: str, query: str, *params: object) -> list[tuple[object, ...]]:
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         cursor = conn.execute(query, params)
         return cursor.fetchall() if cursor.description else []
-
-
-def audited(url: str, identity: str) -> list[float]:
-    rows = sql(
-        url,
-        "SELECT extract(epoch FROM started_at)::float8 FROM budget_audit WHERE identity = %s",
-        identity,
-    )
-    return [float(value) for (value,) in rows]  # type: ignore[arg-type]
 
 
 def test_replicas_in_threads_never_record_more_than_the_limit_in_any_span(database: str) -> None:
@@ -95,11 +74,10 @@ def test_replicas_in_threads_never_record_more_than_the_limit_in_any_span(databa
     for log in logs:
         log.close()
 
-    starts = audited(database, "shared")
+    starts = audited_starts(database, "shared")
     assert len(starts) == len(logs) * each
     assert all(log.usable for log in logs)
-    # Microseconds below the span: float rounding of the server's timestamps.
-    assert most_in_span(starts, span - 1e-3) == 3
+    assert most_in_span(starts, span - SQL_ROUNDING_S) == 3
     assert len(kept) < len(starts)  # pruned: only the starts of the last span or so remain
 
 
