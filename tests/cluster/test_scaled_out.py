@@ -30,7 +30,12 @@ from tests.cluster.calls import (
 )
 from tests.cluster.stack import BUDGET, CHILD_NICENESS, KILLED, OUTAGE, Corpus, Stack
 from tests.cluster.stores import lacking_on, read_repair, stored
-from tests.support.budget_audit import SQL_ROUNDING_S, audited_starts, install_budget_audit
+from tests.support.budget_audit import (
+    SQL_ROUNDING_S,
+    audited_starts,
+    every_arrival_granted,
+    install_budget_audit,
+)
 from tests.support.servers import biomcp_command, mcp_http, niced
 from tests.support.virtual_time import most_in_span
 
@@ -213,6 +218,7 @@ def test_three_cli_syncs_and_two_replica_syncs_at_once_keep_to_ncbis_rate(stack:
     granted = audited_starts(stack.database)
     assert len(granted) >= len(log)
     assert most_in_span(granted, WINDOW_S + MARGIN_S - SQL_ROUNDING_S) <= NCBI_PER_SECOND
+    assert every_arrival_granted([entry["t"] for entry in log], granted)
     assert _most_at_once(log) >= 3  # the processes did contend for the budget
 
 

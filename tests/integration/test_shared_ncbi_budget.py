@@ -16,7 +16,7 @@ import pytest
 
 from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.budget_audit import AUDITED_FILE_LOG
+from tests.support.budget_audit import AUDITED_FILE_LOG, every_arrival_granted
 from tests.support.in_step import run_in_step
 from tests.support.virtual_time import most_in_span
 
@@ -72,4 +72,5 @@ def test_three_processes_on_one_data_folder_are_granted_three_starts_a_window(
     assert len(arrivals) == len(starts) == 12
     # Alone, each process would start its 4 at once: together, never 4 within one span.
     assert most_in_span(starts, WINDOW_S + MARGIN_S) <= 3
+    assert every_arrival_granted([entry["t"] for entry in arrivals], starts)
     assert list(tmp_path.glob("ncbi-budget-*.bin"))

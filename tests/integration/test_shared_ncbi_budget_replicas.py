@@ -17,7 +17,12 @@ import pytest
 from biomcp.adapters.entrez.budget_sql import libpq_url
 from biomcp.adapters.entrez.ratelimit import MARGIN_S, WINDOW_S
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer, generate_articles
-from tests.support.budget_audit import SQL_ROUNDING_S, audited_starts, install_budget_audit
+from tests.support.budget_audit import (
+    SQL_ROUNDING_S,
+    audited_starts,
+    every_arrival_granted,
+    install_budget_audit,
+)
 from tests.support.in_step import run_in_step
 from tests.support.services import postgres_url
 from tests.support.sql_databases import migrated_postgres_schema
@@ -104,3 +109,4 @@ def test_five_replicas_on_postgresql_keep_to_ncbis_rate_together(
     granted = audited_starts(database)  # each replica's einfo and any start taken again too
     assert len(granted) >= 5 * (each + 1)
     assert most_in_span(granted, WINDOW_S + MARGIN_S - SQL_ROUNDING_S) <= limit
+    assert every_arrival_granted([entry["t"] for entry in log], granted)

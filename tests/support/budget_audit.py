@@ -16,7 +16,13 @@ import psycopg
 
 from biomcp.adapters.entrez.budget_sql import libpq_url
 
-__all__ = ["AUDITED_FILE_LOG", "SQL_ROUNDING_S", "audited_starts", "install_budget_audit"]
+__all__ = [
+    "AUDITED_FILE_LOG",
+    "SQL_ROUNDING_S",
+    "audited_starts",
+    "every_arrival_granted",
+    "install_budget_audit",
+]
 
 _AUDIT = """
 CREATE TABLE IF NOT EXISTS budget_audit (identity text, started_at timestamptz);
@@ -51,6 +57,16 @@ def audited_starts(url: str, identity: str | None = None) -> list[float]:
         else:
             rows = conn.execute(query + " WHERE identity = %s", (identity,)).fetchall()
     return [float(value) for (value,) in rows]
+
+
+def every_arrival_granted(arrivals: list[float], granted: list[float]) -> bool:
+    """Whether the k-th arrival at the fake follows at least k granted starts, both in wall-clock
+    seconds of this machine: no request reached it without its turn."""
+    ordered = sorted(granted)
+    return all(
+        sum(1 for start in ordered if start <= arrived) >= k
+        for k, arrived in enumerate(sorted(arrivals), start=1)
+    )
 
 
 AUDITED_FILE_LOG = """
