@@ -25,6 +25,7 @@ from biomcp.entrypoints.cli.main import app
 from biomcp.entrypoints.settings import Settings
 from biomcp.eval.beir import beir_pmids
 from biomcp.testing.eutils import FakeCorpus, FakeEutilsServer
+from tests.support.services import weaviate_url
 
 pytestmark = pytest.mark.integration
 
@@ -131,6 +132,62 @@ def test_eval_beir_measures_the_sentence_arm_against_its_ablation_in_one_run(
     # the ten queries besides.
     chunks = report["index"]["chunks"]
     assert report["embedding_cache"]["misses"] == 3 * chunks + 10
+
+
+@pytest.fixture(scope="module")
+def test_weaviate() -> tuple[str, str]:
+    """The test Weaviate's HTTP URL and gRPC port, read before `isolated` clears the
+    environment."""
+    import os
+
+    return weaviate_url(), os.environ.get("BIOMCP_TEST_WEAVIATE_GRPC_PORT", "50051")
+
+
+def test_eval_beir_in_weaviate_ranks_as_the_embedded_store_and_drops_its_collection(
+    test_weaviate: tuple[str, str], isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import weaviate
+
+    url, grpc = test_weaviate
+    monkeypatch.setenv("WEAVIATE_URL", url)
+    monkeypatch.setenv("WEAVIATE_GRPC_PORT", grpc)
+    args = ["eval", "beir", "--data", str(BEIR_TINY), "--split", "test", "--json", "--per-query"]
+    args += ["--mode", "bm25", "--mode", "vector", "--mode", "hybrid+rerank"]
+
+    embedded = invoke(*args)
+    weaviate_run = invoke(*args, "--store", "weaviate")
+
+    assert (embedded["store"], weaviate_run["store"]) == ("embedded", "weaviate")
+    assert weaviate_run["index"]["chunks"] == embedded["index"]["chunks"] == 12
+    assert weaviate_run["embedding_cache"]["misses"] == 0  # the same vectors
+    for ours, theirs in zip(embedded["modes"], weaviate_run["modes"], strict=True):
+        assert ours["mode"] == theirs["mode"]
+        for query, metrics in ours["per_query"].items():
+            assert theirs["per_query"][query] == pytest.approx(metrics, abs=1e-6), (
+                ours["mode"],
+                query,
+            )
+    host = url.split("//", 1)[1].split(":")[0]
+    port = int(url.rsplit(":", 1)[1])
+    client = weaviate.connect_to_local(host=host, port=port, grpc_port=int(grpc))
+    try:
+        left = [
+            name for name in client.collections.list_all(simple=True) if "beireval" in name.lower()
+        ]
+    finally:
+        client.close()
+    assert left == []
+
+
+def test_eval_beir_keeps_an_index_only_in_the_embedded_store(isolated: Path) -> None:
+    for extra in (
+        ["--store", "weaviate", "--keep-index", str(isolated / "kept")],
+        ["--store", "x"],
+    ):
+        result = CliRunner().invoke(app, ["eval", "beir", "--data", str(BEIR_TINY), *extra])
+        assert result.exit_code == 2, result.output
+        assert "store" in result.stderr
+    assert not (isolated / "kept").exists()
 
 
 def test_eval_beir_refuses_a_folder_without_the_split(isolated: Path) -> None:

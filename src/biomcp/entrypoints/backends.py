@@ -8,6 +8,7 @@ database or model. `services.Services` calls these and closes what it built.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,15 +220,28 @@ def build_backup(settings: Settings) -> StoreBackup:
 
 
 class EvaluationIndex:
-    """What `biomcp eval beir` indexes into: a throwaway embedded store in `root` and the
-    configured embedder (never the corpus's embedding cache), behind a persistent cache at
-    `cache_path` when one is given, so a second run embeds nothing."""
+    """What `biomcp eval beir` indexes into, with the configured embedder (never the corpus's
+    embedding cache), behind a persistent cache at `cache_path` when one is given, so a second
+    run embeds nothing.
 
-    def __init__(self, settings: Settings, root: Path, cache_path: Path | None) -> None:
+    The store is a throwaway embedded one in `root`, or with `store="weaviate"` a collection of
+    its own in the configured Weaviate, dropped on close. Each store is then measured on the
+    same chunks and vectors."""
+
+    def __init__(
+        self, settings: Settings, root: Path, cache_path: Path | None, *, store: str = "embedded"
+    ) -> None:
         from biomcp.adapters.embeddings import CachingEmbedder
         from biomcp.adapters.vectors import EmbeddedVectorStore
 
-        self.vectors: VectorStore = EmbeddedVectorStore(root / "vectors")
+        self.store = store
+        if store == "weaviate":
+            weaviate = settings.model_copy(update={"biomcp_vector_backend": "weaviate"})
+            self.vectors: VectorStore = build_vectors(weaviate)
+            self.collection = f"BeirEval{uuid.uuid4().hex[:12]}"
+        else:
+            self.vectors = EmbeddedVectorStore(root / "vectors")
+            self.collection = "BeirEval"
         self._model = build_embedder(settings)
         self._cache: CachingEmbedder | None = (
             CachingEmbedder(self._model, cache_path) if cache_path is not None else None
@@ -242,9 +256,14 @@ class EvaluationIndex:
         return {"hits": self._cache.hits, "misses": self._cache.misses}
 
     async def aclose(self) -> None:
-        """Close the store, the cache's file and the model, each once."""
+        """Drop a Weaviate collection of its own, then close the store, the cache's file and
+        the model, each once."""
         try:
-            await self.vectors.aclose()
+            try:
+                if self.store == "weaviate":
+                    await self.vectors.drop_collection(self.collection)
+            finally:
+                await self.vectors.aclose()
         finally:
             try:
                 if self._cache is not None:

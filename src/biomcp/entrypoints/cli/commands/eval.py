@@ -3,7 +3,9 @@
 * `eval beir` indexes a BEIR data set into a throwaway embedded store (a temporary folder,
   removed afterwards unless `--keep-index`) with the configured embedder behind a persistent
   embedding cache (`--cache`, default `$BIOMCP_DATA_DIR/eval/embeddings.sqlite3`), so a second
-  run embeds nothing; then it scores each search mode (`biomcp.eval.beir`).
+  run embeds nothing; then it scores each search mode (`biomcp.eval.beir`). With
+  `--store weaviate` the index is a collection of its own in the configured Weaviate instead,
+  dropped afterwards: a team's deployment measured on the same chunks and vectors.
 * `eval pubmedqa` does the same with PubMedQA's questions, each searching for its own abstract
   among all PQA-L abstracts and a BEIR corpus as distractors (`biomcp.eval.pubmedqa`).
 * `eval gold` asks the questions of a gold JSONL file of the configured corpus (sync first).
@@ -113,6 +115,13 @@ KeepIndexOption = Annotated[
     typer.Option("--keep-index", help="Build the index in this folder and keep it."),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Embed everything, keep nothing.")]
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        help="embedded (a throwaway store) or weaviate (a throwaway collection in WEAVIATE_URL).",
+    ),
+]
 DepthOption = Annotated[int, typer.Option("--depth", min=1, help="Chunks ranked per query.")]
 PerQueryOption = Annotated[
     bool, typer.Option("--per-query", help="Keep every query's metrics in the JSON.")
@@ -172,6 +181,7 @@ def beir(
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     keep_index: KeepIndexOption = None,
+    store: StoreOption = "embedded",
     out: OutOption = None,
     plot: PlotOption = False,
     per_query: PerQueryOption = False,
@@ -184,7 +194,7 @@ def beir(
 
     settings = cli_settings(json_output)
     say = _say(quiet or json_output)
-    chosen = _beir_fusion(settings, fusion, title, keep_index, json_output=json_output)
+    chosen = _beir_fusion(settings, fusion, title, keep_index, store, json_output=json_output)
     cache_path = _cache_path(settings, cache, no_cache)
 
     async def work(services: Services) -> dict[str, Any]:
@@ -195,10 +205,11 @@ def beir(
             fusion=chosen,
         )
 
-        def evaluation(vectors: VectorStore, embedder: Embedder) -> BeirEvaluation:
+        def evaluation(vectors: VectorStore, embedder: Embedder, collection: str) -> BeirEvaluation:
             return BeirEvaluation(
                 vectors,
                 embedder,
+                collection=collection,
                 chunking=budget_chunking(chunk_tokens) if chunk_tokens else None,
                 title_every_chunk=title == "every",
                 search=services.search.config,
@@ -206,9 +217,10 @@ def beir(
             )
 
         report, cache_stats = await _evaluate(
-            settings, keep_index, cache_path, evaluation, dataset, modes, say
+            settings, keep_index, cache_path, evaluation, dataset, modes, say, store=store
         )
         payload = report.as_dict(per_query=per_query)
+        payload["store"] = store
         if cache_stats is not None:
             payload["embedding_cache"] = {"path": str(cache_path), **cache_stats}
         return payload
@@ -227,23 +239,26 @@ async def _evaluate(
     settings: Settings,
     keep_index: Path | None,
     cache_path: Path | None,
-    evaluation: Callable[[VectorStore, Embedder], BeirEvaluation],
+    evaluation: Callable[[VectorStore, Embedder, str], BeirEvaluation],
     dataset: BeirDataset,
     modes: list[Mode],
     say: Callable[[str], None],
+    *,
+    store: str = "embedded",
 ) -> tuple[BeirReport, dict[str, int] | None]:
-    """Run `evaluation` over a throwaway index (kept in `keep_index` when given); returns the
-    report and the embedding cache's hits and misses."""
+    """Run `evaluation` over a throwaway index in `store` (an embedded one kept in
+    `keep_index` when given); returns the report and the embedding cache's hits and misses."""
     from biomcp.entrypoints.backends import EvaluationIndex
 
     with tempfile.TemporaryDirectory(prefix="biomcp-eval-") as scratch:
-        index = EvaluationIndex(settings, keep_index or Path(scratch), cache_path)
+        index = EvaluationIndex(settings, keep_index or Path(scratch), cache_path, store=store)
         try:
             say(
                 f"{dataset.name}/{dataset.split}: {len(dataset.documents)} documents, "
-                f"{len(dataset.queries)} queries; embedder {index.embedder.model_id}"
+                f"{len(dataset.queries)} queries; embedder {index.embedder.model_id}; "
+                f"store {store}"
             )
-            report = await evaluation(index.vectors, index.embedder).run(
+            report = await evaluation(index.vectors, index.embedder, index.collection).run(
                 dataset, modes, progress=say
             )
         finally:
@@ -256,6 +271,7 @@ def _beir_fusion(
     fusion: str | None,
     title: str,
     keep_index: Path | None,
+    store: str = "embedded",
     *,
     json_output: bool,
 ) -> Fusion:
@@ -274,6 +290,18 @@ def _beir_fusion(
     if title not in ("every", "first"):
         raise fail(
             InvalidRequestError(f"unknown --title {title!r}: use every or first"),
+            settings,
+            json_output,
+        )
+    if store not in ("embedded", "weaviate"):
+        raise fail(
+            InvalidRequestError(f"unknown --store {store!r}: use embedded or weaviate"),
+            settings,
+            json_output,
+        )
+    if store == "weaviate" and keep_index is not None:
+        raise fail(
+            InvalidRequestError("--keep-index keeps an embedded store: drop it with --store"),
             settings,
             json_output,
         )
@@ -328,6 +356,7 @@ def pubmedqa(
     embeddings: EmbeddingsOption = None,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
+    store: StoreOption = "embedded",
     out: OutOption = None,
     plot: PlotOption = False,
     per_query: PerQueryOption = False,
@@ -341,7 +370,7 @@ def pubmedqa(
 
     settings = _with_embedder(cli_settings(json_output), embeddings, json_output=json_output)
     say = _say(quiet or json_output)
-    chosen = _beir_fusion(settings, fusion, "every", None, json_output=json_output)
+    chosen = _beir_fusion(settings, fusion, "every", None, store, json_output=json_output)
     cache_path = _cache_path(settings, cache, no_cache)
 
     async def work(services: Services) -> dict[str, Any]:
@@ -354,15 +383,21 @@ def pubmedqa(
             fusion=chosen,
         )
 
-        def evaluation(vectors: VectorStore, embedder: Embedder) -> BeirEvaluation:
+        def evaluation(vectors: VectorStore, embedder: Embedder, collection: str) -> BeirEvaluation:
             return BeirEvaluation(
-                vectors, embedder, search=services.search.config, depth=depth, recall_at=RECALL_AT
+                vectors,
+                embedder,
+                collection=collection,
+                search=services.search.config,
+                depth=depth,
+                recall_at=RECALL_AT,
             )
 
         report, cache_stats = await _evaluate(
-            settings, None, cache_path, evaluation, dataset, modes, say
+            settings, None, cache_path, evaluation, dataset, modes, say, store=store
         )
         payload = pubmedqa_payload(report, dataset, per_query=per_query)
+        payload["store"] = store
         if cache_stats is not None:
             payload["embedding_cache"] = {"path": str(cache_path), **cache_stats}
         return payload
