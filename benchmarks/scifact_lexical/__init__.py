@@ -19,13 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biomcp.adapters.vectors.lexical_analysis import (
-    ENGLISH_STOPWORDS,
-    analyzer,
-    index_terms,
-    words,
-)
-from biomcp.adapters.vectors.lexical_spelling import fold_spellings
+from biomcp.adapters.vectors.lexical_analysis import ENGLISH_STOPWORDS, index_terms, query_terms
 from biomcp.domain.chunking import chunk_record, chunking_for_window
 from biomcp.eval.beir import BeirDataset, beir_pmids, beir_record
 
@@ -36,19 +30,11 @@ WINDOW_TOKENS = 256
 class Analyzer:
     """The store's tokens: `index` for stored text, `query` for a query (stopwords dropped)."""
 
-    def __init__(self) -> None:
-        self._words = words()
-        self._stem = analyzer()
-
     def index(self, text: str) -> list[str]:
         return index_terms(text)
 
     def query(self, text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> Counter[str]:
-        terms: Counter[str] = Counter()
-        for word in self._words.analyze(fold_spellings(text)):
-            if word not in stopwords:
-                terms.update(self._stem.analyze(word))
-        return terms
+        return query_terms(text, stopwords)
 
 
 @dataclass(frozen=True, slots=True)

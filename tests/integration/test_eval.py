@@ -179,7 +179,7 @@ def test_eval_beir_in_weaviate_ranks_as_the_embedded_store_and_drops_its_collect
     assert left == []
 
 
-def test_eval_beir_keeps_an_index_only_in_the_embedded_store(isolated: Path) -> None:
+def test_eval_beir_refuses_an_unknown_store_and_a_kept_index_in_weaviate(isolated: Path) -> None:
     for extra in (
         ["--store", "weaviate", "--keep-index", str(isolated / "kept")],
         ["--store", "x"],

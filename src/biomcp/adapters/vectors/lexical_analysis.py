@@ -37,7 +37,6 @@ __all__ = [
     "analyzer",
     "index_terms",
     "query_terms",
-    "words",
 ]
 
 ENGLISH_STOPWORDS = frozenset(
@@ -52,7 +51,7 @@ ANALYZER = "greek+british+word+en_stem.v3"
 
 
 @functools.cache
-def words() -> tantivy.TextAnalyzer:
+def _words() -> tantivy.TextAnalyzer:
     """Weaviate's `word` tokenization: letter-and-digit runs, lower-cased."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -83,11 +82,11 @@ def index_terms(text: str) -> list[str]:
     return list(_shared().analyze(fold_spellings(text)))
 
 
-def query_terms(text: str) -> Counter[str]:
-    """The terms of a query and how often each appears (stopwords dropped as words)."""
+def query_terms(text: str, stopwords: frozenset[str] = ENGLISH_STOPWORDS) -> Counter[str]:
+    """The terms of a query and how often each appears (`stopwords` dropped as words)."""
     stem = _shared()
     terms: Counter[str] = Counter()
-    for word in words().analyze(fold_spellings(text)):
-        if word not in ENGLISH_STOPWORDS:
+    for word in _words().analyze(fold_spellings(text)):
+        if word not in stopwords:
             terms.update(stem.analyze(word))
     return terms
