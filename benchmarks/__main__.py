@@ -42,6 +42,7 @@ from benchmarks import (
     sync,
     vectors,
     weaviate_cluster,
+    weaviate_search,
 )
 from benchmarks.machine import describe, loadavg
 
@@ -63,6 +64,7 @@ BENCHMARKS: dict[str, ModuleType] = {
     "maintenance": maintenance,
     "readyz": readyz,
     "weaviate_cluster": weaviate_cluster,
+    "weaviate_search": weaviate_search,
     "replicas": replicas,
     "gold_answer": gold_answer,
     "fulltext_sync": fulltext_sync,

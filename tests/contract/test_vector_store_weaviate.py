@@ -7,15 +7,24 @@ import json
 import logging
 import os
 import uuid
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import weaviate
 import weaviate.classes as wvc
 
-from biomcp.adapters.vectors.weaviate_objects import VECTOR, class_name
+from biomcp.adapters.vectors import weaviate_store
+from biomcp.adapters.vectors.lexical_analysis import index_terms
+from biomcp.adapters.vectors.weaviate_objects import (
+    TERMS,
+    VECTOR,
+    class_name,
+    properties_of,
+    schema_properties,
+)
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
-from biomcp.ports.vectors import VectorStore
+from biomcp.ports.vectors import ChunkRecord, VectorStore
 from biomcp.usecases.ranking import hybrid_search
 from tests.contract.vector_contract import StoreFactory, VectorStoreContract, chunk, unit_vector
 from tests.support.services import weaviate_url
@@ -50,60 +59,124 @@ def test_collection_names_become_valid_weaviate_class_names(name: str, expected:
     assert class_name(name) == expected
 
 
-def test_a_collection_made_before_keyword_terms_is_searched_by_its_words_until_rebuilt(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """An older bio-mcp made the class with `text` only and no analyzer in its manifest. Its
-    keyword search keeps matching words as written (and says so) until the class is rebuilt."""
-    name = f"Older{uuid.uuid4().hex[:8]}"
+def _raw_client() -> Any:
     url = urlsplit(weaviate_url())
-    client = weaviate.connect_to_custom(
+    return weaviate.connect_to_custom(
         http_host=url.hostname or "127.0.0.1", http_port=url.port or 8080, http_secure=False,
         grpc_host=url.hostname or "127.0.0.1", grpc_port=_grpc_port(), grpc_secure=False,
     )  # fmt: skip
+
+
+def _older_class(name: str, corpus: list[ChunkRecord]) -> None:
+    """The class an older bio-mcp made and filled: no `terms` property, no analyzer named."""
+    client = _raw_client()
     try:
-        client.collections.create(
+        handle = client.collections.create(
             name,
             description=json.dumps({"model_id": "m", "dim": 8, "collection": name}),
             vector_config=wvc.config.Configure.Vectors.self_provided(name=VECTOR),
-            properties=[
-                wvc.config.Property(
-                    name="text",
-                    data_type=wvc.config.DataType.TEXT,
-                    tokenization=wvc.config.Tokenization.WORD,
-                )
-            ],
+            properties=[p for p in schema_properties() if p.name != TERMS],
         )
+        for record in corpus:
+            properties = {k: v for k, v in properties_of(record).items() if k != TERMS}
+            handle.data.insert(properties, uuid=record.uuid, vector={VECTOR: record.vector})
     finally:
         client.close()
+
+
+def test_a_collection_made_before_keyword_terms_gets_them_at_its_next_write(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An older class is searched by its words as written (and says so). The first write that
+    opens it derives each chunk's terms from its stored text: nothing is re-embedded, and a
+    later write finds nothing left to do."""
+    name = f"Older{uuid.uuid4().hex[:8]}"
     corpus = [
         chunk("tumor", "0", "Tumor growth slowed", unit_vector(8, seed=1)),
         chunk("other", "0", "Walking lowered blood pressure", unit_vector(8, seed=2)),
+        chunk("third", "0", "Randomised tumours in mice", unit_vector(8, seed=3)),
     ]
+    _older_class(name, corpus)
 
     async def found(store: WeaviateVectorStore, query: str) -> set[str]:
         return {h.doc_id for h in await hybrid_search(store, name, query, None, limit=10)}
 
-    async def scenario() -> tuple[set[str], set[str], set[str]]:
+    async def scenario() -> dict[str, Any]:
+        older, writer, later = (
+            WeaviateVectorStore(weaviate_url(), grpc_port=_grpc_port()) for _ in range(3)
+        )
+        try:
+            seen: dict[str, Any] = {}
+            seen["before"] = await found(older, "tumour"), await found(older, "Tumor")
+            seen["problems_before"] = (await older.verify(name)).problems
+            with caplog.at_level(logging.INFO, logger="biomcp.vectors"):
+                await writer.ensure_schema(name, dim=8, model_id="m")
+                seen["after"] = await found(writer, "tumour"), await found(writer, "randomized")
+                seen["problems_after"] = (await writer.verify(name)).problems
+                await later.ensure_schema(name, dim=8, model_id="m")
+            stored = await later.fetch_chunks(name, [c.uuid for c in corpus])
+            seen["vectors"] = {r.uuid: r.vector for r in stored}
+            return seen
+        finally:
+            await writer.drop_collection(name)
+            for store in (older, writer, later):
+                await store.aclose()
+
+    seen = asyncio.run(scenario())
+    assert seen["before"] == (set(), {"tumor"})
+    (problem,) = seen["problems_before"]
+    assert "before keyword terms" in problem
+    assert seen["after"] == ({"tumor", "third"}, {"third"})
+    assert seen["problems_after"] == ()
+    for record in corpus:
+        assert seen["vectors"][record.uuid] == pytest.approx(record.vector, abs=1e-6)
+    derived = [r.getMessage() for r in caplog.records if "derived again" in r.getMessage()]
+    assert len(derived) == 1  # the later writer found the manifest up to date
+    assert "for 3 chunks" in derived[0]
+
+
+def test_a_terms_walk_resumes_and_never_writes_back_a_chunk_deleted_meanwhile(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk that already has today's terms (a walk stopped after it) is not patched again.
+    A chunk deleted after the walk read its page is not written back."""
+    name = f"Older{uuid.uuid4().hex[:8]}"
+    corpus = [
+        chunk(f"doc{i}", "0", f"Tumour number {i} grew", unit_vector(8, seed=i)) for i in range(5)
+    ]
+    _older_class(name, corpus)
+    client = _raw_client()
+    handle = client.collections.use(name)
+    handle.config.add_property(next(p for p in schema_properties() if p.name == TERMS))
+    handle.data.update(uuid=corpus[0].uuid, properties=properties_of(corpus[0]))
+    derive = index_terms
+    calls: list[str] = []
+
+    def deleting_on_first_call(text: str) -> list[str]:
+        if not calls:  # the walk has read its page: another writer deletes a chunk now
+            handle.data.delete_by_id(corpus[1].uuid)
+        calls.append(text)
+        return derive(text)
+
+    monkeypatch.setattr(weaviate_store, "index_terms", deleting_on_first_call)
+
+    async def scenario() -> tuple[int, set[str]]:
         store = WeaviateVectorStore(weaviate_url(), grpc_port=_grpc_port())
         try:
-            with caplog.at_level(logging.WARNING, logger="biomcp.vectors"):
+            with caplog.at_level(logging.INFO, logger="biomcp.vectors"):
                 await store.ensure_schema(name, dim=8, model_id="m")
-                assert (await store.upsert_chunks(name, corpus)).errors == ()
-                words = await found(store, "tumour"), await found(store, "Tumor")
-            (problem,) = (await store.verify(name)).problems
-            assert "before keyword terms" in problem
-            await store.drop_collection(name)  # what `biomcp index rebuild --reset` does
-            await store.ensure_schema(name, dim=8, model_id="m")
-            assert (await store.upsert_chunks(name, corpus)).errors == ()
-            assert (await store.verify(name)).problems == ()
-            return *words, await found(store, "tumour")
+            hits = await hybrid_search(store, name, "tumor", None, limit=10)
+            return await store.count(name), {h.doc_id for h in hits}
         finally:
             await store.drop_collection(name)
             await store.aclose()
 
-    british_before, as_written, british_after = asyncio.run(scenario())
-    assert (british_before, as_written, british_after) == (set(), {"tumor"}, {"tumor"})
-    warnings = [r.getMessage() for r in caplog.records if "before keyword terms" in r.getMessage()]
-    assert len(warnings) == 1
-    assert "rebuild" in warnings[0]
+    try:
+        count, found = asyncio.run(scenario())
+    finally:
+        client.close()
+    assert len(calls) == 5  # the walk read every chunk, the deleted one included
+    assert count == 4
+    assert found == {"doc0", "doc2", "doc3", "doc4"}
+    (derived,) = [r.getMessage() for r in caplog.records if "derived again" in r.getMessage()]
+    assert "for 3 chunks" in derived  # not doc0 (already done), not doc1 (deleted)

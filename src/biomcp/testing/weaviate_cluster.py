@@ -163,6 +163,8 @@ class WeaviateCluster:
             "DEFAULT_VECTORIZER_MODULE": "none",
             "API_BASED_MODULES_DISABLED": "true",
             "DISABLE_TELEMETRY": "true",
+            # As deploy/compose does: recent writes reach a segment, where BM25 is fast, soon.
+            "PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS": "10",
             "CLUSTER_HOSTNAME": node.name,
             "CLUSTER_IN_LOCALHOST": "true",
             "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",

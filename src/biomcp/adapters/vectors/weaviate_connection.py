@@ -190,12 +190,13 @@ class _PooledStore(Protocol):
     def _forget(self) -> bool: ...
 
 
-#: Port methods that write (bounded as writes), and those whose cost grows with the collection
-#: (left to the client's own timeouts).
+#: Port methods that write (bounded as writes), and those whose cost can grow with the
+#: collection (left to the client's own timeouts, per request). `ensure_schema` walks an older
+#: collection once to derive its keyword terms.
 WRITES = frozenset(
     {"ensure_schema", "upsert_chunks", "delete_chunks", "delete_documents", "drop_collection"}
 )
-UNBOUNDED = frozenset({"stats", "verify"})
+UNBOUNDED = frozenset({"ensure_schema", "stats", "verify"})
 
 
 S = TypeVar("S", bound=_PooledStore)

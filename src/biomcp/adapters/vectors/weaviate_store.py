@@ -14,7 +14,8 @@
   terms (`lexical_analysis.py`), with k1 = 1.2, b = 0.75 and no stopword list of Weaviate's
   own (the query's terms are already without stopwords). A collection made before `terms`
   is searched on `text`, split into lower-cased words, and says so once per process: its
-  manifest names no analyzer (`weaviate_objects.keyword_query`).
+  manifest names no analyzer (`weaviate_objects.keyword_query`). The first `ensure_schema`
+  of a write derives its terms in place from the stored text and names today's analyzer.
 * Connection is lazy (first call). Every exception the client lets out of a port method
   becomes the port's error in one place (`weaviate_connection.failing_over_port`).
 * Several nodes (`weaviate_cluster.py`): a call whose node fails is repeated on the next node
@@ -37,8 +38,9 @@ import numpy as np
 import weaviate.classes as wvc
 from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.exceptions import UnexpectedStatusCodeError
 
-from biomcp.adapters.vectors.lexical_analysis import ANALYZER
+from biomcp.adapters.vectors.lexical_analysis import ANALYZER, index_terms
 from biomcp.adapters.vectors.sentence_blobs import best_cosines, encode
 from biomcp.adapters.vectors.weaviate_cluster import (
     Completeness,
@@ -51,6 +53,7 @@ from biomcp.adapters.vectors.weaviate_objects import (
     FACETS,
     PROPERTIES,
     SENTENCES,
+    TERMS,
     VECTOR,
     class_name,
     cosine,
@@ -90,6 +93,8 @@ __all__ = ["WeaviateVectorStore"]
 _DELETE_DOCS = 200
 #: Objects per page when `stats` walks a collection.
 _PAGE = 5_000
+#: Chunks patched concurrently when their keyword terms are derived again.
+_PATCHES = 16
 _log = logging.getLogger("biomcp.vectors")
 
 
@@ -193,8 +198,8 @@ class WeaviateVectorStore:
         if known != ANALYZER and collection not in self._analyzers:
             _log.warning(
                 "collection %r was indexed %s: its keyword search matches words as written, "
-                "without stemming or spelling variants, until it is rebuilt "
-                "(the corpus: biomcp index rebuild --reset)",
+                "without stemming or spelling variants, until the next write to it (a sync, "
+                "store_chunks) derives its terms again from the stored text",
                 collection,
                 "before keyword terms" if known is None else f"by the analyzer {known}",
             )
@@ -231,6 +236,8 @@ class WeaviateVectorStore:
                 await self._apply_replication(handle, config, collection)
                 self._dims[collection] = dim
                 self._known.add(name)
+                if manifest.get("analyzer") != ANALYZER:
+                    await self._refresh_terms(collection, manifest)
                 return
             if not allow_model_change:
                 stored = f"{manifest.get('model_id')} ({manifest.get('dim')}-d)"
@@ -261,6 +268,42 @@ class WeaviateVectorStore:
         self._factors[collection] = policy.factor
         self._analyzers[collection] = ANALYZER
         self._known.add(name)
+
+    async def _refresh_terms(self, collection: str, manifest: dict[str, Any]) -> None:
+        """Give every chunk of a collection indexed before today's analyzer its keyword terms,
+        derived from its stored text, then name the analyzer in the manifest.
+
+        Each chunk is patched, never re-inserted, so a chunk deleted meanwhile stays deleted.
+        A chunk whose terms are already today's is skipped: a walk cut short resumes cheaply.
+        Nothing is re-embedded.
+        """
+        handle = await self._collection(collection, write=True)
+        patched = 0
+
+        async def patch(uuid: Any, terms: str) -> int:
+            try:
+                await handle.data.update(uuid=uuid, properties={TERMS: terms})
+            except UnexpectedStatusCodeError as exc:
+                if exc.status_code != 404:
+                    raise
+                return 0  # deleted since the page was read
+            return 1
+
+        pending: list[tuple[Any, str]] = []
+        async for obj in handle.iterator(return_properties=["text", TERMS], cache_size=_PAGE):
+            terms = " ".join(index_terms(str(obj.properties.get("text") or "")))
+            if obj.properties.get(TERMS) != terms:
+                pending.append((obj.uuid, terms))
+            if len(pending) >= _PATCHES:
+                patched += sum(await asyncio.gather(*(patch(u, t) for u, t in pending)))
+                pending.clear()
+        patched += sum(await asyncio.gather(*(patch(u, t) for u, t in pending)))
+        await handle.config.update(description=json.dumps({**manifest, "analyzer": ANALYZER}))
+        self._analyzers[collection] = ANALYZER
+        _log.info(
+            "collection %r: keyword terms derived again for %d chunks (analyzer %s)",
+            collection, patched, ANALYZER,
+        )  # fmt: skip
 
     async def _add_missing_properties(self, handle: Any, config: Any) -> None:
         """A collection made before a property existed (facets) gains it."""
@@ -446,8 +489,8 @@ class WeaviateVectorStore:
         made = "before keyword terms" if analyzer is None else f"by the analyzer {analyzer}"
         return StoreCheck(
             (
-                f"the collection was indexed {made}: keyword search matches words as written; "
-                "rebuild it (the corpus: biomcp index rebuild --reset)",
+                f"the collection was indexed {made}: keyword search matches words as written "
+                "until the next write to it (a sync, store_chunks) derives its terms again",
             )
         )
 
@@ -479,7 +522,8 @@ class WeaviateVectorStore:
         filters: SearchFilters | None = None,
     ) -> Arms:
         """Two server queries, run concurrently: `bm25` on `terms` (its raw score) and
-        `near_vector` on the named vector (cosine = 1 - distance)."""
+        `near_vector` on the named vector (cosine = 1 - distance). Each returns ids and its
+        score only: the properties of a hundred chunks would cost more than the search."""
         handle = await self._whole(collection)
         dim = await self._dim(collection)
         query = None if vector is None else check_unit_vector(vector, dim)
@@ -489,14 +533,13 @@ class WeaviateVectorStore:
             await self._manifest(collection)
         keywords, searched = keyword_query(text, self._analyzers.get(collection))
         where = where_filter(filters)
-        metadata = MetadataQuery(score=True, distance=True)
 
         async def keyword_arm() -> tuple[ArmHit, ...]:
             if keyword_limit <= 0 or not keywords:
                 return ()
             response = await handle.query.bm25(
                 query=keywords, query_properties=[searched], limit=keyword_limit, filters=where,
-                return_metadata=metadata,
+                return_metadata=MetadataQuery(score=True), return_properties=[],
             )  # fmt: skip
             return tuple(
                 ArmHit(str(o.uuid), float(o.metadata.score or 0.0)) for o in response.objects
@@ -507,7 +550,7 @@ class WeaviateVectorStore:
                 return ()
             response = await handle.query.near_vector(
                 near_vector=query, target_vector=VECTOR, limit=vector_limit, filters=where,
-                return_metadata=metadata,
+                return_metadata=MetadataQuery(distance=True), return_properties=[],
             )  # fmt: skip
             # Cosine distance on unit vectors: similarity = 1 - distance.
             return tuple(
