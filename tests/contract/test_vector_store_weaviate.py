@@ -85,11 +85,12 @@ def _older_class(name: str, corpus: list[ChunkRecord]) -> None:
 
 
 def test_a_collection_made_before_keyword_terms_gets_them_at_its_next_write(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An older class is searched by its words as written (and says so). The first write that
     opens it derives each chunk's terms from its stored text: nothing is re-embedded, and a
-    later write finds nothing left to do."""
+    later write finds nothing left to do. A process that read the older manifest searches the
+    terms once it reads the manifest again (`_RECHECK_S` after)."""
     name = f"Older{uuid.uuid4().hex[:8]}"
     corpus = [
         chunk("tumor", "0", "Tumor growth slowed", unit_vector(8, seed=1)),
@@ -114,6 +115,10 @@ def test_a_collection_made_before_keyword_terms_gets_them_at_its_next_write(
                 seen["after"] = await found(writer, "tumour"), await found(writer, "randomized")
                 seen["problems_after"] = (await writer.verify(name)).problems
                 await later.ensure_schema(name, dim=8, model_id="m")
+            monkeypatch.setattr(weaviate_store, "_RECHECK_S", 1e9)
+            seen["older_unread"] = await found(older, "tumour")
+            monkeypatch.setattr(weaviate_store, "_RECHECK_S", 0.0)
+            seen["older_read_again"] = await found(older, "tumour")
             stored = await later.fetch_chunks(name, [c.uuid for c in corpus])
             seen["vectors"] = {r.uuid: r.vector for r in stored}
             return seen
@@ -128,6 +133,7 @@ def test_a_collection_made_before_keyword_terms_gets_them_at_its_next_write(
     assert "before keyword terms" in problem
     assert seen["after"] == ({"tumor", "third"}, {"third"})
     assert seen["problems_after"] == ()
+    assert (seen["older_unread"], seen["older_read_again"]) == (set(), {"tumor", "third"})
     for record in corpus:
         assert seen["vectors"][record.uuid] == pytest.approx(record.vector, abs=1e-6)
     derived = [r.getMessage() for r in caplog.records if "derived again" in r.getMessage()]

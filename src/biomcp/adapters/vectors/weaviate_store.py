@@ -15,7 +15,8 @@
   own (the query's terms are already without stopwords). A collection made before `terms`
   is searched on `text`, split into lower-cased words, and says so once per process: its
   manifest names no analyzer (`weaviate_objects.keyword_query`). The first `ensure_schema`
-  of a write derives its terms in place from the stored text and names today's analyzer.
+  of a write derives its terms in place from the stored text and names today's analyzer;
+  other processes read the manifest again within `_RECHECK_S` and search the terms from then.
 * Connection is lazy (first call). Every exception the client lets out of a port method
   becomes the port's error in one place (`weaviate_connection.failing_over_port`).
 * Several nodes (`weaviate_cluster.py`): a call whose node fails is repeated on the next node
@@ -31,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -95,6 +97,9 @@ _DELETE_DOCS = 200
 _PAGE = 5_000
 #: Chunks patched concurrently when their keyword terms are derived again.
 _PATCHES = 16
+#: Seconds before a collection whose manifest names an older analyzer is read again: a write
+#: in another process may have derived today's terms since.
+_RECHECK_S = 30.0
 _log = logging.getLogger("biomcp.vectors")
 
 
@@ -132,6 +137,8 @@ class WeaviateVectorStore:
         self._factors: dict[str, int] = {}
         #: The analyzer each collection's manifest names (None: made before `terms`).
         self._analyzers: dict[str, str | None] = {}
+        #: When each collection's analyzer was read (`time.monotonic`).
+        self._analyzer_read: dict[str, float] = {}
         self._known: set[str] = set()
         self._completeness = Completeness()
         self.schema_reads = 0
@@ -204,6 +211,16 @@ class WeaviateVectorStore:
                 "before keyword terms" if known is None else f"by the analyzer {known}",
             )
         self._analyzers[collection] = known
+        self._analyzer_read[collection] = time.monotonic()
+
+    def _analyzer_unsure(self, collection: str) -> bool:
+        """Whether to read the manifest before a search: never read, or read naming an older
+        analyzer more than `_RECHECK_S` ago."""
+        if collection not in self._analyzers:
+            return True
+        if self._analyzers[collection] == ANALYZER:
+            return False
+        return time.monotonic() - self._analyzer_read.get(collection, 0.0) >= _RECHECK_S
 
     async def _dim(self, collection: str) -> int:
         if collection not in self._dims:
@@ -478,6 +495,7 @@ class WeaviateVectorStore:
         self._dims.pop(collection, None)
         self._factors.pop(collection, None)
         self._analyzers.pop(collection, None)
+        self._analyzer_read.pop(collection, None)
 
     async def verify(self, collection: str) -> StoreCheck:
         """Weaviate keeps and checks its own files: the collection's existence is ours, and
@@ -529,7 +547,7 @@ class WeaviateVectorStore:
         query = None if vector is None else check_unit_vector(vector, dim)
         if matches_nothing(filters):
             return Arms()
-        if collection not in self._analyzers:
+        if self._analyzer_unsure(collection):
             await self._manifest(collection)
         keywords, searched = keyword_query(text, self._analyzers.get(collection))
         where = where_filter(filters)
