@@ -541,7 +541,7 @@ class WeaviateVectorStore:
     ) -> Arms:
         """Two server queries, run concurrently: `bm25` on `terms` (its raw score) and
         `near_vector` on the named vector (cosine = 1 - distance). Each returns ids and its
-        score only: the properties of a hundred chunks would cost more than the search."""
+        score only: `hits` reads the properties of the few chunks the ranking keeps."""
         handle = await self._whole(collection)
         dim = await self._dim(collection)
         query = None if vector is None else check_unit_vector(vector, dim)
