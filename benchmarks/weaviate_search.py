@@ -32,19 +32,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import weaviate
-import weaviate.classes as wvc
-
 from benchmarks.machine import describe, loadavg
-from biomcp.adapters.vectors.weaviate_objects import (
-    TERMS,
-    VECTOR,
-    properties_of,
-    schema_properties,
-)
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.ports.vectors import ChunkRecord
-from biomcp.testing.weaviate_cluster import WeaviateCluster, find_weaviate_binary
+from biomcp.testing.weaviate_cluster import (
+    FLUSH_DIRTY_AFTER_S,
+    FLUSH_SETTING,
+    Node,
+    WeaviateCluster,
+    find_weaviate_binary,
+)
+from biomcp.testing.weaviate_older import make_older_collection
 from biomcp.usecases.ranking import hybrid_search
 
 DIM = 384
@@ -53,7 +51,6 @@ VOCABULARY = [f"term{i}" for i in range(20_000)]
 #: Zipf weights: the word of rank r is drawn with weight 1/r.
 CUMULATIVE = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(VOCABULARY))))
 CALLS = ("search_arms", "sentence_scores", "hits")
-FLUSH_SETTING = "PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS"
 
 
 def _words(rng: random.Random, count: int) -> str:
@@ -147,38 +144,17 @@ async def _measure(url: str, args: argparse.Namespace, seed: int) -> dict[str, A
     }
 
 
-async def _terms_refresh(url: str, grpc_port: int, chunks: int) -> dict[str, Any]:
+async def _terms_refresh(node: Node, chunks: int) -> dict[str, Any]:
     """Seconds for the first write to derive the keyword terms of a collection an older
     bio-mcp made (no `terms`, no analyzer in its manifest), and that write's chunks/s."""
     rng = random.Random(11)
     name = "BenchOlder"
-    client = weaviate.use_async_with_local(port=int(url.rsplit(":", 1)[1]), grpc_port=grpc_port)
-    await client.connect()
-    try:
-        handle = await client.collections.create(
-            name,
-            description=json.dumps({"model_id": "bench", "dim": DIM, "collection": name}),
-            vector_config=wvc.config.Configure.Vectors.self_provided(name=VECTOR),
-            properties=[p for p in schema_properties() if p.name != TERMS],
-        )
-        for first in range(0, chunks, 500):
-            records = [_chunk(i, rng) for i in range(first, min(first + 500, chunks))]
-            await handle.data.insert_many(
-                [
-                    wvc.data.DataObject(
-                        uuid=r.uuid,
-                        properties={k: v for k, v in properties_of(r).items() if k != TERMS},
-                        vector={VECTOR: r.vector},
-                    )
-                    for r in records
-                ]
-            )
-    finally:
-        await client.close()
-    store = WeaviateVectorStore(f"{url}?grpc_port={grpc_port}")
+    records = [_chunk(i, rng) for i in range(chunks)]
+    make_older_collection("127.0.0.1", node.http_port, node.grpc_port, name, DIM, records)
+    store = WeaviateVectorStore(f"{node.url}?grpc_port={node.grpc_port}")
     try:
         began = time.perf_counter()
-        await store.ensure_schema(name, dim=DIM, model_id="bench")
+        await store.ensure_schema(name, dim=DIM, model_id="m")
         seconds = time.perf_counter() - began
         check = await store.verify(name)
     finally:
@@ -197,7 +173,9 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--searches", type=int, default=None, help="200 (quick 50)")
     parser.add_argument("--watch", type=float, default=None, help="seconds: 75 (quick 20)")
     parser.add_argument(
-        "--flush-after", default="60,10", help="memtable flush settings in s (60: Weaviate's own)"
+        "--flush-after",
+        default=f"60,{FLUSH_DIRTY_AFTER_S}",
+        help="memtable flush settings in s (60: Weaviate's own)",
     )
     args = parser.parse_args(argv)
     args.chunks = args.chunks or (1_500 if quick else 6_000)
@@ -220,8 +198,7 @@ def run(quick: bool, argv: list[str]) -> dict[str, Any]:
             label = f"flush_after_{setting}s"
             figures[label] = asyncio.run(_measure(url, args, seed=7))
             if "terms_refresh" not in figures:
-                refresh = _terms_refresh(node.url, node.grpc_port, args.chunks)
-                figures["terms_refresh"] = asyncio.run(refresh)
+                figures["terms_refresh"] = asyncio.run(_terms_refresh(node, args.chunks))
     return {
         "benchmark": "weaviate_search",
         "machine": describe(),

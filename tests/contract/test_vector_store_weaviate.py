@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import uuid
@@ -12,19 +11,18 @@ from urllib.parse import urlsplit
 
 import pytest
 import weaviate
-import weaviate.classes as wvc
 
-from biomcp.adapters.vectors import weaviate_store
+from biomcp.adapters.vectors import weaviate_store, weaviate_terms
 from biomcp.adapters.vectors.lexical_analysis import index_terms
 from biomcp.adapters.vectors.weaviate_objects import (
     TERMS,
-    VECTOR,
     class_name,
     properties_of,
     schema_properties,
 )
 from biomcp.adapters.vectors.weaviate_store import WeaviateVectorStore
 from biomcp.ports.vectors import ChunkRecord, VectorStore
+from biomcp.testing.weaviate_older import make_older_collection
 from biomcp.usecases.ranking import hybrid_search
 from tests.contract.vector_contract import StoreFactory, VectorStoreContract, chunk, unit_vector
 from tests.support.services import weaviate_url
@@ -68,20 +66,9 @@ def _raw_client() -> Any:
 
 
 def _older_class(name: str, corpus: list[ChunkRecord]) -> None:
-    """The class an older bio-mcp made and filled: no `terms` property, no analyzer named."""
-    client = _raw_client()
-    try:
-        handle = client.collections.create(
-            name,
-            description=json.dumps({"model_id": "m", "dim": 8, "collection": name}),
-            vector_config=wvc.config.Configure.Vectors.self_provided(name=VECTOR),
-            properties=[p for p in schema_properties() if p.name != TERMS],
-        )
-        for record in corpus:
-            properties = {k: v for k, v in properties_of(record).items() if k != TERMS}
-            handle.data.insert(properties, uuid=record.uuid, vector={VECTOR: record.vector})
-    finally:
-        client.close()
+    url = urlsplit(weaviate_url())
+    host, port = url.hostname or "127.0.0.1", url.port or 8080
+    make_older_collection(host, port, _grpc_port(), name, 8, corpus)
 
 
 def test_a_collection_made_before_keyword_terms_gets_them_at_its_next_write(
@@ -164,7 +151,7 @@ def test_a_terms_walk_resumes_and_never_writes_back_a_chunk_deleted_meanwhile(
         calls.append(text)
         return derive(text)
 
-    monkeypatch.setattr(weaviate_store, "index_terms", deleting_on_first_call)
+    monkeypatch.setattr(weaviate_terms, "index_terms", deleting_on_first_call)
 
     async def scenario() -> tuple[int, set[str]]:
         store = WeaviateVectorStore(weaviate_url(), grpc_port=_grpc_port())

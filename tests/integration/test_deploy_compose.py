@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from biomcp.entrypoints.cli.main import app as cli_app
 from biomcp.entrypoints.http.gate import bind_refusal
 from biomcp.entrypoints.settings import Settings, old_names, unknown_variables
+from biomcp.testing.weaviate_cluster import FLUSH_DIRTY_AFTER_S, FLUSH_SETTING
 from tests.conftest import REPO_ROOT
 from tests.support.deploy_tools import (
     compose_schema,
@@ -295,3 +296,12 @@ def test_haproxy_accepts_the_balancer_config(tmp_path: Path) -> None:
     # The replicas' names resolve only inside the compose network.
     warnings = [line for line in output.splitlines() if "[WARNING]" in line]
     assert all("could not resolve address" in line for line in warnings), warnings
+
+
+def test_every_weaviate_the_project_starts_flushes_writes_as_soon() -> None:
+    """The compose nodes, `scripts/services.sh` and the test clusters flush unflushed writes
+    after the same seconds: keyword search over unflushed writes is slow."""
+    flush = {_env(s).get(FLUSH_SETTING) for s in _weaviate_nodes(_compose()).values()}
+    assert flush == {str(FLUSH_DIRTY_AFTER_S)}
+    services = (REPO_ROOT / "scripts" / "services.sh").read_text(encoding="utf-8")
+    assert f"{FLUSH_SETTING}={FLUSH_DIRTY_AFTER_S} " in services

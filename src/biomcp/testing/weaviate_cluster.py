@@ -21,11 +21,21 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Node", "WeaviateCluster", "find_weaviate_binary"]
+__all__ = [
+    "FLUSH_DIRTY_AFTER_S",
+    "FLUSH_SETTING",
+    "Node",
+    "WeaviateCluster",
+    "find_weaviate_binary",
+]
 
 #: Ports per node: HTTP, gRPC, gossip, data, Raft, Raft RPC, profiling.
 _PORTS_PER_NODE = 7
 _VERSION = os.environ.get("BIOMCP_WEAVIATE_VERSION", "v1.35.2")
+#: Weaviate's setting for how soon unflushed writes reach a segment, where BM25 is fast, and
+#: the seconds the compose file and `scripts/services.sh` give it (Weaviate's own is 60).
+FLUSH_SETTING = "PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS"
+FLUSH_DIRTY_AFTER_S = 10
 
 
 def find_weaviate_binary() -> Path:
@@ -163,8 +173,7 @@ class WeaviateCluster:
             "DEFAULT_VECTORIZER_MODULE": "none",
             "API_BASED_MODULES_DISABLED": "true",
             "DISABLE_TELEMETRY": "true",
-            # As deploy/compose does: recent writes reach a segment, where BM25 is fast, soon.
-            "PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS": "10",
+            FLUSH_SETTING: str(FLUSH_DIRTY_AFTER_S),
             "CLUSTER_HOSTNAME": node.name,
             "CLUSTER_IN_LOCALHOST": "true",
             "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",

@@ -15,8 +15,8 @@
   own (the query's terms are already without stopwords). A collection made before `terms`
   is searched on `text`, split into lower-cased words, and says so once per process: its
   manifest names no analyzer (`weaviate_objects.keyword_query`). The first `ensure_schema`
-  of a write derives its terms in place from the stored text and names today's analyzer;
-  other processes read the manifest again within `_RECHECK_S` and search the terms from then.
+  of a write derives its terms in place (`weaviate_terms`) and names today's analyzer.
+  Other processes read the manifest again within `_RECHECK_S` and search the terms from then.
 * Connection is lazy (first call). Every exception the client lets out of a port method
   becomes the port's error in one place (`weaviate_connection.failing_over_port`).
 * Several nodes (`weaviate_cluster.py`): a call whose node fails is repeated on the next node
@@ -40,9 +40,8 @@ import numpy as np
 import weaviate.classes as wvc
 from weaviate.classes.config import ConsistencyLevel
 from weaviate.classes.query import Filter, MetadataQuery
-from weaviate.exceptions import UnexpectedStatusCodeError
 
-from biomcp.adapters.vectors.lexical_analysis import ANALYZER, index_terms
+from biomcp.adapters.vectors.lexical_analysis import ANALYZER
 from biomcp.adapters.vectors.sentence_blobs import best_cosines, encode
 from biomcp.adapters.vectors.weaviate_cluster import (
     Completeness,
@@ -55,7 +54,6 @@ from biomcp.adapters.vectors.weaviate_objects import (
     FACETS,
     PROPERTIES,
     SENTENCES,
-    TERMS,
     VECTOR,
     class_name,
     cosine,
@@ -69,6 +67,7 @@ from biomcp.adapters.vectors.weaviate_objects import (
     sentence_blob,
     where_filter,
 )
+from biomcp.adapters.vectors.weaviate_terms import derive_terms
 from biomcp.ports.vectors import (
     ArmHit,
     Arms,
@@ -95,8 +94,6 @@ __all__ = ["WeaviateVectorStore"]
 _DELETE_DOCS = 200
 #: Objects per page when `stats` walks a collection.
 _PAGE = 5_000
-#: Chunks patched concurrently when their keyword terms are derived again.
-_PATCHES = 16
 #: Seconds before a collection whose manifest names an older analyzer is read again: a write
 #: in another process may have derived today's terms since.
 _RECHECK_S = 30.0
@@ -287,34 +284,10 @@ class WeaviateVectorStore:
         self._known.add(name)
 
     async def _refresh_terms(self, collection: str, manifest: dict[str, Any]) -> None:
-        """Give every chunk of a collection indexed before today's analyzer its keyword terms,
-        derived from its stored text, then name the analyzer in the manifest.
-
-        Each chunk is patched, never re-inserted, so a chunk deleted meanwhile stays deleted.
-        A chunk whose terms are already today's is skipped: a walk cut short resumes cheaply.
-        Nothing is re-embedded.
-        """
+        """Derive the keyword terms of a collection indexed before today's analyzer, in place
+        (`weaviate_terms`), then name the analyzer in its manifest."""
         handle = await self._collection(collection, write=True)
-        patched = 0
-
-        async def patch(uuid: Any, terms: str) -> int:
-            try:
-                await handle.data.update(uuid=uuid, properties={TERMS: terms})
-            except UnexpectedStatusCodeError as exc:
-                if exc.status_code != 404:
-                    raise
-                return 0  # deleted since the page was read
-            return 1
-
-        pending: list[tuple[Any, str]] = []
-        async for obj in handle.iterator(return_properties=["text", TERMS], cache_size=_PAGE):
-            terms = " ".join(index_terms(str(obj.properties.get("text") or "")))
-            if obj.properties.get(TERMS) != terms:
-                pending.append((obj.uuid, terms))
-            if len(pending) >= _PATCHES:
-                patched += sum(await asyncio.gather(*(patch(u, t) for u, t in pending)))
-                pending.clear()
-        patched += sum(await asyncio.gather(*(patch(u, t) for u, t in pending)))
+        patched = await derive_terms(handle)
         await handle.config.update(description=json.dumps({**manifest, "analyzer": ANALYZER}))
         self._analyzers[collection] = ANALYZER
         _log.info(
