@@ -34,6 +34,7 @@ from itertools import accumulate
 from biomcp.domain.errors import InvalidConfigError
 from biomcp.domain.numeric import bracket_pairs, claim_spans, numeric_atoms
 from biomcp.domain.records import Chunk, PubMedRecord
+from biomcp.domain.sections import section_category
 from biomcp.domain.tokens import count_tokens, token_spans
 
 __all__ = [
@@ -61,8 +62,9 @@ class ChunkingConfig:
     """Token budgets (spec 03 section 4: target 250-350, max 450, overlap ~50).
 
     `target_tokens` is the size a split section aims at and the size up to which any section
-    stays whole; sections whose label or NlmCategory is in `intact_sections` stay whole up to
-    `max_tokens`, the hard ceiling that only an indivisible numeric claim may break.
+    stays whole; sections whose label or NLM category is in `intact_sections` stay whole up to
+    `max_tokens` (a record NLM has not categorized yet is read by its label, as `sections` maps
+    it), the hard ceiling that only an indivisible numeric claim may break.
     `title_every_chunk` prefixes the title to every chunk (the default) rather than to the
     record's first chunk only.
     """
@@ -441,7 +443,8 @@ def chunk_record(record: PubMedRecord, config: ChunkingConfig | None = None) -> 
         )
         count = _Counter(text)
         whole = count(0, len(text))
-        names = {section.label, section.category} - {None}
+        category = section_category(section.label, section.category)
+        names = {section.label, section.category, category} - {None}
         keep_whole = whole + count_tokens(first_prefix) <= config.target_tokens or (
             bool(names & config.intact_sections) and whole <= budgets[0]
         )

@@ -214,10 +214,20 @@ def names_itself_narrative(text: str) -> bool:
     return bool(_NARRATIVE_SELF.search(text))
 
 
+# The "Expert Review" journals head a review's scope "AREAS COVERED:". A case report in
+# their format opens that section on its patient ("AREAS COVERED: A 10-year-old girl...").
+_AREAS_COVERED = re.compile(r"(?:^|\n)areas covered:\s*(?P<first>[^.]*)", _I)
+
+
+def _areas_covered(text: str) -> bool:
+    match = _AREAS_COVERED.search(text)
+    return match is not None and not _CASE_SENTENCE.search(match.group("first"))
+
+
 def narrative_review(title: str, text: str) -> bool:
     """True for a review that is not a chart or record review, nor a review of a case series."""
     titled = bool(_REVIEW_TITLE.search(title)) and not _SERIES_TITLE.search(title)
-    said = titled or bool(_REVIEW_TEXT.search(text))
+    said = titled or bool(_REVIEW_TEXT.search(text)) or _areas_covered(text)
     return said and not _RECORD_REVIEW.search(text)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from biomcp.domain.records import PubMedRecord
+from biomcp.domain.sections import section_category
 
 __all__ = [
     "NUMBER_WORDS",
@@ -85,13 +86,24 @@ _NOT_THIS_ALLOCATION = re.compile(
 _CALL_FOR_TRIALS = re.compile(
     r"\b(?:needed|warranted|required|necessary|needs? to be|should be|future|larger|merits?|"
     r"deserves?|encourag\w+|lacking|are planned|is planned|would be (?:useful|valuable|needed)|"
-    r"(?:ought|remains?) to be|await\w*|need for|basis for|justif\w+)\b",
+    r"(?:ought|remains?) to be|await\w*|need for|basis for|justif\w+|upcoming|forthcoming|"
+    r"in preparation for|prior to (?:its |the )?implementation)\b",
     _I,
 )
 # Records split at random into data sets for a prediction model, not people into arms.
 _DATA_SPLIT = re.compile(
     r"\b(?:training|derivation|development|validation|testing|test) (?:sets?|cohorts?|groups?|"
     r"datasets?|samples?)\b",
+    _I,
+)
+# A trial the study compares its own results with: "results were comparable to that of the
+# phase III randomized clinical trial", "consistent with the randomised trials".
+_COMPARED_TRIAL = re.compile(
+    r"\b(?:comparable|similar|consistent|in line|in agreement|in keeping|concordant|compared)"
+    r" (?:to|with) (?:th(?:at|ose) (?:of|in|from|seen in|observed in|reported in) )?"
+    r"(?:the|a|an|previous|prior|earlier|published|pivotal|landmark)\b"
+    r"(?: [\w-]+,?){0,4}? (?:randomi[sz]ed|controlled|clinical|phase [\w/]+)"
+    r"(?: [\w-]+,?){0,3}? (?:trials?|RCTs?)\b",
     _I,
 )
 _MENDELIAN = re.compile(r"\bMendelian randomi[sz]ation\b|\bMR (?:analys[ie]s|study|approach)\b", _I)
@@ -177,7 +189,9 @@ def _randomization_sentences(sentences: list[str]) -> list[str]:
         if not _CALL_FOR_TRIALS.search(s)
         and not _MENDELIAN.search(s)
         and not _DATA_SPLIT.search(s)
-        and _mentions(_RANDOMIZED, _NOT_THIS_ALLOCATION.sub(" ", s), _NOT_ALLOCATION)
+        and _mentions(
+            _RANDOMIZED, _NOT_THIS_ALLOCATION.sub(" ", _COMPARED_TRIAL.sub(" ", s)), _NOT_ALLOCATION
+        )
     ]
 
 
@@ -195,7 +209,7 @@ def states_trial(sentences: list[str]) -> bool:
     for s in sentences:
         if _CALL_FOR_TRIALS.search(s):
             continue
-        own = _NOT_THIS_TRIAL.sub(" ", s)
+        own = _NOT_THIS_TRIAL.sub(" ", _COMPARED_TRIAL.sub(" ", s))
         if _mentions(_CONTROLLED_TRIAL, own, _NEGATED) or _mentions(
             _PLACEBO_GIVEN, _OTHER_PLACEBO_ARMS.sub(" ", own), _NEGATED
         ):
@@ -476,7 +490,18 @@ _NEGATED = re.compile(
     r"(?:\w+\W+){0,2}$",
     _I,
 )
-_BACKGROUND_CATEGORIES = frozenset({"BACKGROUND", "INTRODUCTION", "CONTEXT"})
+# A sentence of a background section that speaks of this study: its aim or design, what the
+# authors did, or a methods heading run into the section ("...unclear. Methods: 52 patients").
+_THIS_STUDY = re.compile(
+    r"\b(?:this|the present|the current|our)(?! (?:previous|prior|earlier|recent)\b) "
+    r"(?:[\w-]+,? ){0,4}?(?:study|trial|analysis|research|investigation|work|paper|survey|"
+    r"experiment|review)\b|"
+    r"\bwe (?:aim|aimed|sought|conducted|performed|carried out|undertook|designed|"
+    r"randomi[sz]ed|enrolled|recruited|assessed|evaluated|investigated|examined|compared|"
+    r"studied|hypothesi[sz]ed|report|describe|present)\b|"
+    r"\b(?:methods?|design|settings? and design|materials and methods|patients and methods)\s*:",
+    _I,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 _CURRICULUM = re.compile(
     r"\bpre-?clinical (?:modules?|years?|students?|curricul\w+|courses?|phase of|training|"
@@ -486,18 +511,21 @@ _CURRICULUM = re.compile(
 
 
 def research_sentences(record: PubMedRecord) -> list[str]:
-    """The sentences of the title and abstract that can describe what this study did:
-    BACKGROUND / INTRODUCTION sections and background sentences ("Animal studies suggest...",
-    "Previous studies have shown...") are left out, and so are curriculum phrases."""
-    texts = [record.title or ""]
+    """The sentences of the title and abstract that can describe what this study did.
+    A background section keeps only the sentences that speak of this study (`_THIS_STUDY`).
+    A section is background when NLM files it so, or, on a record NLM has not categorized
+    yet (UNASSIGNED), when its label names one ("Importance", "Context"). Background
+    sentences elsewhere ("Previous studies have shown...") and curriculum phrases go too."""
+    texts = [(record.title or "", False)]
     for section in record.abstract:
-        category = (section.category or section.label or "").upper()
-        if category in _BACKGROUND_CATEGORIES:
-            continue
-        texts.append(section.text)
+        background = section_category(section.label, section.category) == "BACKGROUND"
+        texts.append((section.text, background))
     sentences: list[str] = []
-    for text in texts:
+    for text, background in texts:
         for sentence in _SENTENCE_END.split(text):
-            if sentence and not _BACKGROUND_SENTENCE.search(sentence):
-                sentences.append(_CURRICULUM.sub(" ", sentence))
+            if not sentence or _BACKGROUND_SENTENCE.search(sentence):
+                continue
+            if background and not _THIS_STUDY.search(sentence):
+                continue
+            sentences.append(_CURRICULUM.sub(" ", sentence))
     return sentences

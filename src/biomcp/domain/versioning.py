@@ -59,8 +59,12 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: section that opens on one patient after its label ("DESCRIPTION: A 10-year-old boy...");
 #: fish as food ("fish consumption", "fish oil") names no species studied; "simulated" makes
 #: computational work only when it names data ("simulated datasets"), not a condition.
+#: v14: a section is background by its label when NLM has not categorized it yet
+#: ("Importance", UNASSIGNED); a background section keeps its sentences about this study ("This
+#: randomized study compared...", "Methods: ..."); a trial the study compares its results with,
+#: or one it prepares, makes no trial; a review headed "AREAS COVERED:" is a narrative review.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v13"
+HASH_SCHEME = "v14"
 
 
 def _canonical(value: Any) -> Any:

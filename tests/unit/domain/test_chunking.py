@@ -128,6 +128,22 @@ def test_results_stay_whole_up_to_the_maximum_while_other_sections_split_at_the_
     assert [c.chunk_id for c in chunks if c.section == "CONCLUSIONS"] == ["s2_0"]
 
 
+@pytest.mark.parametrize(
+    ("label", "category"),
+    [("Results", "UNASSIGNED"), ("Findings", None), ("Conclusions and Relevance", "UNASSIGNED")],
+)
+def test_results_named_by_their_label_alone_stay_whole_as_well(
+    label: str, category: str | None
+) -> None:
+    # A record NLM has not categorized yet: its label says what the section is.
+    config = ChunkingConfig(target_tokens=40, max_tokens=80, overlap_tokens=5)
+    assert 40 < count_tokens(f"{label}: {FILLER}") <= 80
+    record = PubMedRecord(
+        pmid="12345", title=None, abstract=(AbstractSection(FILLER, label, category),)
+    )
+    assert [c.chunk_id for c in chunk_record(record, config)] == ["s0_0"]
+
+
 def test_split_parts_overlap_by_whole_sentences_within_the_budget() -> None:
     config = ChunkingConfig(target_tokens=40, max_tokens=60, overlap_tokens=16)
     record = _record([(None, FILLER * 4)], title=None)

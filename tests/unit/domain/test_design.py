@@ -266,6 +266,92 @@ def test_background_section_is_not_read_for_species() -> None:
     assert classify_design(record).design is D.OBSERVATIONAL
 
 
+@pytest.mark.parametrize("category", ["UNASSIGNED", None])
+def test_a_section_labelled_as_background_is_background_before_nlm_categorizes_it(
+    category: str | None,
+) -> None:
+    # A fresh record carries NlmCategory="UNASSIGNED": its label says what the section is.
+    record = make_record(
+        title="Effectiveness of one vaccine dose",
+        abstract=(
+            AbstractSection(
+                "The vaccine showed high efficacy in a phase III randomized clinical trial.",
+                "Importance",
+                category,
+            ),
+            AbstractSection(
+                "This cohort study used the records of 500 000 members of a health plan.",
+                "Design, Setting, and Participants",
+                category,
+            ),
+        ),
+    )
+    assert classify_design(record).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize(
+    ("background", "expected"),
+    [
+        ("Little is known. This prospective, randomized study compared two laryngoscopes.",
+         D.RCT),
+        ("Little is known. Design and Methods: The study was a randomized control trial.", D.RCT),
+        ("Little is known. This phase II study gave six cycles of chemotherapy.",
+         D.NONRANDOMIZED_TRIAL),
+        ("Randomized trials showed a benefit. Little is known about its use in practice.",
+         D.OTHER),
+    ],
+)  # fmt: skip
+def test_a_background_section_keeps_its_sentences_about_this_study(
+    background: str, expected: StudyDesign
+) -> None:
+    record = make_record(
+        title="Two devices compared",
+        abstract=(
+            AbstractSection(background, "BACKGROUND", "BACKGROUND"),
+            AbstractSection("The success rate was higher with one device.", "RESULTS", "RESULTS"),
+        ),
+    )
+    assert classify_design(record).design is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In this comparative effectiveness study of 500 000 members, results were comparable to "
+        "that of the phase III randomized clinical trial.",
+        "Our cohort of 2,000 patients gave estimates consistent with the pivotal randomised "
+        "controlled trials.",
+        "We interviewed nine physicians prior to implementation of the recommendations in a "
+        "stepped-wedge cluster randomized trial.",
+    ],
+)
+def test_a_trial_the_study_compares_itself_with_or_prepares_makes_no_trial(text: str) -> None:
+    assert design(text=text)[0] not in {D.RCT, D.NONRANDOMIZED_TRIAL}
+
+
+def test_patients_randomized_and_compared_with_placebo_stay_an_rct() -> None:
+    text = "Patients were randomized to the drug, which was compared with placebo."
+    assert design(text=text) == (D.RCT, "rct.text")
+
+
+def test_a_review_headed_areas_covered_is_a_narrative_review() -> None:
+    text = (
+        "INTRODUCTION: Drug X is approved for breast cancer.\n"
+        "AREAS COVERED: The treatment landscape and the clinical trials of drug X.\n"
+        "EXPERT OPINION: Drug X is likely to become a standard of care."
+    )
+    assert design(text=text) == (D.NARRATIVE_REVIEW, "narrative_review.text")
+
+
+def test_a_case_in_the_areas_covered_format_stays_a_case_report() -> None:
+    text = (
+        "INTRODUCTION: Gastric volvulus should be suspected.\n"
+        "AREAS COVERED: A 10-year-old girl was admitted for abdominal pain and vomiting.\n"
+        "EXPERT COMMENTARY: Gastric volvulus is a life-threatening condition."
+    )
+    assert design(text=text)[0] is D.CASE_REPORT
+
+
 def test_chart_review_is_not_a_narrative_review() -> None:
     text = "We performed a chart review of 98 patients admitted with sepsis."
     assert design(text=text)[0] is D.OBSERVATIONAL

@@ -269,6 +269,28 @@ FISH_AS_FOOD = {
     (UPDATE_2021, "34096063"): "one of two formulations fortified with protein and fish oil",
     (BASELINE_1979, "419399"): "mercury levels and the number of fish meals",
 }
+# Fresh records (NlmCategory="UNASSIGNED") whose background is named by its label only, and
+# whose randomized trial is another study the abstract compares itself with.
+LABELLED_BACKGROUND = {
+    (UPDATE_2021, "34097044"): "Importance: ...showed high efficacy in a phase III randomized",
+}
+# A background section's sentences about this study decide its design.
+BACKGROUND_ABOUT_THIS_STUDY = {
+    (UPDATE_2021, "34092070"): (D.RCT, "Design and Methods: The study was a randomized"),
+    (UPDATE_2021, "34088322"): (D.RCT, "In this study, we evaluated ... in patients"),
+    (UPDATE_2021, "33545658"): (D.NONRANDOMIZED_TRIAL, "the results of a phase II study"),
+    (UPDATE_2021, "34022550"): (D.OBSERVATIONAL, "in two independent cohorts"),
+    (UPDATE_2021, "34029970"): (D.OBSERVATIONAL, "trends ... amongst Medicare beneficiaries"),
+    ("pubmedqa", "11500608"): (D.RCT, "This study looks for...STUDY: ...randomized"),
+    ("pubmedqa", "15489384"): (D.SYSTEMATIC_REVIEW, "This paper reports a meta-analysis"),
+}
+# The "Expert Review" journals head a review's scope "AREAS COVERED:".
+AREAS_COVERED = {
+    (UPDATE_2021, "33759669"): (D.NARRATIVE_REVIEW, "Trastuzumab deruxtecan ... and beyond"),
+    (UPDATE_2021, "34047661"): (D.NARRATIVE_REVIEW, "Coenzyme Q10 vesicular formulations"),
+    (UPDATE_2021, "34092173"): (D.NARRATIVE_REVIEW, "Devices ...: Current technology"),
+    (UPDATE_2021, "34097169"): (D.CASE_REPORT, "AREAS COVERED: A 10-year-old girl"),
+}
 _WANTED = {
     key
     for table in (
@@ -278,7 +300,7 @@ _WANTED = {
         STATED_RANDOMIZATION_OVER_MESH,
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
-        FISH_AS_FOOD,
+        FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
     )
     for key in table
 }  # fmt: skip
@@ -419,6 +441,25 @@ def test_real_teaching_vignettes_are_not_case_reports(key: tuple[str, str]) -> N
 @pytest.mark.parametrize("key", sorted(FISH_AS_FOOD))
 def test_real_fish_as_food_makes_no_animal_study(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).design is not D.ANIMAL
+
+
+@pytest.mark.parametrize("key", sorted(LABELLED_BACKGROUND))
+def test_real_background_named_by_its_label_alone_is_background(key: tuple[str, str]) -> None:
+    record = _record(*key)
+    assert any(s.category == "UNASSIGNED" for s in record.abstract)
+    assert classify_design(_text_only(record)).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(BACKGROUND_ABOUT_THIS_STUDY))
+def test_real_background_sentences_about_this_study_are_read(key: tuple[str, str]) -> None:
+    expected, _ = BACKGROUND_ABOUT_THIS_STUDY[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(AREAS_COVERED))
+def test_real_areas_covered_headings_make_reviews_unless_a_case(key: tuple[str, str]) -> None:
+    expected, _ = AREAS_COVERED[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
 
 
 @pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))
