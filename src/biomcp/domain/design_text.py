@@ -87,7 +87,11 @@ _CALL_FOR_TRIALS = re.compile(
     r"\b(?:needed|warranted|required|necessary|needs? to be|should be|future|larger|merits?|"
     r"deserves?|encourag\w+|lacking|are planned|is planned|would be (?:useful|valuable|needed)|"
     r"(?:ought|remains?) to be|await\w*|need for|basis for|justif\w+|upcoming|forthcoming|"
-    r"in preparation for|prior to (?:its |the )?implementation)\b",
+    r"in preparation for|prior to (?:its |the )?implementation|we recommend|"
+    r"(?:is|are) (?:recommended|indicated)|"
+    # a trial still running: "a randomised phase III study is underway"
+    r"(?:is|are) (?:now |currently )?(?:running|underway|under way|ongoing|in progress|"
+    r"being conducted|recruiting))\b",
     _I,
 )
 # Records split at random into data sets for a prediction model, not people into arms.
@@ -102,7 +106,7 @@ _COMPARED_TRIAL = re.compile(
     r"\b(?:comparable|similar|consistent|in line|in agreement|in keeping|concordant|compared)"
     r" (?:to|with) (?:th(?:at|ose) (?:of|in|from|seen in|observed in|reported in) )?"
     r"(?:the|a|an|previous|prior|earlier|published|pivotal|landmark)\b"
-    r"(?: [\w-]+,?){0,4}? (?:randomi[sz]ed|controlled|clinical|phase [\w/]+)"
+    r"(?: [\w-]+,?){0,4}? (?:randomi[sz]ed|controlled|clinical|phase [\w/]+),?"
     r"(?: [\w-]+,?){0,3}? (?:trials?|RCTs?)\b",
     _I,
 )

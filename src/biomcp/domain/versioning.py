@@ -62,7 +62,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v14: a section is background by its label when NLM has not categorized it yet
 #: ("Importance", UNASSIGNED); a background section keeps its sentences about this study ("This
 #: randomized study compared...", "Methods: ..."); a trial the study compares its results with,
-#: or one it prepares, makes no trial; a review headed "AREAS COVERED:" is a narrative review.
+#: prepares, recommends or says is underway makes no trial; a review headed "AREAS COVERED:" is
+#: a narrative review; results named by their label alone stay whole as chunks.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v14"
 

@@ -323,14 +323,28 @@ def test_a_background_section_keeps_its_sentences_about_this_study(
         "controlled trials.",
         "We interviewed nine physicians prior to implementation of the recommendations in a "
         "stepped-wedge cluster randomized trial.",
+        "Eighty-five women were treated. Results were fully comparable with the international, "
+        "randomized, assessor-blinded trial ESTHER-1.",
+        "Of 112 patients treated, 40 responded. A randomised, controlled phase III study is "
+        "underway.",
+        "In 3,000 women, statin users lived longer. We recommend a randomized clinical trial of "
+        "statin use.",
+        "The software helped 20 patients. Randomized clinical trial is indicated.",
     ],
 )
 def test_a_trial_the_study_compares_itself_with_or_prepares_makes_no_trial(text: str) -> None:
     assert design(text=text)[0] not in {D.RCT, D.NONRANDOMIZED_TRIAL}
 
 
-def test_patients_randomized_and_compared_with_placebo_stay_an_rct() -> None:
-    text = "Patients were randomized to the drug, which was compared with placebo."
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Patients were randomized to the drug, which was compared with placebo.",
+        "Patients were randomized to the recommended dose or half of it.",
+        "In this ongoing randomized trial, 300 patients were enrolled.",
+    ],
+)
+def test_a_stated_randomization_beside_those_words_stays_an_rct(text: str) -> None:
     assert design(text=text) == (D.RCT, "rct.text")
 
 

@@ -274,6 +274,14 @@ FISH_AS_FOOD = {
 LABELLED_BACKGROUND = {
     (UPDATE_2021, "34097044"): "Importance: ...showed high efficacy in a phase III randomized",
 }
+# A randomized trial the abstract compares its results with, calls for, or says is running.
+OTHER_TRIALS_NAMED = {
+    (UPDATE_2021, "34020554"): "fully comparable with the ... randomized ... trial ESTHER-1",
+    (UPDATE_2021, "33957442"): "A randomised, controlled phase III study is underway.",
+    (UPDATE_2021, "33895559"): "a prospective controlled randomized trial is running",
+    (UPDATE_2021, "34090707"): "we recommend a randomized clinical trial of statin use",
+    (UPDATE_2021, "34092819"): "Randomized clinical trial is indicated.",
+}
 # A background section's sentences about this study decide its design.
 BACKGROUND_ABOUT_THIS_STUDY = {
     (UPDATE_2021, "34092070"): (D.RCT, "Design and Methods: The study was a randomized"),
@@ -301,6 +309,7 @@ _WANTED = {
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
+        OTHER_TRIALS_NAMED,
     )
     for key in table
 }  # fmt: skip
@@ -448,6 +457,11 @@ def test_real_background_named_by_its_label_alone_is_background(key: tuple[str, 
     record = _record(*key)
     assert any(s.category == "UNASSIGNED" for s in record.abstract)
     assert classify_design(_text_only(record)).design is D.OBSERVATIONAL
+
+
+@pytest.mark.parametrize("key", sorted(OTHER_TRIALS_NAMED))
+def test_real_trials_the_abstract_names_but_did_not_run_make_no_rct(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).design is not D.RCT
 
 
 @pytest.mark.parametrize("key", sorted(BACKGROUND_ABOUT_THIS_STUDY))
