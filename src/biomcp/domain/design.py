@@ -21,9 +21,10 @@ fires wins:
    descriptors (Cohort, Case-Control, Prospective Studies...) -> `observational`; the Animals
    tag without Humans -> `animal` (`in_vitro` for cultured cells, `other` for genome
    sequencing). With Humans and not Animals, species words in the text are not trusted.
-3. Title and abstract (`design_text`, `design_reports`), in this order: a title that answers
-   another article (a letter, comment or reply: `other.commentary`); a title that is a
-   guideline (`guideline.title`), or an abstract that calls the record one
+3. Title and abstract (`design_text`, `design_reports`), in this order: a title that names a
+   notice about another article (a correction, erratum or retraction: `other.notice`); a
+   title that answers another article (a letter, comment or reply: `other.commentary`); a
+   title that is a guideline (`guideline.title`), or an abstract that calls the record one
    (`guideline.text`); a systematic search or pooled analysis
    (`systematic_review.text`); a title that names a case (`case_report.title`), or a
    section headed as one ("CASE PRESENTATION:", `case_report.heading`); a narrative
@@ -63,6 +64,7 @@ from biomcp.domain.design_reports import (
     names_itself_narrative,
     narrative_review,
     narrative_title,
+    notice_title,
     states_case,
     systematic_search,
 )
@@ -118,7 +120,8 @@ STUDY_DESIGN_VALUES: tuple[str, ...] = tuple(design.value for design in StudyDes
 @dataclass(frozen=True, slots=True)
 class DesignClassification:
     """The study design and the rule that decided it (`<design>.<source>`, or
-    `other.non_research` / `other.historical` / `other.commentary` / `other.unclassified`)."""
+    `other.non_research` / `other.historical` / `other.commentary` / `other.notice` /
+    `other.unclassified`)."""
 
     design: StudyDesign
     rule: str
@@ -130,7 +133,9 @@ class DesignClassification:
         return self.rule not in _NOT_RESEARCH_RULES
 
 
-_NOT_RESEARCH_RULES = frozenset({"other.non_research", "other.historical", "other.commentary"})
+_NOT_RESEARCH_RULES = frozenset(
+    {"other.non_research", "other.historical", "other.commentary", "other.notice"}
+)
 
 
 NON_RESEARCH_TYPES = frozenset(
@@ -286,6 +291,8 @@ def _by_statement(
 ) -> DesignClassification | None:
     """Designs the text states outright: what the record is, and how its subjects were
     allocated (species before randomization)."""
+    if notice_title(title):
+        return _found(D.OTHER, "other.notice")
     if correspondence_title(title):
         return _found(D.OTHER, "other.commentary")
     if guideline_title(title):

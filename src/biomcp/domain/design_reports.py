@@ -31,6 +31,7 @@ __all__ = [
     "names_itself_narrative",
     "narrative_review",
     "narrative_title",
+    "notice_title",
     "states_case",
     "systematic_search",
 ]
@@ -305,12 +306,31 @@ _GUIDELINE_SELF = re.compile(
 # cohort or a trial are the other article's.
 _CORRESPONDENCE_TITLE = re.compile(
     r"^\W*(?:Re:|Reply\b|In reply\b|Authors?'? (?:reply|response)\b|Comments? on\b|"
-    r"Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
+    r"(?:A )?Commentary on\b|Letter(?: to the editor)?\b\s*[:(\-–—]|Letter to the editors?\b|"
     r"(?:Response|Responses|Answer) to (?:the |a |an )?(?:letters?|comments?|commentary|"
     r"correspondence|editorial|reviewers?|critique|Dr\b|[\"'«“‘]|"
-    r"(?-i:[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])))|(?:Response|Reply|Answer) to\s*:)",
+    r"(?-i:[A-Z][a-z][\w'-]* (?:et al|and [A-Z][a-z])))|(?:Response|Reply|Answer) to\s*:)|"
+    # concerns about another article, opening the title or after its topic
+    r"(?:^\W*|\w[-–—:]\s*)Some concerns (?:about|regarding|on|with)\b",
     _I,
 )
+
+
+# A notice about another article, named by its title: "Correction to: ...", "Corrigendum",
+# "Erratum", "Retraction: ...", "Retracted: ...", "Expression of Concern: ...".
+_NOTICE_TITLE = re.compile(
+    r"^\W*(?:(?:Erratum|Errata|Corrigendum|Expression of concern)\b|"
+    r"(?:Correction|Retraction) (?:notice|note)\b|"
+    # "Correction to: X", "Retraction of 'X'"; not "Correction of hyponatremia in..."
+    r"(?:Correction|Retraction|Retracted)\s*(?:[:.\-–—]|$|(?:to|of|for)\s*(?::|[\"'“‘«])))",
+    _I,
+)
+
+
+def notice_title(title: str) -> bool:
+    """True when the title names the record a correction, erratum, retraction or expression
+    of concern about another article."""
+    return bool(_NOTICE_TITLE.search(title))
 
 
 def guideline_text(sentences: list[str]) -> bool:

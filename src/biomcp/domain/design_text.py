@@ -94,9 +94,11 @@ _CALL_FOR_TRIALS = re.compile(
     r"being conducted|recruiting))\b",
     _I,
 )
-# Records split at random into data sets for a prediction model, not people into arms.
+# Records split at random into data sets for a prediction model, not people into arms:
+# "randomly divided into training (n = 51) and test (n = 23) sets".
 _DATA_SPLIT = re.compile(
-    r"\b(?:training|derivation|development|validation|testing|test) (?:sets?|cohorts?|groups?|"
+    r"\b(?:training|derivation|development|validation|testing|test)(?: \([^)]{0,40}\))? "
+    r"(?:sets?|cohorts?|groups?|"
     r"datasets?|samples?)\b",
     _I,
 )

@@ -63,7 +63,10 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: ("Importance", UNASSIGNED); a background section keeps its sentences about this study ("This
 #: randomized study compared...", "Methods: ..."); a trial the study compares its results with,
 #: prepares, recommends or says is underway makes no trial; a review headed "AREAS COVERED:" is
-#: a narrative review; results named by their label alone stay whole as chunks.
+#: a narrative review; results named by their label alone stay whole as chunks; a title naming
+#: a correction, erratum, retraction or expression of concern makes a notice (`other.notice`),
+#: "A commentary on" or "Some concerns about" a comment; data split at random with counts
+#: ("training (n = 51) and test (n = 23) sets") is no allocation.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v14"
 

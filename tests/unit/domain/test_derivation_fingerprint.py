@@ -109,7 +109,7 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "real": "34592dcc3e95f893cb117ac07ab1e5d77c509a8dc87a0ecc6a0c9f0cbeb59a0c",
         "real, text only": "0af65ac36cda5e5416923fe84c8763a59ca575c733a8d270f4653162f965bad9",
         "1979 file, text only": "2d04dee504a3cd0daee2f9e1030ab0080159c3110968bda5098a5cdb675a99bf",
-        "2021 file, text only": "00c026bc9e331e939cdac1a807978d6e5af06e66276024678aa015bdca419a2e",
+        "2021 file, text only": "7625371973f0f0562085c6752371863efb92bf7e2e4a6302c87e9c10da5dcb0f",
     },
 }
 

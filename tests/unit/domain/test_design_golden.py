@@ -282,6 +282,16 @@ OTHER_TRIALS_NAMED = {
     (UPDATE_2021, "34090707"): "we recommend a randomized clinical trial of statin use",
     (UPDATE_2021, "34092819"): "Randomized clinical trial is indicated.",
 }
+# Notices and comments on another article, named by their title; data split at random.
+NOT_THIS_TRIAL = {
+    (UPDATE_2021, "34004372"): ("other.commentary", 'A commentary on "Effects of parecoxib'),
+    (UPDATE_2021, "34094718"): ("other.commentary", "Some Concerns About a Randomized"),
+    (UPDATE_2021, "34092875"): ("other.notice", "Retraction: Evaluation of Ultrasound-guided"),
+    (UPDATE_2021, "34003457"): ("other.notice", "Correction to: Injection Technique"),
+    (UPDATE_2021, "34086549"): ("other.notice", "Correction to: ... A Review Study."),
+    (UPDATE_2021, "34052706"): ("observational.text", "training (n = 51) and test (n = 23) sets"),
+    (UPDATE_2021, "34077818"): ("observational.text", "a training (n = 217) or validation"),
+}
 # A background section's sentences about this study decide its design.
 BACKGROUND_ABOUT_THIS_STUDY = {
     (UPDATE_2021, "34092070"): (D.RCT, "Design and Methods: The study was a randomized"),
@@ -309,7 +319,7 @@ _WANTED = {
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
-        OTHER_TRIALS_NAMED,
+        OTHER_TRIALS_NAMED, NOT_THIS_TRIAL,
     )
     for key in table
 }  # fmt: skip
@@ -462,6 +472,12 @@ def test_real_background_named_by_its_label_alone_is_background(key: tuple[str, 
 @pytest.mark.parametrize("key", sorted(OTHER_TRIALS_NAMED))
 def test_real_trials_the_abstract_names_but_did_not_run_make_no_rct(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).design is not D.RCT
+
+
+@pytest.mark.parametrize("key", sorted(NOT_THIS_TRIAL))
+def test_real_notices_comments_and_data_splits_are_no_rct(key: tuple[str, str]) -> None:
+    rule, _ = NOT_THIS_TRIAL[key]
+    assert classify_design(_text_only(_record(*key))).rule == rule
 
 
 @pytest.mark.parametrize("key", sorted(BACKGROUND_ABOUT_THIS_STUDY))
