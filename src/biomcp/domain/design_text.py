@@ -98,8 +98,7 @@ _CALL_FOR_TRIALS = re.compile(
 # "randomly divided into training (n = 51) and test (n = 23) sets".
 _DATA_SPLIT = re.compile(
     r"\b(?:training|derivation|development|validation|testing|test)(?: \([^)]{0,40}\))? "
-    r"(?:sets?|cohorts?|groups?|"
-    r"datasets?|samples?)\b",
+    r"(?:sets?|cohorts?|groups?|datasets?|samples?)\b",
     _I,
 )
 # A trial the study compares its own results with: "results were comparable to that of the
@@ -505,7 +504,7 @@ _THIS_STUDY = re.compile(
     r"\bwe (?:aim|aimed|sought|conducted|performed|carried out|undertook|designed|"
     r"randomi[sz]ed|enrolled|recruited|assessed|evaluated|investigated|examined|compared|"
     r"studied|hypothesi[sz]ed|report|describe|present)\b|"
-    r"\b(?:methods?|design|settings? and design|materials and methods|patients and methods)\s*:",
+    r"\b(?:methods?|design)\s*:",  # "Methods:", "Patients and Methods:", "Settings and Design:"
     _I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")

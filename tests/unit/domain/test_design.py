@@ -827,6 +827,39 @@ def test_a_letter_comment_or_reply_by_its_title_is_not_research(title: str) -> N
 @pytest.mark.parametrize(
     "title",
     [
+        "Correction to: Injection technique education in 300 patients with diabetes",
+        'Corrigendum to "Proteomic changes in a rat model of stroke"',
+        "Erratum.",
+        "CORRIGENDUM.",
+        "Erratum to: Baseline characteristics of participants in a randomized trial",
+        "Retraction: Evaluation of an ultrasound-guided block, a randomized study",
+        'Retracted: "Crestal bone changes with single implant overdentures"',
+        "Expression of Concern: Molecular mechanism of paraoxonase-2 in mice",
+        "Correction: Accuracy of a model for predicting preeclampsia",
+    ],
+)
+def test_a_notice_about_another_article_by_its_title_is_not_research(title: str) -> None:
+    text = "In the original article, 120 patients were randomly assigned; one table was wrong."
+    found = classify_design(make_record(title=title, text=text))
+    assert (found.design, found.rule, found.is_research) == (D.OTHER, "other.notice", False)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Correction of hyponatremia in 120 patients randomly assigned to two infusion rates",
+        "Retraction of the gingiva after two randomized brushing regimens",
+        "Correction for multiple testing in a randomized trial of 120 patients",
+    ],
+)
+def test_research_titles_that_start_like_a_notice_stay_research(title: str) -> None:
+    text = "In all, 120 patients were randomly assigned to two groups."
+    assert design(title=title, text=text) == (D.RCT, "rct.text")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
         "Response to neoadjuvant chemotherapy in 120 patients with bladder cancer",
         "Responses to treatment in a prospective cohort of children with asthma",
         "Letter writing by physicians: a survey of 300 residents",
@@ -909,39 +942,6 @@ def test_a_study_that_argues_from_its_own_data_is_not_a_commentary() -> None:
 )
 def test_design_words_without_their_hyphen_are_read(text: str) -> None:
     assert design(text=text) == (D.OBSERVATIONAL, "observational.text")
-
-
-@pytest.mark.parametrize(
-    "title",
-    [
-        "Correction to: Injection technique education in 300 patients with diabetes",
-        'Corrigendum to "Proteomic changes in a rat model of stroke"',
-        "Erratum.",
-        "CORRIGENDUM.",
-        "Erratum to: Baseline characteristics of participants in a randomized trial",
-        "Retraction: Evaluation of an ultrasound-guided block, a randomized study",
-        'Retracted: "Crestal bone changes with single implant overdentures"',
-        "Expression of Concern: Molecular mechanism of paraoxonase-2 in mice",
-        "Correction: Accuracy of a model for predicting preeclampsia",
-    ],
-)
-def test_a_notice_about_another_article_by_its_title_is_not_research(title: str) -> None:
-    text = "In the original article, 120 patients were randomly assigned; one table was wrong."
-    found = classify_design(make_record(title=title, text=text))
-    assert (found.design, found.rule, found.is_research) == (D.OTHER, "other.notice", False)
-
-
-@pytest.mark.parametrize(
-    "title",
-    [
-        "Correction of hyponatremia in 120 patients randomly assigned to two infusion rates",
-        "Retraction of the gingiva after two randomized brushing regimens",
-        "Correction for multiple testing in a randomized trial of 120 patients",
-    ],
-)
-def test_research_titles_that_start_like_a_notice_stay_research(title: str) -> None:
-    text = "In all, 120 patients were randomly assigned to two groups."
-    assert design(title=title, text=text) == (D.RCT, "rct.text")
 
 
 def test_records_split_at_random_into_counted_data_sets_are_no_trial() -> None:
