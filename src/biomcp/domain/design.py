@@ -25,7 +25,9 @@ fires wins:
    notice about another article (a correction, erratum or retraction: `other.notice`); a
    title that answers another article (a letter, comment or reply: `other.commentary`); a
    title that is a guideline (`guideline.title`), or an abstract that calls the record one
-   (`guideline.text`); a systematic search or pooled analysis
+   (`guideline.text`); a software paper's heading ("AVAILABILITY AND IMPLEMENTATION:",
+   `computational.software`) or a title naming a simulation or modelling study
+   (`computational.title`); a systematic search or pooled analysis
    (`systematic_review.text`); a title that names a case (`case_report.title`), or a
    section headed as one ("CASE PRESENTATION:", `case_report.heading`); a narrative
    review (`narrative_review.text`); a commentary (`other.commentary`, not research); Mendelian
@@ -34,11 +36,13 @@ fires wins:
    (`rct.text`); a Latin square design (`rct.text_latin_square`); a trial without either, or
    a placebo this study gave, or a quasi-experimental design (`nonrandomized_trial.text`);
    a case in the abstract (`case_report.text`: a handful of patients at most, or one family;
-   an animal case is left to the species rules); a computational title; an economic
+   an animal case is left to the species rules); a computational title that names no bench
+   work beside it; an economic
    evaluation (`computational.economic_model` on a model, else `observational.economic`);
    then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
-   `in_vitro.text_assays` for bench assays on cells), computational work and human
+   `in_vitro.text_assays` for bench assays on cells, or an IC50 or enzyme assay when no
+   people take part), computational work and human
    participants (`observational.human_participants`).
 4. `other.unclassified`.
 
@@ -71,7 +75,9 @@ from biomcp.domain.design_reports import (
 from biomcp.domain.design_text import (
     NUMBER_WORDS,
     animal_experiment,
+    bench_measures,
     computational_methods,
+    computational_study_title,
     computational_title,
     economic_evaluation,
     economic_model,
@@ -83,6 +89,7 @@ from biomcp.domain.design_text import (
     latin_square,
     observational_methods,
     research_sentences,
+    software_heading,
     states_human_participants,
     states_randomization,
     states_trial,
@@ -299,6 +306,10 @@ def _by_statement(
         return _found(D.GUIDELINE, "guideline.title")
     if guideline_text(sentences):
         return _found(D.GUIDELINE, "guideline.text")
+    if software_heading(text):
+        return _found(D.COMPUTATIONAL, "computational.software")
+    if computational_study_title(title):
+        return _found(D.COMPUTATIONAL, "computational.title")
     if narrative_title(title) or names_itself_narrative(text):
         return _found(D.NARRATIVE_REVIEW, "narrative_review.text")
     if systematic_search(title, sentences):
@@ -354,9 +365,12 @@ def _by_methods(
         return _found(D.IN_VITRO, "in_vitro.text")
     if lab_assays(text):
         return _found(D.IN_VITRO, "in_vitro.text_assays")
+    people = states_human_participants(sentences)
+    if bench_measures(sentences) and not people:
+        return _found(D.IN_VITRO, "in_vitro.text_assays")
     if computational_methods(sentences):
         return _found(D.COMPUTATIONAL, "computational.text")
-    if states_human_participants(sentences):
+    if people:
         return _found(D.OBSERVATIONAL, "observational.human_participants")
     return None
 

@@ -27,7 +27,9 @@ __all__ = [
     "NUMBER_WORDS",
     "affirmed",
     "animal_experiment",
+    "bench_measures",
     "computational_methods",
+    "computational_study_title",
     "computational_title",
     "economic_evaluation",
     "economic_model",
@@ -39,6 +41,7 @@ __all__ = [
     "latin_square",
     "observational_methods",
     "research_sentences",
+    "software_heading",
     "states_human_participants",
     "states_randomization",
     "states_trial",
@@ -242,6 +245,8 @@ def is_mendelian_randomization(text: str) -> bool:
 
 # Lower case for the short ambiguous words ("rat", not "HW-RAT"; "Rats" opens sentences,
 # hence the capital allowed only at the start of a word that is not an acronym).
+# "Knockout" and "transgenic" name a genetic change, not a species: knockout cell lines and
+# transgenic plants are common, and a knockout mouse is named by "mouse".
 _SPECIES = re.compile(
     r"(?<![\w-])(?:[Mm]ice|[Mm]ouse|[Mm]urine|[Rr]ats?|[Rr]odents?|[Gg]uinea[- ]pigs?|"
     r"[Pp]iglets?|[Pp]igs?|[Pp]orcine|[Ss]wine|[Mm]inipigs?|[Gg]ilts?|[Ss]ows?|[Dd]ogs?|"
@@ -255,7 +260,7 @@ _SPECIES = re.compile(
     r"[Qq]uails?|[Dd]ucks?|Drosophila|[Ff]ruit ?fl(?:y|ies)|Caenorhabditis|C\. elegans|"
     r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
     r"[Aa]nimal (?:stud(?:y|ies)|experiments?|trials?)|"
-    r"[Aa]nimals|[Xx]enografts?|[Kk]nockout|transgenic|"
+    r"[Aa]nimals|[Xx]enografts?|"
     # Amphibians, reptiles, birds, fish and invertebrates of the laboratory; not the words
     # that name a setting for human studies ("birds", "bats", "insects", "deer", "snails"),
     # nor "Turkey" the country or the Hedgehog pathway.
@@ -264,7 +269,8 @@ _SPECIES = re.compile(
     r"[Cc]rayfish|[Ll]obsters?|[Ss]quids?|Aplysia|[Ll]eech(?:es)?|[Ee]arthworms?|"
     r"[Ss]ea urchins?|[Ss]tarfish|Tetrahymena|Paramecium|[Cc]iliates?|[Ll]ocusts?|"
     r"[Cc]ockroach(?:es)?|[Hh]oney ?bees?|[Ww]asps?|[Mm]oths?|[Ss]ilkworms?|[Oo]possums?|"
-    r"[Aa]rmadillos?|[Vv]oles?|[Cc]hinchillas?|[Aa]mphibians?|[Rr]eptiles?)(?![\w-])"
+    r"[Aa]rmadillos?|[Vv]oles?|[Cc]hinchillas?|[Aa]mphibians?|[Rr]eptiles?|[Ss]ongbirds?|"
+    r"[Ss]tarlings?|[Zz]ebra finch(?:es)?|[Bb]udgerigars?|[Ss]parrows?)(?![\w-])"
 )
 _SPECIES_FALSE_FRIENDS = re.compile(
     r"\b(?:dog|cat|animal|rat|snake|horse)[- ]bites?\b|\bguinea[- ]pig (?:of|for) \b|"
@@ -377,6 +383,10 @@ _IN_VITRO = re.compile(
     r"LNCaP|RAW ?264\.7|3T3|HUVECs?|iPSCs?|organoids?)\b|\bMIC\b|\bminimum inhibitory "
     r"concentrations?\b|\bspermatozoa\b|\bin culture\b",
 )
+# A concentration or an enzyme assay measured at the bench ("IC50 = 6.68 μg/mL", "enzyme
+# inhibition assays"). Studies of people measure them too (platelet enzymes of patients), so
+# they make laboratory work only when no people take part.
+_BENCH_MEASURES = re.compile(r"\bIC ?50s?\b|\benzym\w+ (?:inhibition )?assays?\b", _I)
 _IN_VITRO_FALSE_FRIENDS = re.compile(r"\bin vitro fertili[sz]ation\b|\bIVF\b|\bICSI\b", _I)
 # Bench assays of cell biology; two of them with cells make laboratory work.
 _LAB_ASSAYS = re.compile(
@@ -392,6 +402,11 @@ _CELLS = re.compile(r"\bcells\b", _I)
 def has_cell_work(sentences: list[str]) -> bool:
     """True for in-vitro work: cell lines, cultured cells, clinical isolates, MICs."""
     return affirmed(_IN_VITRO, sentences, _IN_VITRO_FALSE_FRIENDS)
+
+
+def bench_measures(sentences: list[str]) -> bool:
+    """True when a half-maximal inhibitory concentration or an enzyme assay was measured."""
+    return affirmed(_BENCH_MEASURES, sentences)
 
 
 def lab_assays(text: str) -> bool:
@@ -423,7 +438,10 @@ _OBSERVATIONAL_TEXT = re.compile(
     r"qualitative (?:study|analysis|research)|"
     # human data at the population level: registries, claims, audits, ecological analyses
     r"routinely collected|administrative (?:\w+ )?data|claims data|(?:census|postcode|"
-    r"national|population|county|state|area)[- ](?:level )?data|audits?|ecological|"
+    r"national|population|county|state|area)[- ](?:level )?data|audits?|"
+    # an ecological study, not an ecological niche, process or risk to nature
+    r"ecologic(?:al)? (?:stud(?:y|ies)|analys[ie]s|design|data|correlations?|regressions?|"
+    r"comparisons?|approach)|"
     r"secondary analysis|beneficiaries|interrupted time[- ]series|difference-in-differences|"
     r"(?:patients|participants|subjects|women|men|children|volunteers|individuals) "
     r"(?:were|was) (?:enrolled|recruited|included|studied|interviewed|surveyed|evaluated|"
@@ -439,7 +457,7 @@ _OBSERVATIONAL_TEXT = re.compile(
 # simulated condition of a laboratory or field experiment ("simulated sunlight", "simulated
 # driving", "a simulated tidal cycle") is an experiment.
 _COMPUTATIONAL = re.compile(
-    r"\b(?:in silico|simulations?|simulated (?:data|datasets?|populations?|cohorts?|"
+    r"\b(?:in silico|(?:micro)?simulations?|simulated (?:data|datasets?|populations?|cohorts?|"
     r"scenarios?|trials?|patients)|Monte Carlo|computational (?:model|study|analysis|"
     r"approach|method)s?|molecular (?:docking|dynamics)|finite element|mathematical model|"
     r"bioinformatic\w*|machine learning|deep learning|"
@@ -448,9 +466,26 @@ _COMPUTATIONAL = re.compile(
 )
 _COMPUTATIONAL_TITLE = re.compile(
     r"\b(?:in silico|simulations?|Monte Carlo|computational|molecular (?:docking|dynamics)|"
-    r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?)\b",
+    r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?|"
+    r"web[- ](?:applications?|servers?|platforms?|portals?|tools?)|R packages?|"
+    r"Python (?:packages?|library)|open[- ]source)\b",
     _I,
 )
+# A title that also names bench work ("Synthesis, in vitro evaluation and molecular docking of
+# ...") reports a laboratory study; its docking supports the bench results.
+_BENCH_TITLE = re.compile(
+    r"\bin vitro\b|\bbioassays?\b|\bbiological (?:evaluation|activit(?:y|ies))\b|"
+    r"\b(?:anti\w+|cytotoxic|enzym\w+|inhibitory) (?:evaluation|activit(?:y|ies)|assays?)\b",
+    _I,
+)
+# A title that names its study as computational: "...: a simulation study", "a modelling study".
+_COMPUTATIONAL_STUDY_TITLE = re.compile(
+    r"\b(?:a|an) (?:[\w-]+ ){0,2}?(?:(?:micro)?simulation|modell?ing|in silico|computational) "
+    r"study\b",
+    _I,
+)
+# The section headings of a software paper ("Bioinformatics" and its kin).
+_SOFTWARE_HEADING = re.compile(r"(?:^|\n)availability(?: ?(?:and|of) implementation)?\s*:", _I)
 _GENOMICS_TEXT = re.compile(
     r"\b(?:genome sequenc\w+|sequencing (?:and|of) \w+|chromosome \d+ of|whole-genome)\b",
     _I,
@@ -463,8 +498,20 @@ def observational_methods(sentences: list[str]) -> bool:
 
 
 def computational_title(title: str) -> bool:
-    """True when the title names computational work (simulation, software, algorithms)."""
-    return bool(_COMPUTATIONAL_TITLE.search(title))
+    """True when the title names computational work (simulation, software, algorithms) and
+    no bench work beside it."""
+    return bool(_COMPUTATIONAL_TITLE.search(title)) and not _BENCH_TITLE.search(title)
+
+
+def computational_study_title(title: str) -> bool:
+    """True when the title names the study a simulation, modelling or in-silico study."""
+    return bool(_COMPUTATIONAL_STUDY_TITLE.search(title))
+
+
+def software_heading(text: str) -> bool:
+    """True when the abstract has a software paper's heading ("AVAILABILITY AND
+    IMPLEMENTATION:")."""
+    return bool(_SOFTWARE_HEADING.search(text))
 
 
 def computational_methods(sentences: list[str]) -> bool:

@@ -67,8 +67,13 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: a correction, erratum, retraction or expression of concern makes a notice (`other.notice`),
 #: "A commentary on" or "Some concerns about" a comment; data split at random with counts
 #: ("training (n = 51) and test (n = 23) sets") is no allocation.
+#: v15: "knockout" and "transgenic" name no species; songbirds of the laboratory do; an
+#: ecological niche or risk is no ecological study; a microsimulation, a software paper's
+#: heading ("AVAILABILITY AND IMPLEMENTATION:") and a title naming a simulation or modelling
+#: study make computational work; a title naming bench work beside docking, and an IC50 or
+#: enzyme assay without people, make laboratory work.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v14"
+HASH_SCHEME = "v15"
 
 
 def _canonical(value: Any) -> Any:

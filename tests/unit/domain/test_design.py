@@ -950,3 +950,107 @@ def test_records_split_at_random_into_counted_data_sets_are_no_trial() -> None:
         "randomly divided into training (n = 51) and test (n = 23) sets."
     )
     assert design(text=text)[0] is not D.RCT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A genome-wide CRISPR knockout screen in HeLa cells identified genes of drug resistance.",
+        "Knockout of GENE1 by CRISPR/Cas9 lowered the growth of the edited cells.",
+        "Drought tolerance rose in transgenic tobacco plants overexpressing GENE1.",
+    ],
+)
+def test_knockout_and_transgenic_name_no_species(text: str) -> None:
+    assert design(text=text)[0] is not D.ANIMAL
+
+
+def test_a_knockout_mouse_is_named_by_its_species() -> None:
+    text = "Knockout mice lacking GENE1 developed colitis after dextran sulfate."
+    assert design(text=text) == (D.ANIMAL, "animal.text_species")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Male zebra finches learned their song under white noise.",
+        "We monitored starlings across three photoperiods with diffusion imaging.",
+    ],
+)
+def test_songbirds_of_the_laboratory_are_species(text: str) -> None:
+    assert design(text=text) == (D.ANIMAL, "animal.text_species")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The ecological risk of heavy metals in the river sediments was high at two sites.",
+        "Seedlings of three tree species differed in their ecological characteristics.",
+    ],
+)
+def test_ecology_is_no_ecological_study(text: str) -> None:
+    assert design(text=text)[0] is not D.OBSERVATIONAL
+
+
+def test_an_ecological_study_is_observational() -> None:
+    text = "An ecological study related prefecture-level suicide rates to unemployment."
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.text")
+
+
+def test_a_microsimulation_is_computational() -> None:
+    text = "We built a microsimulation of the screening programme under three policies."
+    assert design(text=text) == (D.COMPUTATIONAL, "computational.text")
+
+
+def test_a_software_paper_by_its_heading_is_computational() -> None:
+    text = (
+        "SUMMARY: GENETOOL finds co-varying residues in protein families.\n"
+        "AVAILABILITY AND IMPLEMENTATION: GENETOOL is free software at example.org."
+    )
+    record = make_record(
+        abstract=(
+            AbstractSection(
+                label="SUMMARY", text="GENETOOL finds co-varying residues in families."
+            ),
+            AbstractSection(label="AVAILABILITY AND IMPLEMENTATION", text="Free at example.org."),
+        )
+    )
+    found = classify_design(record)
+    assert (found.design, found.rule) == (D.COMPUTATIONAL, "computational.software")
+    assert design(text=text.replace("AVAILABILITY AND IMPLEMENTATION", "Availability"))[0] is (
+        D.COMPUTATIONAL
+    )
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "GENETOOL: a web application to detect functional sites in proteins.",
+        "MATCHR: a flexible R package for case-control matching.",
+        "Pooling single-arm studies in a meta-analysis of randomised trials: a simulation study.",
+        "Lockdown as a last resort in an epidemic rebound: a modelling study.",
+    ],
+)
+def test_titles_that_name_computational_work(title: str) -> None:
+    assert design(title=title) == (D.COMPUTATIONAL, "computational.title")
+
+
+def test_a_title_naming_bench_work_beside_docking_is_laboratory_work() -> None:
+    title = "Synthesis, in vitro evaluation and molecular docking of novel triazoles."
+    text = "Compound 4 inhibited acetylcholinesterase in vitro; docking placed it in the gorge."
+    assert design(title=title, text=text) == (D.IN_VITRO, "in_vitro.text")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Extract B inhibited the viral protease (IC50 = 6.7 μg/mL); docking simulations agreed.",
+        "Enzyme inhibition assays ranked the flavonoids; molecular docking explained the order.",
+    ],
+)
+def test_bench_measures_without_people_are_laboratory_work(text: str) -> None:
+    assert design(text=text) == (D.IN_VITRO, "in_vitro.text_assays")
+
+
+def test_bench_measures_of_patients_samples_stay_a_study_of_people() -> None:
+    text = "In 40 patients with depression, the IC50 of platelet monoamine oxidase was raised."
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.human_participants")

@@ -309,6 +309,43 @@ AREAS_COVERED = {
     (UPDATE_2021, "34092173"): (D.NARRATIVE_REVIEW, "Devices ...: Current technology"),
     (UPDATE_2021, "34097169"): (D.CASE_REPORT, "AREAS COVERED: A 10-year-old girl"),
 }
+# A genetic change names no species: knockout cell lines and screens, transgenic plants.
+GENETIC_CHANGES = {
+    (UPDATE_2021, "32980909"): (D.OTHER, "OsCAO1 knockout lines ... in rice"),
+    (UPDATE_2021, "34092944"): (D.OTHER, "transgenic tobacco plants"),
+    (UPDATE_2021, "34087984"): (D.IN_VITRO, "knockout human embryonic stem cell line"),
+    (UPDATE_2021, "34090459"): (D.IN_VITRO, "Knockout of TTP ... in RAW264.7 cells"),
+}
+# Songbirds of the laboratory are species studied.
+SONGBIRDS = {
+    (UPDATE_2021, "33901611"): "auditory forebrain of songbird embryos",
+    (UPDATE_2021, "34083674"): "male reproductive output in budgerigars",
+}
+# Ecology is no ecological study; an ecological study is.
+ECOLOGY = {
+    (UPDATE_2021, "34096625"): (D.OTHER, "according to their ecological characteristics"),
+    (UPDATE_2021, "34029801"): (D.OTHER, "Seasonal distribution and ecological risk"),
+    (UPDATE_2021, "32595183"): (D.OBSERVATIONAL, "An ecological study aggregated at"),
+}
+# Computational work named by a software paper's heading or by its title.
+COMPUTATIONAL_WORK = {
+    (UPDATE_2021, "32780795"): ("computational.software", "CONAN: a web application"),
+    (UPDATE_2021, "32886093"): ("computational.software", "CRISPR-Cas9 knockout screening"),
+    (UPDATE_2021, "32926120"): ("computational.software", "a flexible R package"),
+    (UPDATE_2021, "32818262"): ("computational.software", "AVAILABILITYAND IMPLEMENTATION"),
+    (UPDATE_2021, "33119053"): ("computational.software", "AVAILABILITY OF IMPLEMENTATION"),
+    (UPDATE_2021, "34096994"): ("computational.software", "AVAILABILITY: ..."),
+    (UPDATE_2021, "34082702"): ("computational.title", "meta-analysis ...: a simulation study"),
+    (UPDATE_2021, "34085634"): ("computational.title", "...epidemic rebound: a modelling study"),
+}
+# Bench work beside docking is laboratory work; bench measures of patients' samples are not.
+BENCH_WORK = {
+    (UPDATE_2021, "31808389"): (D.IN_VITRO, "Synthesis, In Vitro Assay and Molecular Docking"),
+    (UPDATE_2021, "33368483"): (D.IN_VITRO, "in vitro biological evaluation and ... docking"),
+    (UPDATE_2021, "34091216"): (D.IN_VITRO, "in vitro antiprotozoal activity, ... docking"),
+    (UPDATE_2021, "33894315"): (D.IN_VITRO, "(IC50 = 6.68 μg/mL) ... docking simulations"),
+    (BASELINE_1979, "401000"): (D.OBSERVATIONAL, "enzyme inhibition (IC50) of platelet-MAO"),
+}
 _WANTED = {
     key
     for table in (
@@ -319,7 +356,8 @@ _WANTED = {
         RANDOM_SAMPLING, CASE_TITLES, CASE_TEXTS, NOT_CASE_REPORTS, LATIN_SQUARES,
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
-        OTHER_TRIALS_NAMED, NOT_THIS_TRIAL,
+        OTHER_TRIALS_NAMED, NOT_THIS_TRIAL, GENETIC_CHANGES, SONGBIRDS, ECOLOGY,
+        COMPUTATIONAL_WORK, BENCH_WORK,
     )
     for key in table
 }  # fmt: skip
@@ -489,6 +527,35 @@ def test_real_background_sentences_about_this_study_are_read(key: tuple[str, str
 @pytest.mark.parametrize("key", sorted(AREAS_COVERED))
 def test_real_areas_covered_headings_make_reviews_unless_a_case(key: tuple[str, str]) -> None:
     expected, _ = AREAS_COVERED[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(GENETIC_CHANGES))
+def test_real_knockouts_and_transgenic_plants_name_no_species(key: tuple[str, str]) -> None:
+    expected, _ = GENETIC_CHANGES[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(SONGBIRDS))
+def test_real_songbird_studies_are_animal_studies(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "animal.text_species"
+
+
+@pytest.mark.parametrize("key", sorted(ECOLOGY))
+def test_real_ecology_is_not_an_ecological_study(key: tuple[str, str]) -> None:
+    expected, _ = ECOLOGY[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(COMPUTATIONAL_WORK))
+def test_real_software_and_simulation_studies_are_computational(key: tuple[str, str]) -> None:
+    rule, _ = COMPUTATIONAL_WORK[key]
+    assert classify_design(_text_only(_record(*key))).rule == rule
+
+
+@pytest.mark.parametrize("key", sorted(BENCH_WORK))
+def test_real_bench_work_beside_docking_is_laboratory_work(key: tuple[str, str]) -> None:
+    expected, _ = BENCH_WORK[key]
     assert classify_design(_text_only(_record(*key))).design is expected
 
 
