@@ -468,7 +468,8 @@ _COMPUTATIONAL_TITLE = re.compile(
     r"\b(?:in silico|simulations?|Monte Carlo|computational|molecular (?:docking|dynamics)|"
     r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?|"
     r"web[- ](?:applications?|servers?|platforms?|portals?|tools?)|R packages?|"
-    r"Python (?:packages?|library)|open[- ]source)\b",
+    r"Python (?:packages?|library)|open[- ]source (?:[\w-]+ )?(?:tools?|software|platforms?|"
+    r"packages?|library|pipelines?|procedures?|frameworks?))\b",
     _I,
 )
 # A title that also names bench work ("Synthesis, in vitro evaluation and molecular docking of

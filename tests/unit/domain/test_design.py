@@ -1054,3 +1054,9 @@ def test_bench_measures_without_people_are_laboratory_work(text: str) -> None:
 def test_bench_measures_of_patients_samples_stay_a_study_of_people() -> None:
     text = "In 40 patients with depression, the IC50 of platelet monoamine oxidase was raised."
     assert design(text=text) == (D.OBSERVATIONAL, "observational.human_participants")
+
+
+def test_an_open_source_device_in_a_title_names_no_software_study() -> None:
+    title = "Motivations and self-reported outcomes of users of open-source insulin delivery."
+    text = "We surveyed 897 users of the systems in 35 countries."
+    assert design(title=title, text=text) == (D.OBSERVATIONAL, "observational.text")
