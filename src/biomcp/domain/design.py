@@ -42,8 +42,9 @@ fires wins:
    then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
    `in_vitro.text_assays` for bench assays on cells, or an IC50 or enzyme assay when no
-   people take part), computational work and human
-   participants (`observational.human_participants`).
+   people take part), computational work, human participants
+   (`observational.human_participants`) and regression models fitted to data about people
+   (`observational.regression`).
 4. `other.unclassified`.
 
 Keyword rules ignore background sentences ("Animal studies suggest...", a BACKGROUND section),
@@ -88,6 +89,7 @@ from biomcp.domain.design_text import (
     lab_assays,
     latin_square,
     observational_methods,
+    regression_of_people,
     research_sentences,
     software_heading,
     states_human_participants,
@@ -372,6 +374,8 @@ def _by_methods(
         return _found(D.COMPUTATIONAL, "computational.text")
     if people:
         return _found(D.OBSERVATIONAL, "observational.human_participants")
+    if regression_of_people(sentences):
+        return _found(D.OBSERVATIONAL, "observational.regression")
     return None
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "lab_assays",
     "latin_square",
     "observational_methods",
+    "regression_of_people",
     "research_sentences",
     "software_heading",
     "states_human_participants",
@@ -311,7 +312,22 @@ _HUMAN_PARTICIPANTS = re.compile(
     r"subjects|volunteers|runners|athletes|respondents|students|workers|nurses|physicians|"
     r"women|men|children|adults|adolescents|infants|midwives|residents|trainees|surgeons)"
     r"(?: \([^)]{1,30}\))? (?:were|was|who|with|undergoing|aged|"
-    r"conducted|performed|completed|underwent)\b",
+    r"conducted|performed|completed|underwent)\b|"
+    # "a sample of healthy volunteers", "a random sample of people with bipolar psychosis"
+    r"\bsample of (?:[\w-]+ ){0,3}?(?:patients|participants|volunteers|adults|children|"
+    r"adolescents|women|men|students|individuals|people|persons|residents|workers|respondents|"
+    r"infants|veterans|nurses|physicians)\b",
+    _I,
+)
+# Regression models fitted to data about people: the analysis of an observational study.
+_REGRESSION_MODEL = re.compile(
+    r"\b(?:logistic|Cox|multivariable|multivariate|linear|Poisson|multinomial|"
+    r"mixed[- ]effects?|multilevel|hierarchical) (?:\w+ )?(?:regression|models?)\b",
+    _I,
+)
+_PEOPLE = re.compile(
+    r"\b(?:patients|participants|women|men|adults|children|adolescents|individuals|people|"
+    r"persons|residents|students|infants|mothers|pregnan\w+|veterans|respondents)\b",
     _I,
 )
 
@@ -343,6 +359,11 @@ def _without_material(sentence: str) -> str:
 def states_human_participants(sentences: list[str]) -> bool:
     """True when people took part: "312 patients", "participants were recruited"."""
     return affirmed(_HUMAN_PARTICIPANTS, sentences)
+
+
+def regression_of_people(sentences: list[str]) -> bool:
+    """True when regression models are fitted and the study's sentences name people."""
+    return affirmed(_REGRESSION_MODEL, sentences) and affirmed(_PEOPLE, sentences)
 
 
 def animal_experiment(sentences: list[str]) -> bool:

@@ -71,7 +71,8 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: ecological niche or risk is no ecological study; a microsimulation, a software paper's
 #: heading ("AVAILABILITY AND IMPLEMENTATION:") and a title naming a simulation or modelling
 #: study make computational work; a title naming bench work beside docking, and an IC50 or
-#: enzyme assay without people, make laboratory work.
+#: enzyme assay without people, make laboratory work; regression models fitted to data about
+#: people, and "a sample of volunteers", make a study of people.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
 HASH_SCHEME = "v15"
 

@@ -113,10 +113,10 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
     },
     "v15": {
         "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
-        "real": "34592dcc3e95f893cb117ac07ab1e5d77c509a8dc87a0ecc6a0c9f0cbeb59a0c",
-        "real, text only": "0af65ac36cda5e5416923fe84c8763a59ca575c733a8d270f4653162f965bad9",
+        "real": "4bc8c871832c0b0ef480dca4a80a41e169d888ebc12ee8172809de941dfaa941",
+        "real, text only": "f4122809137f9f8b73f08165c7ea373973d4fbb498b13f0dd6d76f33b2fc92cb",
         "1979 file, text only": "2d04dee504a3cd0daee2f9e1030ab0080159c3110968bda5098a5cdb675a99bf",
-        "2021 file, text only": "1c57d7824690fb3fd2402212d7d821bc164d1a39a390c77c66e22312c296e740",
+        "2021 file, text only": "7d487311f42c5ce957259c971f7912ff20096cfee3162320964bd594a464f681",
     },
 }
 

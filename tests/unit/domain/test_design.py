@@ -1060,3 +1060,21 @@ def test_an_open_source_device_in_a_title_names_no_software_study() -> None:
     title = "Motivations and self-reported outcomes of users of open-source insulin delivery."
     text = "We surveyed 897 users of the systems in 35 countries."
     assert design(title=title, text=text) == (D.OBSERVATIONAL, "observational.text")
+
+
+def test_regression_models_of_people_are_observational() -> None:
+    text = (
+        "Using biomarker data on adults from a national panel, we fit "
+        "multinomial logistic regression models of cognition on HbA1c."
+    )
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.regression")
+
+
+def test_regression_models_without_people_make_no_observational_study() -> None:
+    text = "Phosphorus retention in five soils was related to iron oxides by linear regression."
+    assert design(text=text)[0] is not D.OBSERVATIONAL
+
+
+def test_a_sample_of_volunteers_are_people_taking_part() -> None:
+    text = "Brain glucose uptake was imaged during a memory task in a sample of healthy volunteers."
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.human_participants")

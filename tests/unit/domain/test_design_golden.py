@@ -346,6 +346,13 @@ BENCH_WORK = {
     (UPDATE_2021, "33894315"): (D.IN_VITRO, "(IC50 = 6.68 μg/mL) ... docking simulations"),
     (BASELINE_1979, "401000"): (D.OBSERVATIONAL, "enzyme inhibition (IC50) of platelet-MAO"),
 }
+# Studies of people named by their analysis or their sample, with no other methods word.
+PEOPLE_BY_ANALYSIS = {
+    (UPDATE_2021, "34093090"): ("observational.regression", "multinomial logistic regression"),
+    (UPDATE_2021, "33932629"): ("observational.regression", "Logistic regression ... people"),
+    (UPDATE_2021, "33951511"): ("observational.human_participants", "a sample of healthy"),
+    (BASELINE_1979, "427331"): ("observational.human_participants", "a random sample of people"),
+}
 _WANTED = {
     key
     for table in (
@@ -357,7 +364,7 @@ _WANTED = {
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
         OTHER_TRIALS_NAMED, NOT_THIS_TRIAL, GENETIC_CHANGES, SONGBIRDS, ECOLOGY,
-        COMPUTATIONAL_WORK, BENCH_WORK,
+        COMPUTATIONAL_WORK, BENCH_WORK, PEOPLE_BY_ANALYSIS,
     )
     for key in table
 }  # fmt: skip
@@ -557,6 +564,14 @@ def test_real_software_and_simulation_studies_are_computational(key: tuple[str, 
 def test_real_bench_work_beside_docking_is_laboratory_work(key: tuple[str, str]) -> None:
     expected, _ = BENCH_WORK[key]
     assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(PEOPLE_BY_ANALYSIS))
+def test_real_studies_of_people_named_by_their_analysis_are_observational(
+    key: tuple[str, str],
+) -> None:
+    rule, _ = PEOPLE_BY_ANALYSIS[key]
+    assert classify_design(_text_only(_record(*key))).rule == rule
 
 
 @pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))
