@@ -62,6 +62,8 @@ from enum import StrEnum
 from biomcp.domain.design_reports import (
     case_heading,
     case_title,
+    computational_study_title,
+    computational_title,
     correspondence_title,
     guideline_text,
     guideline_title,
@@ -70,6 +72,7 @@ from biomcp.domain.design_reports import (
     narrative_review,
     narrative_title,
     notice_title,
+    software_heading,
     states_case,
     systematic_search,
 )
@@ -78,8 +81,6 @@ from biomcp.domain.design_text import (
     animal_experiment,
     bench_measures,
     computational_methods,
-    computational_study_title,
-    computational_title,
     economic_evaluation,
     economic_model,
     genome_sequencing,
@@ -91,7 +92,6 @@ from biomcp.domain.design_text import (
     observational_methods,
     regression_of_people,
     research_sentences,
-    software_heading,
     states_human_participants,
     states_randomization,
     states_trial,
@@ -357,8 +357,9 @@ def _by_methods(
     computational work, people taking part."""
     observational = observational_methods(sentences)
     species = species_trusted and has_species(sentences)
+    people = states_human_participants(sentences)
     # MeSH says both Humans and Animals: people studied in the methods win over a species.
-    human = "humans" in record.mesh_descriptors and states_human_participants(sentences)
+    human = "humans" in record.mesh_descriptors and people
     if species and not observational and not human:
         return _found(D.ANIMAL, "animal.text_species")
     if observational:
@@ -367,7 +368,6 @@ def _by_methods(
         return _found(D.IN_VITRO, "in_vitro.text")
     if lab_assays(text):
         return _found(D.IN_VITRO, "in_vitro.text_assays")
-    people = states_human_participants(sentences)
     if bench_measures(sentences) and not people:
         return _found(D.IN_VITRO, "in_vitro.text_assays")
     if computational_methods(sentences):

@@ -1,5 +1,5 @@
 """What kind of publication a record is, by its title and abstract: case report, review,
-systematic review, guideline, commentary or letter.
+systematic review, guideline, commentary, letter or computational work.
 
 A case report names its patient ("A 25-year-old man presented with...", "A patient with X is
 described", "Report of two cases") or its family ("A family is presented in which..."), or
@@ -13,6 +13,10 @@ systematic review names its search or its pooling ("Electronic databases were se
 
 A guideline names itself in its title or abstract; a study about guidelines does not. A
 commentary says so, and a letter or reply names the article it answers in its title.
+
+Computational work is named by its title ("...: a simulation study", "an R package for...")
+or by a software paper's heading ("AVAILABILITY AND IMPLEMENTATION:"). A title that also
+names bench work ("Synthesis, in vitro evaluation and molecular docking") is laboratory work.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from biomcp.domain.design_text import affirmed
 __all__ = [
     "case_heading",
     "case_title",
+    "computational_study_title",
+    "computational_title",
     "correspondence_title",
     "guideline_text",
     "guideline_title",
@@ -32,6 +38,7 @@ __all__ = [
     "narrative_review",
     "narrative_title",
     "notice_title",
+    "software_heading",
     "states_case",
     "systematic_search",
 ]
@@ -357,3 +364,47 @@ def guideline_title(title: str) -> bool:
 def is_commentary(text: str) -> bool:
     """True for a commentary, viewpoint or essay that says so ("In this commentary...")."""
     return bool(_COMMENTARY.search(text))
+
+
+# --- computational work named by its title or headings -------------------------------------
+
+_COMPUTATIONAL_TITLE = re.compile(
+    r"\b(?:in silico|simulations?|Monte Carlo|computational|molecular (?:docking|dynamics)|"
+    r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?|"
+    r"web[- ](?:applications?|servers?|platforms?|portals?|tools?)|R packages?|"
+    r"Python (?:packages?|library)|open[- ]source (?:[\w-]+ )?(?:tools?|software|platforms?|"
+    r"packages?|library|pipelines?|procedures?|frameworks?))\b",
+    _I,
+)
+# A title that also names bench work ("Synthesis, in vitro evaluation and molecular docking of
+# ...") reports a laboratory study; its docking supports the bench results.
+_BENCH_TITLE = re.compile(
+    r"\bin vitro\b|\bbioassays?\b|\bbiological (?:evaluation|activit(?:y|ies))\b|"
+    r"\b(?:anti\w+|cytotoxic|enzym\w+|inhibitory) (?:evaluation|activit(?:y|ies)|assays?)\b",
+    _I,
+)
+# A title that names its study as computational: "...: a simulation study", "a modelling study".
+_COMPUTATIONAL_STUDY_TITLE = re.compile(
+    r"\b(?:a|an) (?:[\w-]+ ){0,2}?(?:(?:micro)?simulation|modell?ing|in silico|computational) "
+    r"study\b",
+    _I,
+)
+# The section headings of a software paper ("Bioinformatics" and its kin).
+_SOFTWARE_HEADING = re.compile(r"(?:^|\n)availability(?: ?(?:and|of) implementation)?\s*:", _I)
+
+
+def computational_title(title: str) -> bool:
+    """True when the title names computational work (simulation, software, algorithms) and
+    no bench work beside it."""
+    return bool(_COMPUTATIONAL_TITLE.search(title)) and not _BENCH_TITLE.search(title)
+
+
+def computational_study_title(title: str) -> bool:
+    """True when the title names the study a simulation, modelling or in-silico study."""
+    return bool(_COMPUTATIONAL_STUDY_TITLE.search(title))
+
+
+def software_heading(text: str) -> bool:
+    """True when the abstract has a software paper's heading ("AVAILABILITY AND
+    IMPLEMENTATION:")."""
+    return bool(_SOFTWARE_HEADING.search(text))

@@ -29,8 +29,6 @@ __all__ = [
     "animal_experiment",
     "bench_measures",
     "computational_methods",
-    "computational_study_title",
-    "computational_title",
     "economic_evaluation",
     "economic_model",
     "genome_sequencing",
@@ -42,7 +40,6 @@ __all__ = [
     "observational_methods",
     "regression_of_people",
     "research_sentences",
-    "software_heading",
     "states_human_participants",
     "states_randomization",
     "states_trial",
@@ -303,6 +300,12 @@ _ANIMAL_MATERIAL = re.compile(
 _COUNT_BEFORE = re.compile(
     rf"(?<![\w.,])(?<!\bof )(?:(?!(?:19|20)\d\d\b)\d[\d,]*|{NUMBER_WORDS})(?: [a-z][\w-]*)? $", _I
 )
+# People named by a plural noun, for a sample or an analysis of them.
+_PEOPLE_WORDS = (
+    r"(?:patients|participants|volunteers|adults|children|adolescents|women|men|students|"
+    r"individuals|people|persons|residents|workers|respondents|infants|mothers|pregnan\w+|"
+    r"veterans|nurses|physicians)"
+)
 _HUMAN_PARTICIPANTS = re.compile(
     rf"\b(?:\d[\d,]*|{NUMBER_WORDS}) (?:\w+[- ]){{0,3}}?(?:patients|participants|subjects|women|"
     r"men|children|adults|adolescents|infants|neonates|newborns|volunteers|respondents|"
@@ -314,9 +317,7 @@ _HUMAN_PARTICIPANTS = re.compile(
     r"(?: \([^)]{1,30}\))? (?:were|was|who|with|undergoing|aged|"
     r"conducted|performed|completed|underwent)\b|"
     # "a sample of healthy volunteers", "a random sample of people with bipolar psychosis"
-    r"\bsample of (?:[\w-]+ ){0,3}?(?:patients|participants|volunteers|adults|children|"
-    r"adolescents|women|men|students|individuals|people|persons|residents|workers|respondents|"
-    r"infants|veterans|nurses|physicians)\b",
+    rf"\bsample of (?:[\w-]+ ){{0,3}}?{_PEOPLE_WORDS}\b",
     _I,
 )
 # Regression models fitted to data about people: the analysis of an observational study.
@@ -325,11 +326,7 @@ _REGRESSION_MODEL = re.compile(
     r"mixed[- ]effects?|multilevel|hierarchical) (?:\w+ )?(?:regression|models?)\b",
     _I,
 )
-_PEOPLE = re.compile(
-    r"\b(?:patients|participants|women|men|adults|children|adolescents|individuals|people|"
-    r"persons|residents|students|infants|mothers|pregnan\w+|veterans|respondents)\b",
-    _I,
-)
+_PEOPLE = re.compile(rf"\b{_PEOPLE_WORDS}\b", _I)
 
 
 def affirmed(
@@ -485,29 +482,6 @@ _COMPUTATIONAL = re.compile(
     r"neural networks?|phantoms?)\b",
     _I,
 )
-_COMPUTATIONAL_TITLE = re.compile(
-    r"\b(?:in silico|simulations?|Monte Carlo|computational|molecular (?:docking|dynamics)|"
-    r"mathematical model\w*|machine learning|deep learning|software|pipelines?|algorithms?|"
-    r"web[- ](?:applications?|servers?|platforms?|portals?|tools?)|R packages?|"
-    r"Python (?:packages?|library)|open[- ]source (?:[\w-]+ )?(?:tools?|software|platforms?|"
-    r"packages?|library|pipelines?|procedures?|frameworks?))\b",
-    _I,
-)
-# A title that also names bench work ("Synthesis, in vitro evaluation and molecular docking of
-# ...") reports a laboratory study; its docking supports the bench results.
-_BENCH_TITLE = re.compile(
-    r"\bin vitro\b|\bbioassays?\b|\bbiological (?:evaluation|activit(?:y|ies))\b|"
-    r"\b(?:anti\w+|cytotoxic|enzym\w+|inhibitory) (?:evaluation|activit(?:y|ies)|assays?)\b",
-    _I,
-)
-# A title that names its study as computational: "...: a simulation study", "a modelling study".
-_COMPUTATIONAL_STUDY_TITLE = re.compile(
-    r"\b(?:a|an) (?:[\w-]+ ){0,2}?(?:(?:micro)?simulation|modell?ing|in silico|computational) "
-    r"study\b",
-    _I,
-)
-# The section headings of a software paper ("Bioinformatics" and its kin).
-_SOFTWARE_HEADING = re.compile(r"(?:^|\n)availability(?: ?(?:and|of) implementation)?\s*:", _I)
 _GENOMICS_TEXT = re.compile(
     r"\b(?:genome sequenc\w+|sequencing (?:and|of) \w+|chromosome \d+ of|whole-genome)\b",
     _I,
@@ -517,23 +491,6 @@ _GENOMICS_TEXT = re.compile(
 def observational_methods(sentences: list[str]) -> bool:
     """True for observational methods: cohorts, registries, surveys, chart reviews..."""
     return affirmed(_OBSERVATIONAL_TEXT, sentences)
-
-
-def computational_title(title: str) -> bool:
-    """True when the title names computational work (simulation, software, algorithms) and
-    no bench work beside it."""
-    return bool(_COMPUTATIONAL_TITLE.search(title)) and not _BENCH_TITLE.search(title)
-
-
-def computational_study_title(title: str) -> bool:
-    """True when the title names the study a simulation, modelling or in-silico study."""
-    return bool(_COMPUTATIONAL_STUDY_TITLE.search(title))
-
-
-def software_heading(text: str) -> bool:
-    """True when the abstract has a software paper's heading ("AVAILABILITY AND
-    IMPLEMENTATION:")."""
-    return bool(_SOFTWARE_HEADING.search(text))
 
 
 def computational_methods(sentences: list[str]) -> bool:
