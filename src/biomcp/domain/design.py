@@ -80,6 +80,7 @@ from biomcp.domain.design_text import (
     NUMBER_WORDS,
     animal_experiment,
     bench_measures,
+    cells_of_a_species,
     computational_methods,
     economic_evaluation,
     economic_model,
@@ -370,6 +371,8 @@ def _by_methods(
         return _found(D.IN_VITRO, "in_vitro.text_assays")
     if bench_measures(sentences) and not people:
         return _found(D.IN_VITRO, "in_vitro.text_assays")
+    if cells_of_a_species(sentences) and not people:
+        return _found(D.IN_VITRO, "in_vitro.text")
     if computational_methods(sentences):
         return _found(D.COMPUTATIONAL, "computational.text")
     if people:

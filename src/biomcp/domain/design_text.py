@@ -28,6 +28,7 @@ __all__ = [
     "affirmed",
     "animal_experiment",
     "bench_measures",
+    "cells_of_a_species",
     "computational_methods",
     "economic_evaluation",
     "economic_model",
@@ -283,7 +284,9 @@ _SPECIES_FALSE_FRIENDS = re.compile(
     r"\bchick cell agglutination\b|\bfowl ?(?:plague|pox)\b|"
     # fish as food: "fish consumption", "fish oil", "intake of fish"
     r"\bfish[- ]?(?:oils?|consumption|intake|meals?|products?|eating|eaters|allerg\w*|"
-    r"sauce)\b|\b(?:intake|consumption|eating) of (?:\w+ ){0,2}?fish\b",
+    r"sauce)\b|\b(?:intake|consumption|eating) of (?:\w+ ){0,2}?fish\b|"
+    # meat and bones as food: "chicken bone ingestion", "raw chicken meat"
+    r"\b(?:chicken|fish|duck|turkey|pork|beef)[- ](?:bones?|meat|nuggets|broth|soup)\b",
     _I,
 )
 # Animal material used on or for people: "bovine intestines" for a surgical skills test,
@@ -293,6 +296,16 @@ _ANIMAL_MATERIAL = re.compile(
     r"\b(?:bovine|porcine|ovine|equine|canine|murine|animal|pig|cow|sheep) (?:intestines?|"
     r"tissues?|skin|hearts?|bones?|serum|albumin|collagen|pericardium|cadavers?|xenografts?|"
     r"valves?|grafts?|insulin|heparin|surfactant|models? (?:of|for) (?:surgical )?training)\b",
+    _I,
+)
+# Cells taken from a species and studied at the bench: "mouse pituitary AtT-20 cells", "rat
+# bone marrow-derived mesenchymal stem cells". The species is where the cells came from.
+# Neither neurons nor monkeys: "monkey cortical neurons" are mostly recorded in the animal.
+_ANIMAL_CELLS = re.compile(
+    r"\b(?:mouse|murine|rat|hamster|rabbit|porcine|pig|bovine|canine|dog|feline|equine|ovine|"
+    r"chicken|chick) (?:[\w-]+ ){0,4}?(?:cells|cell lines?|hepatocytes|"
+    r"fibroblasts|macrophages|cardiomyocytes|myocytes|chondrocytes|osteoblasts|"
+    r"keratinocytes|myoblasts|adipocytes|preadipocytes|microglia|astrocytes|splenocytes)\b",
     _I,
 )
 # A count (not a year, not a choice "of two") and at most one word before the material:
@@ -347,7 +360,9 @@ def has_species(sentences: list[str]) -> bool:
 
 
 def _without_material(sentence: str) -> str:
-    """`sentence` without the animal material it names, unless the material is counted."""
+    """`sentence` without the animal cells it names, and without the animal material it names
+    unless the material is counted."""
+    sentence = _ANIMAL_CELLS.sub(" ", sentence)
     return _ANIMAL_MATERIAL.sub(
         lambda m: m.group(0) if _COUNT_BEFORE.search(sentence, 0, m.start()) else " ", sentence
     )
@@ -422,6 +437,11 @@ def has_cell_work(sentences: list[str]) -> bool:
     return affirmed(_IN_VITRO, sentences, _IN_VITRO_FALSE_FRIENDS)
 
 
+def cells_of_a_species(sentences: list[str]) -> bool:
+    """True when cells are named by the species they came from ("isolated rat hepatocytes")."""
+    return affirmed(_ANIMAL_CELLS, sentences)
+
+
 def bench_measures(sentences: list[str]) -> bool:
     """True when a half-maximal inhibitory concentration or an enzyme assay was measured."""
     return affirmed(_BENCH_MEASURES, sentences)
@@ -479,7 +499,9 @@ _COMPUTATIONAL = re.compile(
     r"scenarios?|trials?|patients)|Monte Carlo|computational (?:model|study|analysis|"
     r"approach|method)s?|molecular (?:docking|dynamics)|finite element|mathematical model|"
     r"bioinformatic\w*|machine learning|deep learning|"
-    r"neural networks?|phantoms?)\b",
+    r"neural networks?|phantoms?|synthetic (?:cases|data(?:sets?)?)|virtual patients)\b|"
+    # software and the language it is written in: "a framework written in Julia"
+    r"\b(?:written|implemented|coded) in (?-i:Julia|Python|R|C\+\+|C|Java|MATLAB|Rust|Fortran)\b",
     _I,
 )
 _GENOMICS_TEXT = re.compile(

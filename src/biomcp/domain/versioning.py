@@ -73,8 +73,11 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: study make computational work; a title naming bench work beside docking, and an IC50 or
 #: enzyme assay without people, make laboratory work; regression models fitted to data about
 #: people, and "a sample of volunteers", make a study of people.
+#: v16: cells named by the species they came from ("mouse pituitary AtT-20 cells") and meat or
+#: bones as food ("chicken bone ingestion") name no species studied; synthetic data, virtual
+#: patients and software written in a named language make computational work.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v15"
+HASH_SCHEME = "v16"
 
 
 def _canonical(value: Any) -> Any:

@@ -118,6 +118,13 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "1979 file, text only": "2d04dee504a3cd0daee2f9e1030ab0080159c3110968bda5098a5cdb675a99bf",
         "2021 file, text only": "7d487311f42c5ce957259c971f7912ff20096cfee3162320964bd594a464f681",
     },
+    "v16": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "4bc8c871832c0b0ef480dca4a80a41e169d888ebc12ee8172809de941dfaa941",
+        "real, text only": "3d13f8ce3f37ee3b3374f6e8c8495bc658c317bc19d1db6eb298af398c9253af",
+        "1979 file, text only": "1b7dac6edaac056adcee6caa1841734b61c31256609b7ec16fd62ff221be38d3",
+        "2021 file, text only": "c0693ae918b28c903c92189647d55900643973b7b546ebdaeb1026fcf5335128",
+    },
 }
 
 

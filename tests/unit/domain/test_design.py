@@ -1072,3 +1072,49 @@ def test_regression_models_without_people_make_no_observational_study() -> None:
 def test_a_sample_of_volunteers_are_people_taking_part() -> None:
     text = "Brain glucose uptake was imaged during a memory task in a sample of healthy volunteers."
     assert design(text=text) == (D.OBSERVATIONAL, "observational.human_participants")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fascin was silenced by siRNA in mouse pituitary AtT-20 cells; Transwell assays and "
+        "western blotting followed.",
+        "Rat bone marrow-derived mesenchymal stem cells were cultured on the scaffold.",
+        "Glucagon raised ketogenesis by isolated rat hepatocytes.",
+    ],
+)
+def test_cells_taken_from_a_species_are_laboratory_work(text: str) -> None:
+    assert design(text=text)[0] is D.IN_VITRO
+
+
+def test_cells_beside_the_animals_they_came_from_stay_an_animal_study() -> None:
+    text = "Mouse embryonic fibroblasts were cultured, and knockout mice were fed a high-fat diet."
+    assert design(text=text) == (D.ANIMAL, "animal.text_species")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Numerous chicken bone fragments were found at colonoscopy of a 23-year-old man.",
+        "Raw chicken meat from five markets was tested for Salmonella by culture.",
+    ],
+)
+def test_meat_and_bones_as_food_name_no_species_studied(text: str) -> None:
+    assert design(text=text)[0] is not D.ANIMAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We created a library of 300 synthetic cases and compared the network with two experts.",
+        "The reconstruction framework is written in Julia and reuses existing packages.",
+        "The proposed models are implemented in Python.",
+    ],
+)
+def test_synthetic_data_and_software_in_a_language_are_computational(text: str) -> None:
+    assert design(text=text) == (D.COMPUTATIONAL, "computational.text")
+
+
+def test_a_country_after_implemented_in_names_no_language() -> None:
+    text = "The programme was implemented in Canada across 120 clinics."
+    assert design(text=text)[0] is not D.COMPUTATIONAL

@@ -353,6 +353,17 @@ PEOPLE_BY_ANALYSIS = {
     (UPDATE_2021, "33951511"): ("observational.human_participants", "a sample of healthy"),
     (BASELINE_1979, "427331"): ("observational.human_participants", "a random sample of people"),
 }
+# Cells named by the species they came from are laboratory work; meat and bones are food.
+ANIMAL_SOURCES = {
+    (UPDATE_2021, "34097178"): (D.IN_VITRO, "siRNA in mouse pituitary AtT-20 cells"),
+    (UPDATE_2021, "34088681"): (D.CASE_REPORT, "Chronic intentional chicken bone ingestion"),
+    ("pubmedqa", "20577124"): (D.OBSERVATIONAL, "164 obese ... and murine macrophages"),
+}
+# Synthetic data and software written in a language are computational work.
+SOFTWARE_AND_SYNTHETIC_DATA = {
+    (UPDATE_2021, "33817833"): "MRI reconstruction framework written in Julia",
+    (UPDATE_2021, "34022488"): "a library of 300 synthetic cases",
+}
 _WANTED = {
     key
     for table in (
@@ -364,7 +375,8 @@ _WANTED = {
         QUASI_EXPERIMENTS, NATURAL_EXPERIMENTS, CASE_HEADINGS, CASE_AFTER_LABEL, VIGNETTES,
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
         OTHER_TRIALS_NAMED, NOT_THIS_TRIAL, GENETIC_CHANGES, SONGBIRDS, ECOLOGY,
-        COMPUTATIONAL_WORK, BENCH_WORK, PEOPLE_BY_ANALYSIS,
+        COMPUTATIONAL_WORK, BENCH_WORK, PEOPLE_BY_ANALYSIS, ANIMAL_SOURCES,
+        SOFTWARE_AND_SYNTHETIC_DATA,
     )
     for key in table
 }  # fmt: skip
@@ -572,6 +584,17 @@ def test_real_studies_of_people_named_by_their_analysis_are_observational(
 ) -> None:
     rule, _ = PEOPLE_BY_ANALYSIS[key]
     assert classify_design(_text_only(_record(*key))).rule == rule
+
+
+@pytest.mark.parametrize("key", sorted(ANIMAL_SOURCES))
+def test_real_cells_and_food_of_a_species_name_no_animal_study(key: tuple[str, str]) -> None:
+    expected, _ = ANIMAL_SOURCES[key]
+    assert classify_design(_text_only(_record(*key))).design is expected
+
+
+@pytest.mark.parametrize("key", sorted(SOFTWARE_AND_SYNTHETIC_DATA))
+def test_real_software_and_synthetic_data_are_computational(key: tuple[str, str]) -> None:
+    assert classify_design(_text_only(_record(*key))).rule == "computational.text"
 
 
 @pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))
