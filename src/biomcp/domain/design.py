@@ -42,7 +42,8 @@ fires wins:
    then species
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
    `in_vitro.text_assays` for bench assays on cells, or an IC50 or enzyme assay when no
-   people take part), computational work, human participants
+   people take part; `in_vitro.text` too for cells named by their species, as "isolated rat
+   hepatocytes", when no people take part), computational work, human participants
    (`observational.human_participants`) and regression models fitted to data about people
    (`observational.regression`).
 4. `other.unclassified`.

@@ -14,6 +14,10 @@ Randomization is stated in many ways: "randomized, double-blind, placebo-control
 It is not stated by random sampling ("a random sample", "randomly selected"), by Mendelian
 randomization (a genetic epidemiology design), by a negation ("non-randomized") or by a call
 for future trials ("randomized trials are needed").
+
+A species is studied when the text names it as a subject ("forty rats"). It is not studied
+when it names where cells came from ("mouse pituitary cells"), material used for people
+("bovine serum albumin") or food ("fish oil", "chicken bones").
 """
 
 from __future__ import annotations
