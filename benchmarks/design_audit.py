@@ -1,7 +1,7 @@
 """Study design and evidence tier against designs decided by hand, with and without indexing.
 
-`design_audit.tsv` holds 277 records read by hand: 100 PubMedQA abstracts, 150 records of the
-2021 update file (three draws of 50 at random among those with an abstract) and the 27 PubMed
+`design_audit.tsv` holds 327 records read by hand: 100 PubMedQA abstracts, 200 records of the
+2021 update file (four draws of 50 at random among those with an abstract) and the 27 PubMed
 records of the real E-utilities responses. Each row names the designs a careful reader could
 give the record (`a|b` when two readings stand). The records themselves are read from
 `../shared/data` (each set is skipped when its files are absent).

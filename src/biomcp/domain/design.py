@@ -43,7 +43,8 @@ fires wins:
    (`animal.text_species`), observational methods, in-vitro work (`in_vitro.text`, and
    `in_vitro.text_assays` for bench assays on cells, or an IC50 or enzyme assay when no
    people take part; `in_vitro.text` too for cells named by their species, as "isolated rat
-   hepatocytes", when no people take part), computational work, human participants
+   hepatocytes", when no people take part), computational work (`in_vitro.text_assays`
+   when an assay is named beside it and no people take part), human participants
    (`observational.human_participants`) and regression models fitted to data about people
    (`observational.regression`).
 4. `other.unclassified`.
@@ -94,6 +95,7 @@ from biomcp.domain.design_text import (
     observational_methods,
     regression_of_people,
     research_sentences,
+    states_assay,
     states_human_participants,
     states_randomization,
     states_trial,
@@ -375,6 +377,8 @@ def _by_methods(
     if cells_of_a_species(sentences) and not people:
         return _found(D.IN_VITRO, "in_vitro.text")
     if computational_methods(sentences):
+        if states_assay(sentences) and not people:
+            return _found(D.IN_VITRO, "in_vitro.text_assays")
         return _found(D.COMPUTATIONAL, "computational.text")
     if people:
         return _found(D.OBSERVATIONAL, "observational.human_participants")

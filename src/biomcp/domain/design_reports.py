@@ -71,7 +71,7 @@ _CASE_TITLE = re.compile(
     r"\b(?:two|three|four|five|[2-5]) (?:new |rare |unusual |fatal |familial )?cases\b"
     r"(?!-| series| stud)|"
     rf"\bin (?:a|an) (?:[\w-]+ ){{0,2}}?(?:{_AGE}|{_PERSON}){_NOT_A_GROUP}\b|"
-    r"\bin (?:two|three) (?:sisters|brothers|siblings|twins)\b",
+    r"\b(?:in|of|on) (?:two|three) (?:sisters|brothers|siblings|twins)\b",
     _I,
 )
 _NOT_A_MOLECULE = r"(?!(?:gene|protein|enzyme|receptor|multigene|virus|viral|drug|compound)s?\b)"

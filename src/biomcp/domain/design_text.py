@@ -45,6 +45,7 @@ __all__ = [
     "observational_methods",
     "regression_of_people",
     "research_sentences",
+    "states_assay",
     "states_human_participants",
     "states_randomization",
     "states_trial",
@@ -118,8 +119,11 @@ _COMPARED_TRIAL = re.compile(
     _I,
 )
 _MENDELIAN = re.compile(r"\bMendelian randomi[sz]ation\b|\bMR (?:analys[ie]s|study|approach)\b", _I)
+# Trial designs without a stated randomization. A "nonrandomized prospective cohort study"
+# is a cohort: its comparison was observed, not assigned.
 _CONTROLLED_TRIAL = re.compile(
-    r"\b(?:non-?randomi[sz]ed (?:\w+ ){0,2}(?:trial|study)|quasi-?randomi[sz]ed|single-arm|"
+    r"\b(?:non-?randomi[sz]ed,? (?!(?:\w+ ){0,2}?(?:cohort|observational|registry|"
+    r"retrospective|database)\b)(?:\w+ ){0,2}(?:trial|study)|quasi-?randomi[sz]ed|single-arm|"
     r"open-label (?:\w+ ){0,2}(?:trial|study)|"
     r"phase (?:I{1,3}|[123])(?:/(?:I{1,3}|[123]))?[ab]? (?:\w+ )?(?:trial|study)|"
     r"first-in-human|pilot (?:clinical )?trial|(?:clinical|feasibility|controlled|field) trial|"
@@ -259,6 +263,8 @@ _SPECIES = re.compile(
     r"[Ff]errets?|"
     r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]on(?:y|ies)|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
     r"[Hh]eifers?|[Ss]teers?|[Bb]ulls|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks?|[Hh]ens|"
+    # Livestock of other regions; "Buffalo" in capitals alone is a city.
+    r"buffalo(?:e?s)?|Buffaloe?s|[Cc]amels?|[Dd]onkeys?|[Yy]aks?|[Rr]uminants|"
     r"[Bb]roilers?|[Ff]owls?|[Cc]ockerels?|[Rr]oosters?|"
     r"[Qq]uails?|[Dd]ucks?|Drosophila|[Ff]ruit ?fl(?:y|ies)|Caenorhabditis|C\. elegans|"
     r"Xenopus|[Ff]rogs?|[Ff]ish|[Tt]rout|[Ss]almon|[Ll]ivestock|[Aa]nimal models?|"
@@ -327,7 +333,7 @@ _HUMAN_PARTICIPANTS = re.compile(
     rf"\b(?:\d[\d,]*|{NUMBER_WORDS}) (?:\w+[- ]){{0,3}}?(?:patients|participants|subjects|women|"
     r"men|children|adults|adolescents|infants|neonates|newborns|volunteers|respondents|"
     r"residents|veterans|mothers|pregnant women|survivors|nurses|physicians|students|workers|"
-    r"employees|staff|"
+    r"employees|staff|carriers|relatives|siblings|twins|healthy controls|"
     r"athletes|runners|individuals|persons|people|cases)\b|\b(?:patients|participants|"
     r"subjects|volunteers|runners|athletes|respondents|students|workers|nurses|physicians|"
     r"women|men|children|adults|adolescents|infants|midwives|residents|trainees|surgeons)"
@@ -424,6 +430,9 @@ _IN_VITRO = re.compile(
 # inhibition assays"). Studies of people measure them too (platelet enzymes of patients), so
 # they make laboratory work only when no people take part.
 _BENCH_MEASURES = re.compile(r"\bIC ?50s?\b|\benzym\w+ (?:inhibition )?assays?\b", _I)
+# An assay named beside computational work ("molecular docking and a binding assay"): the
+# computation supports bench results.
+_ASSAY = re.compile(r"\bassays?\b", _I)
 _IN_VITRO_FALSE_FRIENDS = re.compile(r"\bin vitro fertili[sz]ation\b|\bIVF\b|\bICSI\b", _I)
 # Bench assays of cell biology; two of them with cells make laboratory work.
 _LAB_ASSAYS = re.compile(
@@ -449,6 +458,11 @@ def cells_of_a_species(sentences: list[str]) -> bool:
 def bench_measures(sentences: list[str]) -> bool:
     """True when a half-maximal inhibitory concentration or an enzyme assay was measured."""
     return affirmed(_BENCH_MEASURES, sentences)
+
+
+def states_assay(sentences: list[str]) -> bool:
+    """True when the study's sentences name an assay ("a dual-luciferase assay")."""
+    return affirmed(_ASSAY, sentences)
 
 
 def lab_assays(text: str) -> bool:

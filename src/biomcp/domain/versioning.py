@@ -76,8 +76,12 @@ __all__ = ["StoredVersion", "UpsertAction", "VersionDecision", "content_hash", "
 #: v16: cells named by the species they came from ("mouse pituitary AtT-20 cells") and meat or
 #: bones as food ("chicken bone ingestion") name no species studied; synthetic data, virtual
 #: patients and software written in a named language make computational work.
+#: v17: buffaloes, camels, donkeys, yaks and ruminants are species; carriers, relatives,
+#: siblings, twins and healthy controls are people; a "nonrandomized cohort study" is
+#: observational; an assay named beside computational work, without people, makes laboratory
+#: work.
 #: tests/unit/domain/test_derivation_fingerprint.py fails when a rule changes without a bump.
-HASH_SCHEME = "v16"
+HASH_SCHEME = "v17"
 
 
 def _canonical(value: Any) -> Any:

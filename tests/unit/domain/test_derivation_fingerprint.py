@@ -125,6 +125,13 @@ FINGERPRINTS: dict[str, dict[str, str]] = {
         "1979 file, text only": "1b7dac6edaac056adcee6caa1841734b61c31256609b7ec16fd62ff221be38d3",
         "2021 file, text only": "c0693ae918b28c903c92189647d55900643973b7b546ebdaeb1026fcf5335128",
     },
+    "v17": {
+        "synthetic": "d49293e08cb7ad40329d320d2ec31ada2d84afc9fc2cc045874e6952a4be514a",
+        "real": "c2363541dcf3628fd64cf467920e943216b993865e279b21a1c92655b08c1eab",
+        "real, text only": "d633e7917ad8d05303b5cc832cac38f948f1ef2fa6a95ff09564dc8ac1603992",
+        "1979 file, text only": "1b7dac6edaac056adcee6caa1841734b61c31256609b7ec16fd62ff221be38d3",
+        "2021 file, text only": "a8fad6ece0311ffd5df02cc3e25f9d19e19315bf62cfce8a7fbcb73042e7e68c",
+    },
 }
 
 

@@ -1118,3 +1118,55 @@ def test_synthetic_data_and_software_in_a_language_are_computational(text: str) 
 def test_a_country_after_implemented_in_names_no_language() -> None:
     text = "The programme was implemented in Canada across 120 clinics."
     assert design(text=text)[0] is not D.COMPUTATIONAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Faeces of Murrah buffaloes were sampled at three stages of the oestrous cycle.",
+        "Milk of forty lactating camels was analysed for lactoferrin.",
+        "Serum of 60 donkeys was tested for antibodies against Toxoplasma gondii.",
+    ],
+)
+def test_livestock_of_other_regions_are_species_studied(text: str) -> None:
+    assert design(text=text) == (D.ANIMAL, "animal.text_species")
+
+
+def test_buffalo_the_city_names_no_species() -> None:
+    text = "Faculty at the University at Buffalo were surveyed about their teaching."
+    assert design(text=text)[0] is not D.ANIMAL
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FDG-PET was performed in 15 presymptomatic mutation carriers and 20 non-carriers.",
+        "Fourteen unaffected siblings underwent the same MRI protocol.",
+        "Reaction times were recorded in 25 age-matched healthy controls.",
+    ],
+)
+def test_carriers_siblings_and_healthy_controls_are_people_taking_part(text: str) -> None:
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.human_participants")
+
+
+def test_a_nonrandomized_cohort_study_is_observational_not_a_trial() -> None:
+    text = "This was a multicentre, nonrandomized prospective cohort study of 179 patients."
+    assert design(text=text) == (D.OBSERVATIONAL, "observational.text")
+
+
+def test_a_nonrandomized_trial_stays_a_trial() -> None:
+    text = "In this nonrandomized open trial, 40 patients received the new dressing."
+    assert design(text=text) == (D.NONRANDOMIZED_TRIAL, "nonrandomized_trial.text")
+
+
+def test_an_assay_beside_a_simulation_is_laboratory_work() -> None:
+    text = (
+        "Binding to G-quadruplex DNA was studied with a FRET melting assay and molecular "
+        "dynamics simulations."
+    )
+    assert design(text=text) == (D.IN_VITRO, "in_vitro.text_assays")
+
+
+def test_a_simulation_without_an_assay_stays_computational() -> None:
+    text = "Binding to G-quadruplex DNA was studied with molecular dynamics simulations."
+    assert design(text=text) == (D.COMPUTATIONAL, "computational.text")

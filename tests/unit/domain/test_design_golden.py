@@ -364,6 +364,16 @@ SOFTWARE_AND_SYNTHETIC_DATA = {
     (UPDATE_2021, "33817833"): "MRI reconstruction framework written in Julia",
     (UPDATE_2021, "34022488"): "a library of 300 synthetic cases",
 }
+# The classes of the fourth hand-read draw, each checked on its real record.
+FOURTH_DRAW = {
+    (UPDATE_2021, "33965790"): ("animal.text_species", "faeces of Murrah buffalos"),
+    (BASELINE_1979, "412376"): ("animal.text_species", "seminal plasma of buffalo"),
+    (UPDATE_2021, "34049163"): ("observational.human_participants", "15 ... mutation carriers"),
+    (BASELINE_1979, "403201"): ("observational.human_participants", "68 chronic HBsAg carriers"),
+    (UPDATE_2021, "32939956"): ("observational.text", "nonrandomized prospective cohort study"),
+    (UPDATE_2021, "33377177"): ("observational.text", "retrospective nonrandomized cohort study"),
+    (UPDATE_2021, "34094311"): ("in_vitro.text_assays", "biophysical assays and ... simulations"),
+}
 _WANTED = {
     key
     for table in (
@@ -376,7 +386,7 @@ _WANTED = {
         FISH_AS_FOOD, LABELLED_BACKGROUND, BACKGROUND_ABOUT_THIS_STUDY, AREAS_COVERED,
         OTHER_TRIALS_NAMED, NOT_THIS_TRIAL, GENETIC_CHANGES, SONGBIRDS, ECOLOGY,
         COMPUTATIONAL_WORK, BENCH_WORK, PEOPLE_BY_ANALYSIS, ANIMAL_SOURCES,
-        SOFTWARE_AND_SYNTHETIC_DATA,
+        SOFTWARE_AND_SYNTHETIC_DATA, FOURTH_DRAW,
     )
     for key in table
 }  # fmt: skip
@@ -595,6 +605,12 @@ def test_real_cells_and_food_of_a_species_name_no_animal_study(key: tuple[str, s
 @pytest.mark.parametrize("key", sorted(SOFTWARE_AND_SYNTHETIC_DATA))
 def test_real_software_and_synthetic_data_are_computational(key: tuple[str, str]) -> None:
     assert classify_design(_text_only(_record(*key))).rule == "computational.text"
+
+
+@pytest.mark.parametrize("key", sorted(FOURTH_DRAW))
+def test_real_records_of_the_fourth_draw_classes(key: tuple[str, str]) -> None:
+    rule, _ = FOURTH_DRAW[key]
+    assert classify_design(_text_only(_record(*key))).rule == rule
 
 
 @pytest.mark.parametrize("key", sorted(NOT_CASE_REPORTS))

@@ -33,6 +33,8 @@ def design(title: str = "A study of something", text: str = "") -> tuple[StudyDe
         "Orbital abscess of dental origin in a 7-Year-Old Girl.",
         "Thiamine dependency in a patient with congenital lactic acidosis.",
         "Polycystic kidney disease of early infancy in two sisters.",
+        "Scintiscans of two siblings with tumoral calcinosis.",
+        "A new variant mucolipidosis: biochemical investigations on two siblings.",
         "A case of central Horner syndrome after stroke.",
         "Endobronchial lipoma: case report and review of the literature.",
         "[Case of complete atrioventricular block].",

@@ -140,8 +140,8 @@ def test_equal_lr_in_another_timezone_does_not_bump() -> None:
 
 def test_content_hash_is_scheme_prefixed_sha256_hex() -> None:
     digest = content_hash(full_record())
-    assert HASH_SCHEME == "v16"
-    assert re.fullmatch(r"v16:[0-9a-f]{64}", digest)
+    assert HASH_SCHEME == "v17"
+    assert re.fullmatch(r"v17:[0-9a-f]{64}", digest)
 
 
 def test_content_hash_is_stable_for_equal_records() -> None:
