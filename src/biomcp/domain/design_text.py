@@ -263,7 +263,7 @@ _SPECIES = re.compile(
     r"[Ff]errets?|"
     r"[Cc]ats?|[Ff]eline|[Hh]orses?|[Ee]quine|[Pp]on(?:y|ies)|[Cc]attle|[Cc]ows?|[Cc]alves|[Bb]ovine|"
     r"[Hh]eifers?|[Ss]teers?|[Bb]ulls|[Gg]oats?|[Cc]aprine|[Cc]hickens?|[Cc]hicks?|[Hh]ens|"
-    # Livestock of other regions; "Buffalo" in capitals alone is a city.
+    # Livestock of other regions. A capital "Buffalo" in the singular is mostly the city.
     r"buffalo(?:e?s)?|Buffaloe?s|[Cc]amels?|[Dd]onkeys?|[Yy]aks?|[Rr]uminants|"
     r"[Bb]roilers?|[Ff]owls?|[Cc]ockerels?|[Rr]oosters?|"
     r"[Qq]uails?|[Dd]ucks?|Drosophila|[Ff]ruit ?fl(?:y|ies)|Caenorhabditis|C\. elegans|"
